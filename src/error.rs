@@ -1,0 +1,110 @@
+//! The library's one error type. Every variant names what was wrong and where, so the CLI can
+//! print it as a single line; `exit_code` gives each kind of failure its own process exit status.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong in tuneinfer.
+#[derive(Debug)]
+pub enum Error {
+    /// A file could not be read or written.
+    Io { path: PathBuf, source: std::io::Error },
+    /// A model, metadata or weights file is malformed.
+    Format { path: String, detail: String },
+    /// A model uses a Keras layer (or layer option) this engine does not implement.
+    UnsupportedLayer { layer: String, class: String, detail: String },
+    /// Tensor sizes disagree (weights vs config, inputs vs model).
+    Shape { what: String, expected: String, got: String },
+    /// A convolution problem (perf-db key or MIOpenDriver arguments) is malformed or inconsistent.
+    InvalidProblem { input: String, reason: String },
+    /// No solver of that name is implemented.
+    UnknownSolver { solver: String, known: Vec<&'static str> },
+    /// No model files for (arch, solver) were found in any searched directory.
+    ModelNotFound { arch: String, solver: String, searched: Vec<PathBuf> },
+    /// The solver's model does not apply to this problem (e.g. ConvAsm1x1U with stride 2).
+    NotApplicable { solver: String, reason: String },
+    /// A perf database could not be read.
+    Database { path: String, detail: String },
+    /// A model's embedded test vectors were not reproduced.
+    VerifyMismatch { path: String, detail: String },
+    /// Bad command-line usage.
+    Usage(String),
+}
+
+/// `Result` with tuneinfer's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Process exit status for this error (0 and 1 are reserved for success and partial failure).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Io { .. } => 3,
+            Error::Format { .. } | Error::UnsupportedLayer { .. } | Error::Shape { .. } => 4,
+            Error::InvalidProblem { .. } | Error::NotApplicable { .. } => 5,
+            Error::UnknownSolver { .. } | Error::ModelNotFound { .. } => 6,
+            Error::Database { .. } => 7,
+            Error::VerifyMismatch { .. } => 8,
+        }
+    }
+
+    pub(crate) fn format(path: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Format { path: path.into(), detail: detail.into() }
+    }
+
+    pub(crate) fn problem(input: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::InvalidProblem { input: input.into(), reason: reason.into() }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { path: path.into(), source }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Format { path, detail } => write!(f, "{path}: {detail}"),
+            Error::UnsupportedLayer { layer, class, detail } => {
+                write!(f, "unsupported layer '{layer}' of class {class}")?;
+                if !detail.is_empty() {
+                    write!(f, ": {detail}")?;
+                }
+                Ok(())
+            }
+            Error::Shape { what, expected, got } => {
+                write!(f, "shape mismatch in {what}: expected {expected}, got {got}")
+            }
+            Error::InvalidProblem { input, reason } => {
+                write!(f, "invalid problem '{input}': {reason}")
+            }
+            Error::UnknownSolver { solver, known } => {
+                write!(f, "unknown solver '{solver}' (known: {})", known.join(", "))
+            }
+            Error::ModelNotFound { arch, solver, searched } => {
+                let dirs: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "no {arch}_{solver}_{{encoder,decoder,metadata}}.ktn.model found (searched: {})",
+                    if dirs.is_empty() { "nothing".to_string() } else { dirs.join(", ") }
+                )
+            }
+            Error::NotApplicable { solver, reason } => {
+                write!(f, "{solver} model does not apply: {reason}")
+            }
+            Error::Database { path, detail } => write!(f, "{path}: {detail}"),
+            Error::VerifyMismatch { path, detail } => write!(f, "{path}: {detail}"),
+            Error::Usage(msg) => write!(f, "{msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

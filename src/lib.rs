@@ -1,0 +1,11 @@
+//! tuneinfer: predicts the tuning parameters of MIOpen convolution kernels.
+//!
+//! Data flows one way: problem -> features -> encoder -> decoder steps -> constrained beam ->
+//! parameters.
+
+pub mod error;
+pub mod problem;
+pub mod search;
+pub mod solvers;
+
+pub use error::{Error, Result};

@@ -1,0 +1,65 @@
+//! Decoding: MIOpen's greedy walk and the constrained beam search.
+//!
+//! The search works on token ids (what the decoder consumes) but checks validity on *values*
+//! (what the solver sees): MIOpen's constraint is value-based, so a token from another
+//! position's block whose value is acceptable is taken too.
+
+/// A decoder's output vocabulary: token id -> parameter value, with the values interned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vocabulary {
+    /// Distinct parameter values as written in the metadata (`"-1"` included).
+    pub values: Vec<String>,
+    /// For each token id, the index of its value in `values`.
+    pub token_value: Vec<u32>,
+}
+
+impl Vocabulary {
+    /// Builds a vocabulary from the value text of each token id (index = token id).
+    pub fn from_token_values(token_values: &[String]) -> Vocabulary {
+        let mut values: Vec<String> = Vec::new();
+        let mut token_value = Vec::with_capacity(token_values.len());
+        for v in token_values {
+            let id = match values.iter().position(|x| x == v) {
+                Some(i) => i,
+                None => {
+                    values.push(v.clone());
+                    values.len() - 1
+                }
+            };
+            token_value.push(id as u32);
+        }
+        Vocabulary { values, token_value }
+    }
+
+    /// Number of token ids.
+    pub fn len(&self) -> usize {
+        self.token_value.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.token_value.is_empty()
+    }
+
+    /// True when the token's value is "-1", i.e. the token ends a sequence.
+    pub fn is_end(&self, token: usize) -> bool {
+        self.values[self.token_value[token] as usize] == "-1"
+    }
+
+    /// The value text of a token.
+    pub fn value_text(&self, token: usize) -> &str {
+        &self.values[self.token_value[token] as usize]
+    }
+}
+
+/// A solver's rules for one problem, as the search sees them. Values are indices into
+/// [`Vocabulary::values`] of the vocabulary the constraint was built for.
+pub trait Constraint {
+    /// Number of parameters of a complete config, given the values chosen so far (for solvers
+    /// whose first value picks a kernel type this depends on `chosen[0]`; `chosen` may be empty).
+    fn config_len(&self, chosen: &[u32]) -> usize;
+    /// Does the solver accept `value` at position `chosen.len()` after the valid prefix `chosen`?
+    fn accepts(&self, chosen: &[u32], value: u32) -> bool;
+    /// Can the valid prefix `chosen` still be completed to a full valid config with values of
+    /// the vocabulary (look-ahead)?
+    fn completable(&self, chosen: &[u32]) -> bool;
+}

@@ -1,0 +1,1 @@
+//! ConvAsm1x1U (placeholder: being written)
