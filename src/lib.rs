@@ -9,3 +9,7 @@ pub mod search;
 pub mod solvers;
 
 pub use error::{Error, Result};
+pub mod cpu;
+pub mod format;
+#[doc(hidden)]
+pub mod testutil;

@@ -1,0 +1,78 @@
+//! The LSTM cell update, Keras semantics (gate order i, f, c, o; exact logistic; tanh).
+
+use super::activations::{sigmoid, tanh};
+
+/// Applies the gates to a batch of pre-activations and updates the state in place.
+///
+/// `z` is `[batch, 4*units]` = x·W + h·U + b, with the four gates side by side (i, f, g, o);
+/// `c` and `h` are `[batch, units]`: `c' = σ(f)·c + σ(i)·tanh(g)`, `h' = σ(o)·tanh(c')`.
+pub fn lstm_cell(z: &[f32], c: &mut [f32], h: &mut [f32], batch: usize, units: usize) {
+    assert!(z.len() >= batch * 4 * units && c.len() >= batch * units && h.len() >= batch * units, "lstm_cell: shape");
+    for b in 0..batch {
+        let zb = &z[b * 4 * units..(b + 1) * 4 * units];
+        let (zi, rest) = zb.split_at(units);
+        let (zf, rest) = rest.split_at(units);
+        let (zg, zo) = rest.split_at(units);
+        let cb = &mut c[b * units..(b + 1) * units];
+        let hb = &mut h[b * units..(b + 1) * units];
+        for j in 0..units {
+            let i = sigmoid(zi[j]);
+            let f = sigmoid(zf[j]);
+            let g = tanh(zg[j]);
+            let o = sigmoid(zo[j]);
+            let c_new = f * cb[j] + i * g;
+            cb[j] = c_new;
+            hb[j] = o * tanh(c_new);
+        }
+    }
+}
+
+/// The same cell in f64 with `std` functions: the reference `lstm_cell` is tested against.
+pub fn lstm_cell_f64(z: &[f32], c: &[f32], batch: usize, units: usize) -> (Vec<f64>, Vec<f64>) {
+    let s = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let mut c_out = vec![0f64; batch * units];
+    let mut h_out = vec![0f64; batch * units];
+    for b in 0..batch {
+        for j in 0..units {
+            let at = |g: usize| z[b * 4 * units + g * units + j] as f64;
+            let cn = s(at(1)) * c[b * units + j] as f64 + s(at(0)) * at(2).tanh();
+            c_out[b * units + j] = cn;
+            h_out[b * units + j] = s(at(3)) * cn.tanh();
+        }
+    }
+    (c_out, h_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Lcg;
+
+    #[test]
+    fn cell_matches_f64_reference() {
+        let mut rng = Lcg::new(11);
+        for &(batch, units) in &[(1, 1), (3, 17), (5, 63), (2, 128)] {
+            let z = rng.vec(batch * 4 * units, 6.0);
+            let c0 = rng.vec(batch * units, 3.0);
+            let mut c = c0.clone();
+            let mut h = vec![f32::NAN; batch * units];
+            lstm_cell(&z, &mut c, &mut h, batch, units);
+            let (cw, hw) = lstm_cell_f64(&z, &c0, batch, units);
+            for i in 0..batch * units {
+                assert!((c[i] as f64 - cw[i]).abs() < 1e-5, "c[{i}]");
+                assert!((h[i] as f64 - hw[i]).abs() < 1e-6, "h[{i}]");
+            }
+        }
+    }
+
+    #[test]
+    fn hand_derived_cell() {
+        // z = 0 everywhere: i = f = o = 0.5, g = 0; c' = 0.5*c; h' = 0.5*tanh(0.5*c).
+        let z = [0.0f32; 4];
+        let mut c = [2.0f32];
+        let mut h = [0.0f32];
+        lstm_cell(&z, &mut c, &mut h, 1, 1);
+        assert!((c[0] - 1.0).abs() < 1e-7);
+        assert!((h[0] - 0.5 * 1.0f32.tanh()).abs() < 1e-6);
+    }
+}
