@@ -13,3 +13,4 @@ pub mod cpu;
 pub mod format;
 #[doc(hidden)]
 pub mod testutil;
+pub mod seq2seq;

@@ -1,0 +1,15 @@
+//! The sequence-to-sequence model: an encoder over the problem features and a decoder that is
+//! stepped one token at a time. Both are built from frugally-deep graphs (MIOpen's files) and
+//! run batched on the CPU reference ops.
+
+mod decoder;
+mod encoder;
+mod graph;
+mod ktn;
+mod states;
+pub mod verify;
+
+pub use decoder::{Decoder, DecoderScratch};
+pub use encoder::Encoder;
+pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};
+pub use states::States;
