@@ -63,3 +63,28 @@ pub trait Constraint {
     /// the vocabulary (look-ahead)?
     fn completable(&self, chosen: &[u32]) -> bool;
 }
+
+mod beam;
+mod greedy;
+
+pub use beam::beam_search;
+pub use greedy::greedy_miopen;
+
+/// A decoded parameter sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hypothesis {
+    /// Token ids chosen at each position.
+    pub tokens: Vec<u32>,
+    /// Value ids (indices into [`Vocabulary::values`]) of those tokens.
+    pub values: Vec<u32>,
+    /// Sum over the chosen tokens of log-softmax over the full vocabulary.
+    pub score: f32,
+}
+
+/// Ranking order of MIOpen and of the beam: higher score first; on equal scores the higher raw
+/// score (the decoder's own output, which log-softmax can round together), then the larger
+/// token id.
+#[inline]
+pub(crate) fn rank_cmp(a: (f32, f32, u32), b: (f32, f32, u32)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2))
+}

@@ -1,0 +1,70 @@
+//! MIOpen's greedy walk (`KernelTuningNet` decoding, width 1, value-based constraint).
+//!
+//! At each position the tokens are ranked by raw score (ties: larger token id first) and walked
+//! down: a token whose value is "-1" fails the whole prediction; the first token whose value the
+//! solver accepts is taken and fed to the next step.
+
+use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
+use crate::cpu;
+use crate::seq2seq::{Decoder, DecoderScratch, States};
+
+/// Decodes every problem of a batch greedily. `init` holds one row of encoder states per
+/// problem. Returns, per problem, the hypothesis or `None` where MIOpen's walk fails.
+pub fn greedy_miopen(decoder: &Decoder, vocab: &Vocabulary, init: States, constraints: &[&dyn Constraint]) -> Vec<Option<Hypothesis>> {
+    let problems = init.batch;
+    assert_eq!(constraints.len(), problems, "one constraint per problem");
+    let v = decoder.vocab_size();
+    let mut results: Vec<Option<Hypothesis>> = vec![None; problems];
+    let mut running: Vec<Hypothesis> = (0..problems).map(|_| Hypothesis { tokens: Vec::new(), values: Vec::new(), score: 0.0 }).collect();
+    // rows[i] = the problem decoded in row i of `states`.
+    let mut rows: Vec<usize> = (0..problems).collect();
+    let mut states = init;
+    let mut spare = States::zeros(&decoder.units(), 0);
+    let mut feed: Vec<u32> = vec![0; problems];
+    let (mut scores, mut log_probs) = (Vec::new(), Vec::new());
+    let mut scratch = DecoderScratch::default();
+    let mut order: Vec<u32> = Vec::with_capacity(v);
+    while !rows.is_empty() {
+        decoder.step(&feed, &mut states, &mut scores, &mut scratch);
+        log_probs.resize(scores.len(), 0.0);
+        cpu::log_softmax_rows(&scores, &mut log_probs, rows.len(), v);
+        let mut keep: Vec<usize> = Vec::with_capacity(rows.len());
+        for (row, &p) in rows.iter().enumerate() {
+            let raw = &scores[row * v..(row + 1) * v];
+            let hyp = &mut running[p];
+            let mut taken = None;
+            if raw.iter().all(|s| !s.is_nan()) {
+                order.clear();
+                order.extend(0..v as u32);
+                order.sort_unstable_by(|&a, &b| rank_cmp((raw[a as usize], 0.0, a), (raw[b as usize], 0.0, b)));
+                for &t in &order {
+                    if vocab.is_end(t as usize) {
+                        break;
+                    }
+                    let value = vocab.token_value[t as usize];
+                    if constraints[p].accepts(&hyp.values, value) {
+                        taken = Some((t, value));
+                        break;
+                    }
+                }
+            }
+            let Some((t, value)) = taken else { continue };
+            hyp.tokens.push(t);
+            hyp.values.push(value);
+            hyp.score += log_probs[row * v + t as usize];
+            if hyp.values.len() >= constraints[p].config_len(&hyp.values) {
+                results[p] = Some(hyp.clone());
+            } else {
+                feed[keep.len()] = t;
+                keep.push(row);
+            }
+        }
+        if keep.len() != rows.len() {
+            spare.gather_from(&states, &keep);
+            std::mem::swap(&mut states, &mut spare);
+            rows = keep.iter().map(|&r| rows[r]).collect();
+            feed.truncate(rows.len());
+        }
+    }
+    results
+}
