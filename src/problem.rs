@@ -523,7 +523,12 @@ impl ConvProblem {
         let fields: [&str; PERFDB_KEY_FIELDS] = match fields.as_slice().try_into() {
             Ok(f) => f,
             Err(_) => {
-                let hint = if fields.len() == 18 {
+                // A 3-D key has 17 fields: C-D-H-W-FzxFyxFx-K-D-H-W-N-PadDxPadHxPadW-...
+                let three_d = fields.len() == 17
+                    || fields
+                        .iter()
+                        .any(|f| f.split('x').count() == 3 && !f.is_empty());
+                let hint = if three_d {
                     " (this looks like a 3-D key; only 2-D convolutions are supported)"
                 } else {
                     ""
