@@ -14,3 +14,9 @@ pub mod format;
 #[doc(hidden)]
 pub mod testutil;
 pub mod seq2seq;
+pub mod predict;
+
+pub use predict::{DecodeMode, Prediction, Predictor, Source};
+pub use problem::ConvProblem;
+pub mod cli;
+pub mod data;

@@ -1,4 +1,54 @@
 //! Solvers: one file per MIOpen kernel family. Each turns a problem into model features,
-//! states its parameter rules (as a [`crate::search::Constraint`]) and its static default.
+//! states its parameter rules (as a [`Constraint`]) and its static default.
 
 pub mod conv_asm_1x1u;
+
+use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::problem::ConvProblem;
+use crate::search::{Constraint, Vocabulary};
+
+/// What the engine needs of a solver.
+pub trait Solver: Send + Sync {
+    /// MIOpen's solver name, e.g. `ConvAsm1x1U`.
+    fn name(&self) -> &'static str;
+
+    /// The `{solver}` part of the model file names on this arch
+    /// (`{arch}_{model}_{encoder,decoder,metadata}.ktn.model`).
+    fn model_name(&self, arch: &str) -> Result<&'static str>;
+
+    /// Ok when the model applies to the problem on this arch; otherwise
+    /// [`Error::NotApplicable`] / [`Error::InvalidProblem`] saying why.
+    fn check(&self, arch: &str, problem: &ConvProblem) -> Result<()>;
+
+    /// The encoder input `[T, F]`, row-major, exactly as MIOpen builds it.
+    fn encoder_input(&self, arch: &str, problem: &ConvProblem) -> Result<Vec<f32>>;
+
+    /// The parameter rules for this problem over the model's vocabulary.
+    fn constraint(
+        &self,
+        arch: &str,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<Box<dyn Constraint + Send + Sync>>;
+
+    /// MIOpen's answer when the model fails (its static default), as the values of each position.
+    fn fallback(&self, arch: &str, problem: &ConvProblem) -> Result<Vec<String>>;
+
+    /// How MIOpen prints a config (e.g. `4,8,4,16,1,4,1,8`).
+    fn format_config(&self, values: &[String]) -> String;
+}
+
+/// Every solver tuneinfer implements.
+pub fn all() -> Vec<&'static dyn Solver> {
+    vec![&conv_asm_1x1u::ConvAsm1x1USolver]
+}
+
+/// Finds a solver by MIOpen's name (case-insensitive).
+pub fn by_name(name: &str) -> Result<&'static dyn Solver> {
+    all()
+        .into_iter()
+        .find(|s| s.name().eq_ignore_ascii_case(name))
+        .ok_or_else(|| Error::UnknownSolver { solver: name.to_string(), known: all().iter().map(|s| s.name()).collect() })
+}

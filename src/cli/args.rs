@@ -1,0 +1,119 @@
+//! A small command-line option reader (no dependency): `--name value`, `--name=value` and
+//! boolean `--flag`s, then positional words. The first positional word ends option parsing, so a
+//! MIOpenDriver command line (`convfp16 -n 256 ...`) can follow as the problem.
+
+use crate::error::{Error, Result};
+
+/// Parsed options of one command.
+#[derive(Debug, Default)]
+pub struct Args {
+    values: Vec<(String, String)>,
+    flags: Vec<String>,
+    /// Positional words, in order.
+    pub rest: Vec<String>,
+}
+
+/// Declares which options a command takes.
+pub struct Spec {
+    /// Options that take a value.
+    pub valued: &'static [&'static str],
+    /// Boolean flags.
+    pub flags: &'static [&'static str],
+    /// Whether positional words may be followed by more options (`verify a b --tolerance x`).
+    pub options_after_positionals: bool,
+}
+
+impl Args {
+    pub fn parse(words: &[String], spec: &Spec) -> Result<Args> {
+        let mut args = Args::default();
+        let mut i = 0;
+        while i < words.len() {
+            let w = &words[i];
+            let positional_phase = !args.rest.is_empty() && !spec.options_after_positionals;
+            if positional_phase || !w.starts_with("--") || w == "--" {
+                if w == "--" && !positional_phase {
+                    args.rest.extend(words[i + 1..].iter().cloned());
+                    break;
+                }
+                args.rest.push(w.clone());
+                i += 1;
+                continue;
+            }
+            let (name, inline) = match w.split_once('=') {
+                Some((n, v)) => (&n[2..], Some(v.to_string())),
+                None => (&w[2..], None),
+            };
+            if spec.flags.contains(&name) {
+                if inline.is_some() {
+                    return Err(Error::Usage(format!("--{name} takes no value")));
+                }
+                args.flags.push(name.to_string());
+                i += 1;
+            } else if spec.valued.contains(&name) {
+                let value = match inline {
+                    Some(v) => v,
+                    None => {
+                        i += 1;
+                        words.get(i).cloned().ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?
+                    }
+                };
+                if args.values.iter().any(|(n, _)| n == name) {
+                    return Err(Error::Usage(format!("--{name} given twice")));
+                }
+                args.values.push((name.to_string(), value));
+                i += 1;
+            } else {
+                return Err(Error::Usage(format!("unknown option --{name} (see --help)")));
+            }
+        }
+        Ok(args)
+    }
+
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
+    }
+
+    /// A positive integer option, or `default`.
+    pub fn positive(&self, name: &str, default: usize) -> Result<usize> {
+        match self.value(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Usage(format!("--{name}: expected a positive integer, got '{v}'"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: Spec = Spec { valued: &["arch", "beam"], flags: &["json"], options_after_positionals: false };
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_then_driver_line() {
+        let a = Args::parse(&words("--arch gfx908 --json convfp16 -n 2 --beam 4"), &SPEC).unwrap();
+        assert_eq!(a.value("arch"), Some("gfx908"));
+        assert!(a.flag("json"));
+        assert_eq!(a.rest, words("convfp16 -n 2 --beam 4"));
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        assert!(Args::parse(&words("--arch"), &SPEC).unwrap_err().to_string().contains("--arch"));
+        assert!(Args::parse(&words("--bogus 1"), &SPEC).unwrap_err().to_string().contains("--bogus"));
+        assert!(Args::parse(&words("--arch=a --arch b"), &SPEC).unwrap_err().to_string().contains("twice"));
+        let a = Args::parse(&words("--beam 0"), &SPEC).unwrap();
+        assert!(a.positive("beam", 1).unwrap_err().to_string().contains("--beam"));
+    }
+}

@@ -1,0 +1,203 @@
+//! `tuneinfer predict` and `tuneinfer batch`.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use super::{wants_help, Args, Spec};
+use crate::error::{Error, Result};
+use crate::predict::{DecodeMode, Prediction, Predictor, Source};
+use crate::problem::ConvProblem;
+use crate::seq2seq::default_model_dirs;
+
+const COMMON_OPTIONS: &str = "\
+  --arch ARCH        GPU architecture of the model (default: gfx908)
+  --solver NAME      MIOpen solver (default: ConvAsm1x1U)
+  --models DIR       where {arch}_{solver}_*.ktn.model live; default search order:
+                     $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
+  --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
+  --beam K           constrained beam search of width K instead
+  --top N            with --beam: print the best N <= K configs (default: K)";
+
+const PREDICT_HELP: &str = "\
+Usage: tuneinfer predict [OPTIONS] PROBLEM
+
+Predicts the tuning parameters of one problem. PROBLEM is a MIOpen perf-db key, e.g.
+  2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F
+or MIOpenDriver arguments (the rest of the command line), e.g.
+  convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1
+
+Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
+rank, config, score (sum of log-probabilities). A static default is marked on stderr.
+
+Options:";
+
+const BATCH_HELP: &str = "\
+Usage: tuneinfer batch [OPTIONS]
+
+Predicts for one problem per input line (perf-db keys or MIOpenDriver lines; '#' comments and
+blank lines skipped) and writes a TSV: problem, rank, config, score, source (model|default).
+Bad lines are reported on stderr with their line number and skipped; the exit code is then 1.
+
+Options:
+  --input FILE|-     problems to read (default: - = stdin)
+  --output FILE|-    where to write the TSV (default: - = stdout); a file is replaced only
+                     once everything is written
+  --threads N        worker threads (default: all cores)";
+
+const VALUED: &[&str] = &["arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads"];
+
+pub(super) struct Common {
+    pub predictor: Predictor,
+    pub mode: DecodeMode,
+}
+
+pub(super) fn common(args: &Args) -> Result<Common> {
+    let arch = args.value("arch").unwrap_or("gfx908");
+    let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
+    let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
+    let mode = match (args.value("decode"), args.value("beam")) {
+        (Some(_), Some(_)) => return Err(Error::Usage("choose either --decode miopen or --beam K".into())),
+        (Some("miopen") | None, None) => {
+            if args.value("top").is_some() {
+                return Err(Error::Usage("--top needs --beam K".into()));
+            }
+            DecodeMode::Miopen
+        }
+        (Some(other), None) => return Err(Error::Usage(format!("--decode: unknown mode '{other}' (miopen; or use --beam K)"))),
+        (None, Some(_)) => {
+            let width = args.positive("beam", 1)?;
+            let top = args.positive("top", width)?;
+            if top > width {
+                return Err(Error::Usage(format!("--top {top} is larger than --beam {width}")));
+            }
+            DecodeMode::Beam { width, top }
+        }
+    };
+    let mut predictor = Predictor::load(arch, solver, &dirs)?;
+    if let Some(t) = args.value("threads") {
+        let n = t.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| Error::Usage(format!("--threads: expected a positive integer, got '{t}'")))?;
+        predictor = predictor.with_threads(n);
+    }
+    Ok(Common { predictor, mode })
+}
+
+pub(super) fn predict(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{PREDICT_HELP}\n{COMMON_OPTIONS}");
+        return Ok(0);
+    }
+    let args = Args::parse(words, &Spec { valued: VALUED, flags: &[], options_after_positionals: false })?;
+    for unused in ["input", "output", "threads"] {
+        if args.value(unused).is_some() {
+            return Err(Error::Usage(format!("--{unused} is a batch option")));
+        }
+    }
+    if args.rest.is_empty() {
+        return Err(Error::Usage("predict needs a PROBLEM (a perf-db key or MIOpenDriver arguments); see --help".into()));
+    }
+    let text = args.rest.join(" ");
+    let problem = ConvProblem::parse(&text)?;
+    let c = common(&args)?;
+    let predictions = c.predictor.predict_one(&problem, c.mode)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let write_err = |e: std::io::Error| Error::io("<stdout>", e);
+    match c.mode {
+        DecodeMode::Miopen => {
+            let p = predictions.first().ok_or_else(|| Error::Usage("no prediction".into()))?;
+            writeln!(out, "{}", p.config).map_err(write_err)?;
+            if p.source == Source::Default {
+                eprintln!("note: the model found no valid config (MIOpen's walk reached \"-1\"); this is {}'s static default", c.predictor.solver.name());
+            }
+        }
+        DecodeMode::Beam { .. } => {
+            for (rank, p) in predictions.iter().enumerate() {
+                writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
+                if p.source == Source::Default {
+                    eprintln!("note: no valid config found; this is {}'s static default", c.predictor.solver.name());
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn score_text(p: &Prediction) -> String {
+    p.score.map(|s| format!("{s:.6}")).unwrap_or_default()
+}
+
+pub(super) fn batch(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{BATCH_HELP}\n{COMMON_OPTIONS}");
+        return Ok(0);
+    }
+    let args = Args::parse(words, &Spec { valued: VALUED, flags: &[], options_after_positionals: false })?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!("batch takes no positional argument ('{extra}'); use --input FILE")));
+    }
+    let input_name = args.value("input").unwrap_or("-");
+    let lines: Vec<String> = read_lines(input_name)?;
+    let c = common(&args)?;
+    // Parse every line first; keep (line number, text, problem).
+    let mut failed = 0usize;
+    let mut jobs: Vec<(usize, String, ConvProblem)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        match ConvProblem::parse(text) {
+            Ok(p) => jobs.push((i + 1, text.to_string(), p)),
+            Err(e) => {
+                eprintln!("{input_name}:{}: {e}", i + 1);
+                failed += 1;
+            }
+        }
+    }
+    let problems: Vec<ConvProblem> = jobs.iter().map(|(_, _, p)| p.clone()).collect();
+    let results = c.predictor.predict_batch(&problems, c.mode);
+    let mut tsv = String::from("problem\trank\tconfig\tscore\tsource\n");
+    for ((line_no, text, _), result) in jobs.iter().zip(results) {
+        match result {
+            Ok(predictions) => {
+                for (rank, p) in predictions.iter().enumerate() {
+                    tsv.push_str(&format!("{text}\t{}\t{}\t{}\t{}\n", rank + 1, p.config, score_text(p), p.source.as_str()));
+                }
+            }
+            Err(e) => {
+                eprintln!("{input_name}:{line_no}: {e}");
+                failed += 1;
+            }
+        }
+    }
+    write_output(args.value("output").unwrap_or("-"), &tsv)?;
+    if failed > 0 {
+        eprintln!("{failed} line(s) failed; {} predicted", jobs.len() + failed - failed.min(jobs.len() + failed));
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn read_lines(name: &str) -> Result<Vec<String>> {
+    if name == "-" {
+        let stdin = std::io::stdin();
+        stdin.lock().lines().collect::<std::io::Result<_>>().map_err(|e| Error::io("<stdin>", e))
+    } else {
+        let text = std::fs::read_to_string(name).map_err(|e| Error::io(name, e))?;
+        Ok(text.lines().map(String::from).collect())
+    }
+}
+
+/// Writes `text` to stdout, or to a file through a temporary sibling renamed into place, so an
+/// interrupted run never leaves a half-written file where a good one was.
+pub(super) fn write_output(name: &str, text: &str) -> Result<()> {
+    if name == "-" {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        return out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Error::io("<stdout>", e));
+    }
+    let path = Path::new(name);
+    let tmp = path.with_file_name(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("output")));
+    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,72 @@
+//! `tuneinfer verify`: a model file checks itself against its embedded Keras test vectors.
+
+use std::path::Path;
+
+use super::{wants_help, Args, Spec};
+use crate::error::{Error, Result};
+use crate::format::frugally::KerasModel;
+use crate::format::metadata::KtnMetadata;
+use crate::seq2seq::verify::verify_model;
+
+const HELP: &str = "\
+Usage: tuneinfer verify [--tolerance T] FILE...
+
+Runs each frugally-deep model file's embedded test vectors through the engine and prints the
+largest absolute error per output, and whether the file's weight hash matches. Metadata files
+are parsed and summarised. Exit code 8 when any output is off by more than T (default 1e-4)
+or a hash differs.";
+
+pub(super) fn verify(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    let args = Args::parse(words, &Spec { valued: &["tolerance"], flags: &[], options_after_positionals: true })?;
+    let tolerance: f32 = match args.value("tolerance") {
+        None => 1e-4,
+        Some(t) => t.parse().ok().filter(|v: &f32| v.is_finite() && *v >= 0.0).ok_or_else(|| Error::Usage(format!("--tolerance: expected a non-negative number, got '{t}'")))?,
+    };
+    if args.rest.is_empty() {
+        return Err(Error::Usage("verify needs at least one FILE; see --help".into()));
+    }
+    let mut failures = 0;
+    let mut first_error: Option<Error> = None;
+    for file in &args.rest {
+        match verify_file(Path::new(file), tolerance) {
+            Ok(true) => {}
+            Ok(false) => failures += 1,
+            Err(e) => {
+                eprintln!("error: {e}");
+                failures += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if failures == 0 {
+        return Ok(0);
+    }
+    eprintln!("{failures} of {} file(s) failed", args.rest.len());
+    Ok(match first_error {
+        Some(e) if failures == 1 => e.exit_code(),
+        _ => Error::VerifyMismatch { path: String::new(), detail: String::new() }.exit_code(),
+    })
+}
+
+fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
+    let name = path.display();
+    if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains("_metadata")) {
+        let meta = KtnMetadata::load(path)?;
+        println!("{name}: metadata: {} tokens, predict_type {}, params {:?}", meta.token_values.len(), meta.predict_type, meta.num_tuning_params);
+        return Ok(true);
+    }
+    let model = KerasModel::load(path)?;
+    let report = verify_model(&model)?;
+    let passes = report.passes(tolerance) && report.hash_ok;
+    println!("{name}: {} with {} test(s): {}", report.kind, report.tests, if passes { "ok" } else { "MISMATCH" });
+    for o in &report.outputs {
+        let mark = if o.max_abs_error <= tolerance { "ok" } else { "MISMATCH" };
+        println!("  output {}: max |err| {:.3e} at [{}] (got {}, expected {}) {mark}", o.output, o.max_abs_error, o.worst_index, o.got, o.expected);
+    }
+    println!("  hash: {}", if report.hash_ok { "ok".to_string() } else { format!("MISMATCH (file {}, weights {})", model.stored_hash, model.computed_hash) });
+    Ok(passes)
+}

@@ -1,0 +1,3 @@
+//! Training and evaluation data: MIOpen perf databases.
+
+pub mod perfdb;

@@ -1,0 +1,163 @@
+//! The engine's front door: load a solver's model once, then predict tuning parameters for a
+//! slice of problems. problem -> features -> encoder -> decoder steps -> constrained search ->
+//! parameters, batched and spread over the machine's cores.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::problem::ConvProblem;
+use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis};
+use crate::seq2seq::{KtnModel, States};
+use crate::solvers::{self, Solver};
+
+/// How to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeMode {
+    /// MIOpen's greedy walk; on failure the solver's static default.
+    Miopen,
+    /// Constrained beam search of `width`, returning the best `top` configs.
+    Beam { width: usize, top: usize },
+}
+
+/// Where an answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Model,
+    /// The solver's static default (the model failed or found nothing valid).
+    Default,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Model => "model",
+            Source::Default => "default",
+        }
+    }
+}
+
+/// One predicted configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// The config as MIOpen prints it.
+    pub config: String,
+    /// The value of each parameter.
+    pub values: Vec<String>,
+    /// Token ids the decoder chose (empty for a default).
+    pub tokens: Vec<u32>,
+    /// Sum of log-softmax of the chosen tokens (None for a default).
+    pub score: Option<f32>,
+    pub source: Source,
+}
+
+/// A loaded model for one (arch, solver).
+pub struct Predictor {
+    pub arch: String,
+    pub solver: &'static dyn Solver,
+    pub model: KtnModel,
+    threads: usize,
+}
+
+impl Predictor {
+    /// Finds and loads the model of `solver` on `arch` in `model_dirs` (first match wins).
+    pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
+        let solver = solvers::by_name(solver)?;
+        let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
+        Ok(Predictor::new(arch, solver, model))
+    }
+
+    pub fn new(arch: &str, solver: &'static dyn Solver, model: KtnModel) -> Predictor {
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        Predictor { arch: arch.to_string(), solver, model, threads }
+    }
+
+    /// Limits the worker threads used for batches (at least 1).
+    pub fn with_threads(mut self, threads: usize) -> Predictor {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Predicts one problem.
+    pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
+        self.predict_batch(std::slice::from_ref(problem), mode).pop().unwrap_or_else(|| Err(Error::Usage("no result".into())))
+    }
+
+    /// Predicts a batch; one result per problem, in order. Problems the model does not apply to
+    /// get their error; the others are decoded together.
+    pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        // Below this many problems per thread, threads cost more than they save.
+        const MIN_PER_THREAD: usize = 16;
+        let threads = self.threads.min(problems.len() / MIN_PER_THREAD).max(1);
+        if threads == 1 {
+            return self.predict_chunk(problems, mode);
+        }
+        let chunk = problems.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = problems.chunks(chunk).map(|part| scope.spawn(move || self.predict_chunk(part, mode))).collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(Error::Usage("a worker thread panicked".into()))]))
+                .collect()
+        })
+    }
+
+    fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        let (arch, solver, model) = (&self.arch, self.solver, &self.model);
+        let mut results: Vec<Option<Result<Vec<Prediction>>>> = Vec::with_capacity(problems.len());
+        let mut inputs: Vec<f32> = Vec::new();
+        let mut constraints: Vec<Box<dyn Constraint + Send + Sync>> = Vec::new();
+        let mut decoded: Vec<usize> = Vec::new();
+        for (i, p) in problems.iter().enumerate() {
+            let prepared = solver.check(arch, p).and_then(|_| {
+                let input = solver.encoder_input(arch, p)?;
+                let constraint = solver.constraint(arch, p, &model.vocab, &model.metadata)?;
+                Ok((input, constraint))
+            });
+            match prepared {
+                Ok((input, constraint)) => {
+                    inputs.extend_from_slice(&input);
+                    constraints.push(constraint);
+                    decoded.push(i);
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        if !decoded.is_empty() {
+            let states: Result<States> = model.encoder.run(&inputs, decoded.len());
+            let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+            match states {
+                Err(e) => {
+                    let msg = e.to_string();
+                    for &i in &decoded {
+                        results[i] = Some(Err(Error::Shape { what: "encoder".into(), expected: "valid input".into(), got: msg.clone() }));
+                    }
+                }
+                Ok(states) => {
+                    let found: Vec<Vec<Hypothesis>> = match mode {
+                        DecodeMode::Miopen => greedy_miopen(&model.decoder, &model.vocab, states, &refs).into_iter().map(|h| h.into_iter().collect()).collect(),
+                        DecodeMode::Beam { width, top } => beam_search(&model.decoder, &model.vocab, states, &refs, width, top.clamp(1, width.max(1))),
+                    };
+                    for (&i, hyps) in decoded.iter().zip(found) {
+                        results[i] = Some(self.answers(&problems[i], hyps));
+                    }
+                }
+            }
+        }
+        results.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into())))).collect()
+    }
+
+    fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
+        if hyps.is_empty() {
+            let values = self.solver.fallback(&self.arch, problem)?;
+            return Ok(vec![Prediction { config: self.solver.format_config(&values), values, tokens: Vec::new(), score: None, source: Source::Default }]);
+        }
+        Ok(hyps
+            .into_iter()
+            .map(|h| {
+                let values: Vec<String> = h.values.iter().map(|&v| self.model.vocab.values[v as usize].clone()).collect();
+                Prediction { config: self.solver.format_config(&values), values, tokens: h.tokens, score: Some(h.score), source: Source::Model }
+            })
+            .collect())
+    }
+}
