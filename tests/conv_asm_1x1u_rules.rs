@@ -395,11 +395,7 @@ fn completable_matches_brute_force() {
             }
         }
         let want = brute(&r, &prefix, dom);
-        assert_eq!(
-            r.completable(&prefix, dom),
-            want,
-            "problem {p:?} prefix {prefix:?}"
-        );
+        assert_eq!(r.completable(&prefix, dom), want, "problem {p:?} prefix {prefix:?}");
         if want {
             yes += 1;
         } else {
@@ -432,11 +428,7 @@ fn static_default_valid_for_spread() {
         let d = static_default(&p);
         if check_applicable(&p).is_ok() {
             applicable += 1;
-            assert!(
-                Rules::new(&p).is_valid(&d),
-                "{p:?} -> {}",
-                format_config(&d)
-            );
+            assert!(Rules::new(&p).is_valid(&d), "{p:?} -> {}", format_config(&d));
         }
     }
     assert!(applicable > 500);
@@ -456,23 +448,11 @@ fn static_default_valid_for_spread() {
 
 #[test]
 fn format_and_parse() {
-    assert_eq!(
-        format_config(&[4, 8, 4, 16, 1, 4, 1, 8]),
-        "4,8,4,16,1,4,1,8"
-    );
-    assert_eq!(
-        parse_config("4,8,4,16,1,4,1,8").unwrap(),
-        [4, 8, 4, 16, 1, 4, 1, 8]
-    );
-    assert_eq!(
-        parse_config(" 4, 8,4,16,1,4,1,8 ").unwrap(),
-        [4, 8, 4, 16, 1, 4, 1, 8]
-    );
+    assert_eq!(format_config(&[4, 8, 4, 16, 1, 4, 1, 8]), "4,8,4,16,1,4,1,8");
+    assert_eq!(parse_config("4,8,4,16,1,4,1,8").unwrap(), [4, 8, 4, 16, 1, 4, 1, 8]);
+    assert_eq!(parse_config(" 4, 8,4,16,1,4,1,8 ").unwrap(), [4, 8, 4, 16, 1, 4, 1, 8]);
     let err = parse_config("4,8,x,16,1,4,1,8").unwrap_err().to_string();
-    assert!(
-        err.contains("chunks_per_wave") && err.contains("'x'"),
-        "{err}"
-    );
+    assert!(err.contains("chunks_per_wave") && err.contains("'x'"), "{err}");
     let err = parse_config("4,8,4").unwrap_err().to_string();
     assert!(err.contains("expected 8"), "{err}");
     assert!(parse_config("").is_err());
@@ -546,9 +526,8 @@ fn check_applicable_errors() {
 fn constraint_adapter_follows_readme_greedy_answer() {
     // The gfx908 ConvAsm1x1U metadata's token values (index = token id).
     let tokens = [
-        "-1", "4", "2", "1", "3", "16", "8", "1", "4", "32", "4", "1", "2", "5", "7", "3", "6",
-        "8", "64", "16", "32", "4", "1", "1", "3", "2", "4", "2", "4", "1", "2", "1", "4", "2",
-        "4", "8", "1", "-1",
+        "-1", "4", "2", "1", "3", "16", "8", "1", "4", "32", "4", "1", "2", "5", "7", "3", "6", "8", "64", "16", "32",
+        "4", "1", "1", "3", "2", "4", "2", "4", "1", "2", "1", "4", "2", "4", "8", "1", "-1",
     ];
     let tokens: Vec<String> = tokens.iter().map(|s| s.to_string()).collect();
     let vocab = Vocabulary::from_token_values(&tokens);
@@ -576,10 +555,7 @@ fn constraint_adapter_follows_readme_greedy_answer() {
     assert!(!con.accepts(&[], vocab.token_value[13]));
 
     // Non-integer values are never accepted.
-    let odd: Vec<String> = ["-1", "abc", "1.5", "4"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let odd: Vec<String> = ["-1", "abc", "1.5", "4"].iter().map(|s| s.to_string()).collect();
     let vocab = Vocabulary::from_token_values(&odd);
     let con = Asm1x1UConstraint::new(&readme_bwd(), &vocab);
     assert!(!con.accepts(&[], 1));

@@ -80,11 +80,7 @@ pub fn features(p: &ConvProblem) -> [f32; 8] {
     let fwd = p.direction == Direction::Forward;
     let (h, w) = dir_in_hw(p);
     [
-        if p.precision == Precision::Fp32 {
-            2.0
-        } else {
-            1.0
-        },
+        if p.precision == Precision::Fp32 { 2.0 } else { 1.0 },
         if fwd { 1.0 } else { 0.0 },
         if fwd { 0.0 } else { 1.0 },
         p.c as f32,
@@ -125,24 +121,14 @@ fn not_applicable(reason: impl Into<String>) -> Error {
 pub fn check_applicable(p: &ConvProblem) -> Result<()> {
     match p.direction {
         Direction::Forward | Direction::BackwardData => {}
-        Direction::BackwardWeights => {
-            return Err(not_applicable(
-                "backward weights is not a ConvAsm1x1U direction",
-            ))
-        }
+        Direction::BackwardWeights => return Err(not_applicable("backward weights is not a ConvAsm1x1U direction")),
     }
     match p.precision {
         Precision::Fp32 | Precision::Fp16 => {}
-        Precision::Bf16 => {
-            return Err(not_applicable(
-                "bf16: ConvAsm1x1U supports only fp32 and fp16",
-            ))
-        }
+        Precision::Bf16 => return Err(not_applicable("bf16: ConvAsm1x1U supports only fp32 and fp16")),
     }
     if p.layout != Layout::Nchw {
-        return Err(not_applicable(
-            "layout NHWC: ConvAsm1x1U supports only NCHW",
-        ));
+        return Err(not_applicable("layout NHWC: ConvAsm1x1U supports only NCHW"));
     }
     if p.groups != 1 {
         return Err(not_applicable(format!(
@@ -203,9 +189,7 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
             )));
         }
         if hw < 2 {
-            return Err(not_applicable(
-                "fp16 needs at least 2 pixels per image (H*W >= 2)",
-            ));
+            return Err(not_applicable("fp16 needs at least 2 pixels per image (H*W >= 2)"));
         }
         if k_out < 4 {
             return Err(not_applicable(format!(
@@ -241,9 +225,7 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
         )));
     }
     if !(below(&[c, hw], 24) && below(&[k, hw], 24)) {
-        return Err(not_applicable(
-            "C*H*W or K*H*W: ConvAsm1x1U needs both below 2^24",
-        ));
+        return Err(not_applicable("C*H*W or K*H*W: ConvAsm1x1U needs both below 2^24"));
     }
     if !(below(&[n, c, hw], 29) && below(&[n, k, hw], 29) && below(&[c, k], 29)) {
         return Err(not_applicable(
@@ -531,9 +513,7 @@ impl Rules {
         }
         for &x in domain {
             buf[depth] = x;
-            if self.prefix_valid(&buf[..=depth])
-                && self.complete_from(buf, depth + 1, domain, failed)
-            {
+            if self.prefix_valid(&buf[..=depth]) && self.complete_from(buf, depth + 1, domain, failed) {
                 return true;
             }
         }
@@ -585,10 +565,7 @@ pub fn static_default(p: &ConvProblem) -> [i64; 8] {
 
 /// Formats a config as MIOpen's perf-db string, e.g. `4,8,4,16,1,4,1,8`.
 pub fn format_config(c: &[i64]) -> String {
-    c.iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    c.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// Parses a perf-db string such as `4,8,4,16,1,4,1,8` (exactly 8 comma-separated integers;
@@ -611,12 +588,7 @@ pub fn parse_config(s: &str) -> Result<[i64; 8]> {
         out[i] = f.trim().parse::<i64>().map_err(|_| {
             Error::format(
                 what.clone(),
-                format!(
-                    "field {} ({}): '{}' is not an integer",
-                    i + 1,
-                    PARAM_NAMES[i],
-                    f.trim()
-                ),
+                format!("field {} ({}): '{}' is not an integer", i + 1, PARAM_NAMES[i], f.trim()),
             )
         })?;
     }
