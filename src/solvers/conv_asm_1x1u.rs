@@ -1,1 +1,667 @@
-//! ConvAsm1x1U (placeholder: being written)
+//! ConvAsm1x1U: MIOpen's assembly kernel for 1x1 convolutions (forward and backward data).
+//!
+//! Everything here follows `../shared/miopen/README.md`, sections "Features: ConvAsm1x1U" and
+//! "ConvAsm1x1U parameters and validity". MIOpen's `src/solver/conv/conv_asm_1x1u.cpp`
+//! (ROCm/MIOpen commit 2d1fd997a6fc, `PerformanceConfigConvAsm1x1U::IsValidImpl`,
+//! `StaticHeuristic`, `IsApplicable`, `IsModelApplicable`, `TransformFeatures`) was read to
+//! confirm the rules; where the two differ, the README wins for validity and the difference is
+//! noted next to the rule.
+//!
+//! Direction convention: for Forward the direction's input tensor is x (C channels,
+//! `in_h` x `in_w`) and its output is y (K channels, `out_h` x `out_w`); for backward data the
+//! input is dy (K channels, `out_h` x `out_w`) and the output is dx (C channels, `in_h` x `in_w`).
+//!
+//! Nothing in this module panics: problem sizes are widened to `i128` (or saturated where only
+//! a comparison against a small bound follows) and config values may be any `i64`.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::problem::{ConvProblem, Direction, Layout, Precision};
+use crate::search::{Constraint, Vocabulary};
+
+/// Solver name as MIOpen spells it.
+pub const NAME: &str = "ConvAsm1x1U";
+
+/// Number of tuning parameters.
+pub const NUM_PARAMS: usize = 8;
+
+/// Parameter names in order (MIOpen's perf-db order).
+pub const PARAM_NAMES: [&str; 8] = [
+    "read_size",
+    "k_mult",
+    "chunks_per_wave",
+    "chunk_size",
+    "n_mult",
+    "c_mult",
+    "waves_c_in_group",
+    "waves_k_in_group",
+];
+
+/// Elements of the data type in one 32-bit dword: 1 for fp32, 2 for fp16 (README's `e`).
+/// bf16 is not applicable; it is given 2 (its size) so that nothing divides by zero.
+fn elements_in_dword(p: &ConvProblem) -> i64 {
+    match p.precision {
+        Precision::Fp32 => 1,
+        Precision::Fp16 | Precision::Bf16 => 2,
+    }
+}
+
+/// (H, W) of the direction's input tensor: x for forward, dy for backward.
+fn dir_in_hw(p: &ConvProblem) -> (u64, u64) {
+    match p.direction {
+        Direction::Forward => (p.in_h, p.in_w),
+        Direction::BackwardData | Direction::BackwardWeights => (p.out_h, p.out_w),
+    }
+}
+
+/// (H, W) of the direction's output tensor: y for forward, dx for backward.
+fn dir_out_hw(p: &ConvProblem) -> (u64, u64) {
+    match p.direction {
+        Direction::Forward => (p.out_h, p.out_w),
+        Direction::BackwardData | Direction::BackwardWeights => (p.in_h, p.in_w),
+    }
+}
+
+/// (channels of the direction's input, channels of the direction's output).
+fn dir_channels(p: &ConvProblem) -> (u64, u64) {
+    match p.direction {
+        Direction::Forward => (p.c, p.k),
+        Direction::BackwardData | Direction::BackwardWeights => (p.k, p.c),
+    }
+}
+
+/// MIOpen's 8 feature values for the gfx908 model (the diagonal of the 8x8 input):
+/// `[prec, is_fwd, is_bwd, C, K, H, W, N]` with prec 2 for fp32 and 1 otherwise, C = forward x
+/// channels, K = forward y channels, H, W = spatial size of the direction's input tensor
+/// (x for forward, dy otherwise), N = batch. Raw values, no normalisation. Any non-forward
+/// direction sets `is_bwd`, as MIOpen's `TransformFeatures` does.
+pub fn features(p: &ConvProblem) -> [f32; 8] {
+    let fwd = p.direction == Direction::Forward;
+    let (h, w) = dir_in_hw(p);
+    [
+        if p.precision == Precision::Fp32 { 2.0 } else { 1.0 },
+        if fwd { 1.0 } else { 0.0 },
+        if fwd { 0.0 } else { 1.0 },
+        p.c as f32,
+        p.k as f32,
+        h as f32,
+        w as f32,
+        p.n as f32,
+    ]
+}
+
+/// The full 8x8 encoder input (row-major, zero except the diagonal; row t is time step t).
+pub fn encoder_input(p: &ConvProblem) -> Vec<f32> {
+    let f = features(p);
+    let mut m = vec![0.0f32; 64];
+    for (t, v) in f.iter().enumerate() {
+        m[t * 8 + t] = *v;
+    }
+    m
+}
+
+fn not_applicable(reason: impl Into<String>) -> Error {
+    Error::NotApplicable {
+        solver: NAME.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Ok when MIOpen applies the KTN model to the problem and ConvAsm1x1U itself applies.
+///
+/// The model's conditions (MIOpen `IsModelApplicable`, besides the gfx908 arch which a problem
+/// does not carry): stride 1. ConvAsm1x1U's own conditions (MIOpen `IsApplicable`): forward or
+/// backward data, fp32 or fp16, NCHW, groups 1, 1x1 filter, pad 0, dilation 1, no bias,
+/// for fp16 even channel counts, at least 2 output pixels, at least 4 output channels and (for
+/// backward data) output channels divisible by 4, and the kernel's size limits (N, C, K < 2^16;
+/// C*H*W, K*H*W and 4*H*W*channels of each tensor < 2^24; N*C*H*W, N*K*H*W, C*K < 2^29).
+/// Also rejected: zero sizes, and an output size that differs from the input size (a 1x1,
+/// stride 1, pad 0 convolution keeps it).
+pub fn check_applicable(p: &ConvProblem) -> Result<()> {
+    match p.direction {
+        Direction::Forward | Direction::BackwardData => {}
+        Direction::BackwardWeights => return Err(not_applicable("backward weights is not a ConvAsm1x1U direction")),
+    }
+    match p.precision {
+        Precision::Fp32 | Precision::Fp16 => {}
+        Precision::Bf16 => return Err(not_applicable("bf16: ConvAsm1x1U supports only fp32 and fp16")),
+    }
+    if p.layout != Layout::Nchw {
+        return Err(not_applicable("layout NHWC: ConvAsm1x1U supports only NCHW"));
+    }
+    if p.groups != 1 {
+        return Err(not_applicable(format!(
+            "groups {}: ConvAsm1x1U supports only groups 1",
+            p.groups
+        )));
+    }
+    if p.filter_h != 1 || p.filter_w != 1 {
+        return Err(not_applicable(format!(
+            "filter {}x{}: ConvAsm1x1U supports only 1x1 filters",
+            p.filter_h, p.filter_w
+        )));
+    }
+    if p.pad_h != 0 || p.pad_w != 0 {
+        return Err(not_applicable(format!(
+            "pad {}x{}: ConvAsm1x1U supports only pad 0",
+            p.pad_h, p.pad_w
+        )));
+    }
+    if p.stride_h != 1 || p.stride_w != 1 {
+        return Err(not_applicable(format!(
+            "stride {}x{}: the model applies only to stride 1",
+            p.stride_h, p.stride_w
+        )));
+    }
+    if p.dilation_h != 1 || p.dilation_w != 1 {
+        return Err(not_applicable(format!(
+            "dilation {}x{}: ConvAsm1x1U supports only dilation 1",
+            p.dilation_h, p.dilation_w
+        )));
+    }
+    if p.bias {
+        return Err(not_applicable(
+            "bias: ConvAsm1x1U supports only convolutions without bias",
+        ));
+    }
+    if p.n == 0 || p.c == 0 || p.k == 0 || p.in_h == 0 || p.in_w == 0 {
+        return Err(not_applicable(format!(
+            "zero size (N={} C={} K={} H={} W={}): every size must be positive",
+            p.n, p.c, p.k, p.in_h, p.in_w
+        )));
+    }
+    if p.out_h != p.in_h || p.out_w != p.in_w {
+        return Err(not_applicable(format!(
+            "output {}x{} differs from input {}x{}: a 1x1 stride-1 pad-0 convolution keeps the size",
+            p.out_h, p.out_w, p.in_h, p.in_w
+        )));
+    }
+    let e = elements_in_dword(p) as u128;
+    let (c_in, k_out) = dir_channels(p);
+    let (c_in, k_out) = (c_in as u128, k_out as u128);
+    let hw = p.in_h as u128 * p.in_w as u128; // both tensors have this size here (< 2^128)
+    if e == 2 {
+        if p.c % 2 != 0 || p.k % 2 != 0 {
+            return Err(not_applicable(format!(
+                "fp16 needs even channel counts (C={}, K={})",
+                p.c, p.k
+            )));
+        }
+        if hw < 2 {
+            return Err(not_applicable("fp16 needs at least 2 pixels per image (H*W >= 2)"));
+        }
+        if k_out < 4 {
+            return Err(not_applicable(format!(
+                "fp16 needs at least 4 output channels (the direction's output has {k_out})"
+            )));
+        }
+        if p.direction == Direction::BackwardData && k_out % 4 != 0 {
+            return Err(not_applicable(format!(
+                "fp16 backward data needs output channels divisible by 4 (C={})",
+                p.c
+            )));
+        }
+    }
+    // MIOpen's size limits (`IsApplicable`); products that overflow u128 exceed them too.
+    let (n, c, k) = (p.n as u128, p.c as u128, p.k as u128);
+    let below = |factors: &[u128], log2_limit: u32| {
+        factors
+            .iter()
+            .try_fold(1u128, |acc, &f| acc.checked_mul(f))
+            .is_some_and(|prod| prod < (1u128 << log2_limit))
+    };
+    if !(below(&[n], 16) && below(&[c], 16) && below(&[k], 16)) {
+        return Err(not_applicable(format!(
+            "N={n} C={c} K={k}: ConvAsm1x1U needs N, C and K below 65536"
+        )));
+    }
+    // 4 * H * W * channels of the input and output stacks (bytes as MIOpen counts them).
+    if !(below(&[4, hw, c_in], 24) && below(&[4, hw, k_out], 24)) {
+        return Err(not_applicable(format!(
+            "{c_in} input / {k_out} output channels of {}x{}: ConvAsm1x1U needs \
+             4*channels*H*W below 2^24 for both tensors",
+            p.in_h, p.in_w
+        )));
+    }
+    if !(below(&[c, hw], 24) && below(&[k, hw], 24)) {
+        return Err(not_applicable("C*H*W or K*H*W: ConvAsm1x1U needs both below 2^24"));
+    }
+    if !(below(&[n, c, hw], 29) && below(&[n, k, hw], 29) && below(&[c, k], 29)) {
+        return Err(not_applicable(
+            "N*C*H*W, N*K*H*W or C*K: ConvAsm1x1U needs each below 2^29",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validity rules
+// ---------------------------------------------------------------------------------------------
+
+/// `v` is a power of two in `lo..=hi` (`lo`, `hi` positive).
+fn pow2_in(v: i128, lo: i128, hi: i128) -> bool {
+    v >= lo && v <= hi && (v & (v - 1)) == 0
+}
+
+/// Integer ceil(a / b) for a >= 0, b > 0; `None` otherwise.
+fn ceil_div(a: i128, b: i128) -> Option<i128> {
+    if a < 0 || b <= 0 {
+        return None;
+    }
+    Some(a / b + i128::from(a % b != 0))
+}
+
+/// Per-problem rule context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    /// Elements per dword: 1 fp32, 2 fp16.
+    e: i128,
+    /// The direction is not forward (rule 2's "for backward").
+    backward: bool,
+    /// Channels of the direction's input tensor.
+    c_in: i128,
+    /// Channels of the direction's output tensor.
+    k_out: i128,
+    /// H*W of the direction's output tensor, saturated at `i128::MAX` (only compared with
+    /// small bounds after a division by at most 64).
+    hw_out: i128,
+    /// HW_out % e, computed exactly (not from the saturated product).
+    hw_out_mod_e: i128,
+    /// Batch size.
+    n: i128,
+}
+
+/// Index of each parameter in a config.
+const READ_SIZE: usize = 0;
+const K_MULT: usize = 1;
+const CHUNKS_PER_WAVE: usize = 2;
+const CHUNK_SIZE: usize = 3;
+const N_MULT: usize = 4;
+const C_MULT: usize = 5;
+const WAVES_C: usize = 6;
+const WAVES_K: usize = 7;
+
+impl Rules {
+    pub fn new(p: &ConvProblem) -> Rules {
+        let e = i128::from(elements_in_dword(p));
+        let (c_in, k_out) = dir_channels(p);
+        let (h, w) = dir_out_hw(p);
+        let hw = u128::from(h) * u128::from(w);
+        let hw_out = i128::try_from(hw).unwrap_or(i128::MAX);
+        let hw_out_mod_e = (i128::from(h) % e) * (i128::from(w) % e) % e;
+        Rules {
+            e,
+            backward: p.direction != Direction::Forward,
+            c_in: i128::from(c_in),
+            k_out: i128::from(k_out),
+            hw_out,
+            hw_out_mod_e,
+            n: i128::from(p.n),
+        }
+    }
+
+    /// vgprs = 4 + 2*ceil(chunks_per_wave*n_mult*c_mult / e) + chunks_per_wave*n_mult*k_mult
+    ///         + (HW_out % e != 0 ? 1 : 0) + 1.
+    /// Only called once rules 2, 3, 5 and 6's range checks bounded the factors (<= 16*8*32).
+    fn vgprs(&self, cpw: i128, n_mult: i128, c_mult: i128, k_mult: i128) -> i128 {
+        let in_gprs = ceil_div(cpw * n_mult * c_mult, self.e).unwrap_or(i128::MAX / 4);
+        4 + 2 * in_gprs + cpw * n_mult * k_mult + i128::from(self.hw_out_mod_e != 0) + 1
+    }
+
+    /// Checks 1..=prefix.len() of the README's list hold (false when prefix.len() > 8).
+    pub fn prefix_valid(&self, prefix: &[i64]) -> bool {
+        let len = prefix.len();
+        if len > NUM_PARAMS {
+            return false;
+        }
+        let v = |i: usize| i128::from(prefix[i]);
+        let e = self.e;
+
+        // 1. read_size in 1..4
+        if len > READ_SIZE {
+            let read_size = v(READ_SIZE);
+            if !(1..=4).contains(&read_size) {
+                return false;
+            }
+        }
+
+        // 2. k_mult in {1,4,8,...,32}; k_mult % e == 0; for backward, K_out % k_mult == 0
+        //    {1,4,8,...,32} is 1 or a multiple of 4 in 4..=32 (MIOpen `Is_1_4_8_12_to_32`:
+        //    1, 4, 8, 12, 16, 20, 24, 28, 32).
+        if len > K_MULT {
+            let k_mult = v(K_MULT);
+            if !(k_mult == 1 || (k_mult % 4 == 0 && (4..=32).contains(&k_mult))) {
+                return false;
+            }
+            if k_mult % e != 0 {
+                return false;
+            }
+            if self.backward && self.k_out % k_mult != 0 {
+                return false;
+            }
+        }
+
+        // 3. chunks_per_wave in 1..16; read_size*e <= chunks_per_wave; chunks_per_wave % e == 0
+        if len > CHUNKS_PER_WAVE {
+            let cpw = v(CHUNKS_PER_WAVE);
+            if !(1..=16).contains(&cpw) {
+                return false;
+            }
+            if v(READ_SIZE) * e > cpw {
+                return false;
+            }
+            if cpw % e != 0 {
+                return false;
+            }
+        }
+
+        // 4. chunk_size power of two in 1..64; chunks_per_wave <= ceil(HW_out / chunk_size)
+        if len > CHUNK_SIZE {
+            let chunk_size = v(CHUNK_SIZE);
+            if !pow2_in(chunk_size, 1, 64) {
+                return false;
+            }
+            match ceil_div(self.hw_out, chunk_size) {
+                Some(total_chunks) if v(CHUNKS_PER_WAVE) <= total_chunks => {}
+                _ => return false,
+            }
+        }
+
+        // 5. n_mult in 1..8; n_mult <= ceil(N / (64 / chunk_size))
+        if len > N_MULT {
+            let n_mult = v(N_MULT);
+            if !(1..=8).contains(&n_mult) {
+                return false;
+            }
+            let n_per_gpr = 64 / v(CHUNK_SIZE); // >= 1: chunk_size <= 64 by rule 4
+            match ceil_div(self.n, n_per_gpr) {
+                Some(total_n_blocks) if n_mult <= total_n_blocks => {}
+                _ => return false,
+            }
+        }
+
+        // 6. c_mult power of two in 1..32; c_mult % e == 0; vgprs < 256;
+        //    25 + 2*k_mult*c_mult < 102 (sgprs), vgprs as in `Rules::vgprs`.
+        if len > C_MULT {
+            let c_mult = v(C_MULT);
+            if !pow2_in(c_mult, 1, 32) {
+                return false;
+            }
+            if c_mult % e != 0 {
+                return false;
+            }
+            let vgprs = self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), c_mult, v(K_MULT));
+            if vgprs >= 256 {
+                return false;
+            }
+            if 25 + 2 * v(K_MULT) * c_mult >= 102 {
+                return false;
+            }
+        }
+
+        // 7. waves_c_in_group in 1..8; waves_c_in_group <= C_in; with
+        //    cpw = ceil(C_in / waves_c_in_group), both cpw and C_in - cpw*(waves_c_in_group-1)
+        //    divisible by c_mult.
+        //    The last-wave count may be negative (e.g. C_in=5, 4 waves: cpw=2, last=-1); the
+        //    README asks only for divisibility, and MIOpen (int arithmetic, C++ `%`) agrees:
+        //    -1 is divisible by c_mult 1 and not by 2.
+        if len > WAVES_C {
+            let waves_c = v(WAVES_C);
+            if !(1..=8).contains(&waves_c) {
+                return false;
+            }
+            if waves_c > self.c_in {
+                return false;
+            }
+            let c_mult = v(C_MULT);
+            let Some(c_per_wave) = ceil_div(self.c_in, waves_c) else {
+                return false;
+            };
+            let c_per_last_wave = self.c_in - c_per_wave * (waves_c - 1);
+            if c_per_wave % c_mult != 0 || c_per_last_wave % c_mult != 0 {
+                return false;
+            }
+        }
+
+        // 8. waves_k_in_group power of two in 1..8; k_mult*waves_k_in_group <= K_out;
+        //    waves_c_in_group*waves_k_in_group <= 16; (256 / vgprs)*4 >= waves_c*waves_k
+        if len > WAVES_K {
+            let waves_k = v(WAVES_K);
+            if !pow2_in(waves_k, 1, 8) {
+                return false;
+            }
+            if v(K_MULT) * waves_k > self.k_out {
+                return false;
+            }
+            let waves = v(WAVES_C) * waves_k;
+            if waves > 16 {
+                return false;
+            }
+            let vgprs = self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), v(C_MULT), v(K_MULT));
+            if (256 / vgprs) * 4 < waves {
+                return false;
+            }
+        }
+
+        true
+    }
+
+    /// Is the full config of 8 valid?
+    pub fn is_valid(&self, config: &[i64]) -> bool {
+        config.len() == NUM_PARAMS && self.prefix_valid(config)
+    }
+
+    /// Is there some completion of the valid prefix, with each later value drawn from `domain`,
+    /// that is a fully valid config? False when the prefix itself is invalid.
+    ///
+    /// Depth-first search that stops at the first success, with a per-call memo of failed
+    /// states: after depth d only a few values of the prefix matter to the rules still to come
+    /// (see `state_key`), so equal keys at equal depth share the same answer.
+    pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        if !self.prefix_valid(prefix) {
+            return false;
+        }
+        if prefix.len() == NUM_PARAMS {
+            return true;
+        }
+        let mut buf = [0i64; NUM_PARAMS];
+        buf[..prefix.len()].copy_from_slice(prefix);
+        let mut failed: HashSet<(usize, [i128; 3])> = HashSet::new();
+        self.complete_from(&mut buf, prefix.len(), domain, &mut failed)
+    }
+
+    /// What the rules after position `depth - 1` read from the first `depth` values.
+    /// Rule 3 reads read_size; rule 4 chunks_per_wave; rule 5 chunk_size; rule 6 k_mult and
+    /// chunks_per_wave*n_mult (through vgprs); rule 7 c_mult; rule 8 k_mult, waves_c and vgprs.
+    fn state_key(&self, c: &[i64], depth: usize) -> [i128; 3] {
+        let v = |i: usize| i128::from(c[i]);
+        match depth {
+            1 => [v(READ_SIZE), 0, 0],
+            2 => [v(READ_SIZE), v(K_MULT), 0],
+            3 => [v(K_MULT), v(CHUNKS_PER_WAVE), 0],
+            4 => [v(K_MULT), v(CHUNKS_PER_WAVE), v(CHUNK_SIZE)],
+            5 => [v(K_MULT), v(CHUNKS_PER_WAVE) * v(N_MULT), 0],
+            6 => [
+                v(K_MULT),
+                v(C_MULT),
+                self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), v(C_MULT), v(K_MULT)),
+            ],
+            7 => [
+                v(K_MULT),
+                v(WAVES_C),
+                self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), v(C_MULT), v(K_MULT)),
+            ],
+            _ => [0, 0, 0],
+        }
+    }
+
+    /// `buf[..depth]` is a valid prefix; can it be completed?
+    fn complete_from(
+        &self,
+        buf: &mut [i64; NUM_PARAMS],
+        depth: usize,
+        domain: &[i64],
+        failed: &mut HashSet<(usize, [i128; 3])>,
+    ) -> bool {
+        if depth == NUM_PARAMS {
+            return true;
+        }
+        let key = (depth, self.state_key(buf, depth));
+        if depth > 0 && failed.contains(&key) {
+            return false;
+        }
+        for &x in domain {
+            buf[depth] = x;
+            if self.prefix_valid(&buf[..=depth]) && self.complete_from(buf, depth + 1, domain, failed) {
+                return true;
+            }
+        }
+        if depth > 0 {
+            failed.insert(key);
+        }
+        false
+    }
+}
+
+/// MIOpen's static default (`PerformanceConfigConvAsm1x1U::StaticHeuristic`), used when the
+/// model does not apply or fails. With e = 1 (fp32) or 2 (fp16), each step changes some fields
+/// of the previous attempt and is tried only when the previous one is invalid:
+/// 1. `4, 16, 4*e, 16, 2, e, 1, 1`
+/// 2. read_size 1, k_mult 4, chunk_size 1, n_mult 1      -> `1, 4, 4*e, 1, 1, e, 1, 1`
+/// 3. k_mult (e == 1 ? 1 : 4), c_mult 2                  -> `1, k, 4*e, 1, 1, 2, 1, 1`
+/// 4. chunks_per_wave 2, c_mult e                        -> `1, k, 2, 1, 1, e, 1, 1`
+/// 5. chunks_per_wave e                                  -> `1, k, e, 1, 1, e, 1, 1`
+///
+/// If step 5 is invalid too, MIOpen logs "All attempts failed" (and asserts in debug builds)
+/// and keeps step 5's config; so does this function.
+pub fn static_default(p: &ConvProblem) -> [i64; 8] {
+    let rules = Rules::new(p);
+    let e = elements_in_dword(p);
+    let mut c: [i64; 8] = [4, 16, 4 * e, 16, 2, e, 1, 1];
+    if rules.is_valid(&c) {
+        return c;
+    }
+    c[READ_SIZE] = 1;
+    c[K_MULT] = 4;
+    c[CHUNK_SIZE] = 1;
+    c[N_MULT] = 1;
+    if rules.is_valid(&c) {
+        return c;
+    }
+    c[K_MULT] = if e == 1 { 1 } else { 4 };
+    c[C_MULT] = 2;
+    if rules.is_valid(&c) {
+        return c;
+    }
+    c[CHUNKS_PER_WAVE] = 2;
+    c[C_MULT] = e;
+    if rules.is_valid(&c) {
+        return c;
+    }
+    c[CHUNKS_PER_WAVE] = e;
+    c
+}
+
+/// Formats a config as MIOpen's perf-db string, e.g. `4,8,4,16,1,4,1,8`.
+pub fn format_config(c: &[i64]) -> String {
+    c.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Parses a perf-db string such as `4,8,4,16,1,4,1,8` (exactly 8 comma-separated integers;
+/// spaces around a field are allowed). Errors name the bad field.
+pub fn parse_config(s: &str) -> Result<[i64; 8]> {
+    let what = format!("{NAME} config '{s}'");
+    let fields: Vec<&str> = s.split(',').collect();
+    if fields.len() != NUM_PARAMS {
+        return Err(Error::format(
+            what,
+            format!(
+                "expected {NUM_PARAMS} comma-separated values ({}), got {}",
+                PARAM_NAMES.join(","),
+                fields.len()
+            ),
+        ));
+    }
+    let mut out = [0i64; NUM_PARAMS];
+    for (i, f) in fields.iter().enumerate() {
+        out[i] = f.trim().parse::<i64>().map_err(|_| {
+            Error::format(
+                what.clone(),
+                format!("field {} ({}): '{}' is not an integer", i + 1, PARAM_NAMES[i], f.trim()),
+            )
+        })?;
+    }
+    Ok(out)
+}
+
+/// The search's constraint adapter for one problem and one vocabulary.
+#[derive(Debug, Clone)]
+pub struct Asm1x1UConstraint {
+    rules: Rules,
+    /// For each index of `Vocabulary::values`, its integer value; `None` for "-1" and for
+    /// anything that is not an integer (never accepted).
+    value_int: Vec<Option<i64>>,
+    /// All distinct accepted integer values of the vocabulary, ascending.
+    domain: Vec<i64>,
+}
+
+impl Asm1x1UConstraint {
+    pub fn new(p: &ConvProblem, vocab: &Vocabulary) -> Self {
+        let value_int: Vec<Option<i64>> = vocab
+            .values
+            .iter()
+            .map(|s| s.trim().parse::<i64>().ok().filter(|&v| v != -1))
+            .collect();
+        let mut domain: Vec<i64> = value_int.iter().flatten().copied().collect();
+        domain.sort_unstable();
+        domain.dedup();
+        Asm1x1UConstraint {
+            rules: Rules::new(p),
+            value_int,
+            domain,
+        }
+    }
+
+    /// The integer of a value index, `None` when unknown or not accepted.
+    fn int(&self, value: u32) -> Option<i64> {
+        self.value_int.get(value as usize).copied().flatten()
+    }
+
+    /// Chosen value indices as integers, in a fixed buffer (`None` if any is not an integer
+    /// or there are more than 8).
+    fn ints(&self, chosen: &[u32]) -> Option<([i64; NUM_PARAMS], usize)> {
+        if chosen.len() > NUM_PARAMS {
+            return None;
+        }
+        let mut buf = [0i64; NUM_PARAMS];
+        for (i, &c) in chosen.iter().enumerate() {
+            buf[i] = self.int(c)?;
+        }
+        Some((buf, chosen.len()))
+    }
+}
+
+impl Constraint for Asm1x1UConstraint {
+    fn config_len(&self, _chosen: &[u32]) -> usize {
+        NUM_PARAMS
+    }
+
+    fn accepts(&self, chosen: &[u32], value: u32) -> bool {
+        if chosen.len() >= NUM_PARAMS {
+            return false;
+        }
+        let (Some((mut buf, len)), Some(x)) = (self.ints(chosen), self.int(value)) else {
+            return false;
+        };
+        buf[len] = x;
+        self.rules.prefix_valid(&buf[..=len])
+    }
+
+    fn completable(&self, chosen: &[u32]) -> bool {
+        match self.ints(chosen) {
+            Some((buf, len)) => self.rules.completable(&buf[..len], &self.domain),
+            None => false,
+        }
+    }
+}
