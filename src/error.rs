@@ -12,15 +12,27 @@ pub enum Error {
     /// A model, metadata or weights file is malformed.
     Format { path: String, detail: String },
     /// A model uses a Keras layer (or layer option) this engine does not implement.
-    UnsupportedLayer { layer: String, class: String, detail: String },
+    UnsupportedLayer {
+        layer: String,
+        class: String,
+        detail: String,
+    },
     /// Tensor sizes disagree (weights vs config, inputs vs model).
-    Shape { what: String, expected: String, got: String },
+    Shape {
+        what: String,
+        expected: String,
+        got: String,
+    },
     /// A convolution problem (perf-db key or MIOpenDriver arguments) is malformed or inconsistent.
     InvalidProblem { input: String, reason: String },
     /// No solver of that name is implemented.
     UnknownSolver { solver: String, known: Vec<&'static str> },
     /// No model files for (arch, solver) were found in any searched directory.
-    ModelNotFound { arch: String, solver: String, searched: Vec<PathBuf> },
+    ModelNotFound {
+        arch: String,
+        solver: String,
+        searched: Vec<PathBuf>,
+    },
     /// The solver's model does not apply to this problem (e.g. ConvAsm1x1U with stride 2).
     NotApplicable { solver: String, reason: String },
     /// A perf database could not be read.
@@ -49,15 +61,24 @@ impl Error {
     }
 
     pub(crate) fn format(path: impl Into<String>, detail: impl Into<String>) -> Error {
-        Error::Format { path: path.into(), detail: detail.into() }
+        Error::Format {
+            path: path.into(),
+            detail: detail.into(),
+        }
     }
 
     pub(crate) fn problem(input: impl Into<String>, reason: impl Into<String>) -> Error {
-        Error::InvalidProblem { input: input.into(), reason: reason.into() }
+        Error::InvalidProblem {
+            input: input.into(),
+            reason: reason.into(),
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 
@@ -87,7 +108,11 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "no {arch}_{solver}_{{encoder,decoder,metadata}}.ktn.model found (searched: {})",
-                    if dirs.is_empty() { "nothing".to_string() } else { dirs.join(", ") }
+                    if dirs.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        dirs.join(", ")
+                    }
                 )
             }
             Error::NotApplicable { solver, reason } => {

@@ -11,10 +11,10 @@ pub mod solvers;
 pub use error::{Error, Result};
 pub mod cpu;
 pub mod format;
+pub mod predict;
+pub mod seq2seq;
 #[doc(hidden)]
 pub mod testutil;
-pub mod seq2seq;
-pub mod predict;
 
 pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;

@@ -68,7 +68,12 @@ impl Predictor {
 
     pub fn new(arch: &str, solver: &'static dyn Solver, model: KtnModel) -> Predictor {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Predictor { arch: arch.to_string(), solver, model, threads }
+        Predictor {
+            arch: arch.to_string(),
+            solver,
+            model,
+            threads,
+        }
     }
 
     /// Limits the worker threads used for batches (at least 1).
@@ -79,7 +84,9 @@ impl Predictor {
 
     /// Predicts one problem.
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
-        self.predict_batch(std::slice::from_ref(problem), mode).pop().unwrap_or_else(|| Err(Error::Usage("no result".into())))
+        self.predict_batch(std::slice::from_ref(problem), mode)
+            .pop()
+            .unwrap_or_else(|| Err(Error::Usage("no result".into())))
     }
 
     /// Predicts a batch; one result per problem, in order. Problems the model does not apply to
@@ -93,10 +100,16 @@ impl Predictor {
         }
         let chunk = problems.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = problems.chunks(chunk).map(|part| scope.spawn(move || self.predict_chunk(part, mode))).collect();
+            let handles: Vec<_> = problems
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || self.predict_chunk(part, mode)))
+                .collect();
             handles
                 .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(Error::Usage("a worker thread panicked".into()))]))
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| vec![Err(Error::Usage("a worker thread panicked".into()))])
+                })
                 .collect()
         })
     }
@@ -130,13 +143,27 @@ impl Predictor {
                 Err(e) => {
                     let msg = e.to_string();
                     for &i in &decoded {
-                        results[i] = Some(Err(Error::Shape { what: "encoder".into(), expected: "valid input".into(), got: msg.clone() }));
+                        results[i] = Some(Err(Error::Shape {
+                            what: "encoder".into(),
+                            expected: "valid input".into(),
+                            got: msg.clone(),
+                        }));
                     }
                 }
                 Ok(states) => {
                     let found: Vec<Vec<Hypothesis>> = match mode {
-                        DecodeMode::Miopen => greedy_miopen(&model.decoder, &model.vocab, states, &refs).into_iter().map(|h| h.into_iter().collect()).collect(),
-                        DecodeMode::Beam { width, top } => beam_search(&model.decoder, &model.vocab, states, &refs, width, top.clamp(1, width.max(1))),
+                        DecodeMode::Miopen => greedy_miopen(&model.decoder, &model.vocab, states, &refs)
+                            .into_iter()
+                            .map(|h| h.into_iter().collect())
+                            .collect(),
+                        DecodeMode::Beam { width, top } => beam_search(
+                            &model.decoder,
+                            &model.vocab,
+                            states,
+                            &refs,
+                            width,
+                            top.clamp(1, width.max(1)),
+                        ),
                     };
                     for (&i, hyps) in decoded.iter().zip(found) {
                         results[i] = Some(self.answers(&problems[i], hyps));
@@ -144,19 +171,38 @@ impl Predictor {
                 }
             }
         }
-        results.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into())))).collect()
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
+            .collect()
     }
 
     fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
             let values = self.solver.fallback(&self.arch, problem)?;
-            return Ok(vec![Prediction { config: self.solver.format_config(&values), values, tokens: Vec::new(), score: None, source: Source::Default }]);
+            return Ok(vec![Prediction {
+                config: self.solver.format_config(&values),
+                values,
+                tokens: Vec::new(),
+                score: None,
+                source: Source::Default,
+            }]);
         }
         Ok(hyps
             .into_iter()
             .map(|h| {
-                let values: Vec<String> = h.values.iter().map(|&v| self.model.vocab.values[v as usize].clone()).collect();
-                Prediction { config: self.solver.format_config(&values), values, tokens: h.tokens, score: Some(h.score), source: Source::Model }
+                let values: Vec<String> = h
+                    .values
+                    .iter()
+                    .map(|&v| self.model.vocab.values[v as usize].clone())
+                    .collect();
+                Prediction {
+                    config: self.solver.format_config(&values),
+                    values,
+                    tokens: h.tokens,
+                    score: Some(h.score),
+                    source: Source::Model,
+                }
             })
             .collect())
     }

@@ -117,12 +117,8 @@ impl std::fmt::Display for Precision {
 impl std::str::FromStr for Precision {
     type Err = Error;
     fn from_str(s: &str) -> Result<Precision> {
-        Precision::from_name(s).ok_or_else(|| {
-            Error::problem(
-                s,
-                format!("unsupported data type '{s}' (expected FP32, FP16 or BF16)"),
-            )
-        })
+        Precision::from_name(s)
+            .ok_or_else(|| Error::problem(s, format!("unsupported data type '{s}' (expected FP32, FP16 or BF16)")))
     }
 }
 
@@ -209,12 +205,8 @@ impl std::fmt::Display for Layout {
 impl std::str::FromStr for Layout {
     type Err = Error;
     fn from_str(s: &str) -> Result<Layout> {
-        Layout::from_name(s).ok_or_else(|| {
-            Error::problem(
-                s,
-                format!("unsupported layout '{s}' (expected NCHW or NHWC)"),
-            )
-        })
+        Layout::from_name(s)
+            .ok_or_else(|| Error::problem(s, format!("unsupported layout '{s}' (expected NCHW or NHWC)")))
     }
 }
 
@@ -286,12 +278,7 @@ impl Range {
 /// Parses a decimal number made only of ASCII digits and checks its range. `what` names the
 /// field or flag in the error message, e.g. `field 'N' (batch)`.
 fn parse_num(input: &str, what: &str, text: &str, range: Range) -> Result<u64> {
-    let bad = || {
-        Error::problem(
-            input,
-            format!("{what}: expected {}, got '{text}'", range.expectation()),
-        )
-    };
+    let bad = || Error::problem(input, format!("{what}: expected {}, got '{text}'", range.expectation()));
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
@@ -325,10 +312,7 @@ fn check_col(input: &str, name: &str, value: i64, range: Range) -> Result<u64> {
     let v = u64::try_from(value).ok().filter(|_| ok).ok_or_else(|| {
         Error::problem(
             input,
-            format!(
-                "column '{name}': expected {}, got {value}",
-                range.expectation()
-            ),
+            format!("column '{name}': expected {}, got {value}", range.expectation()),
         )
     })?;
     if v > MAX_FIELD_VALUE {
@@ -341,13 +325,7 @@ fn check_col(input: &str, name: &str, value: i64, range: Range) -> Result<u64> {
 }
 
 /// Parses an `AxB` pair of a perf-db key (filter, pad, stride, dilation).
-fn parse_pair(
-    input: &str,
-    field: &str,
-    text: &str,
-    names: [&str; 2],
-    range: Range,
-) -> Result<(u64, u64)> {
+fn parse_pair(input: &str, field: &str, text: &str, names: [&str; 2], range: Range) -> Result<(u64, u64)> {
     let parts: Vec<&str> = text.split('x').collect();
     match parts.as_slice() {
         [a, b] => Ok((
@@ -364,10 +342,7 @@ fn parse_pair(
         )),
         _ => Err(Error::problem(
             input,
-            format!(
-                "field '{field}': expected '{}x{}', got '{text}'",
-                names[0], names[1]
-            ),
+            format!("field '{field}': expected '{}x{}', got '{text}'", names[0], names[1]),
         )),
     }
 }
@@ -524,10 +499,7 @@ impl ConvProblem {
             Ok(f) => f,
             Err(_) => {
                 // A 3-D key has 17 fields: C-D-H-W-FzxFyxFx-K-D-H-W-N-PadDxPadHxPadW-...
-                let three_d = fields.len() == 17
-                    || fields
-                        .iter()
-                        .any(|f| f.split('x').count() == 3 && !f.is_empty());
+                let three_d = fields.len() == 17 || fields.iter().any(|f| f.split('x').count() == 3 && !f.is_empty());
                 let hint = if three_d {
                     " (this looks like a 3-D key; only 2-D convolutions are supported)"
                 } else {
@@ -544,8 +516,7 @@ impl ConvProblem {
                 ));
             }
         };
-        let [c_in, h_in, w_in, fil, c_out, h_out, w_out, n, pad, stride, dil, bias, layout, ty, dir] =
-            fields;
+        let [c_in, h_in, w_in, fil, c_out, h_out, w_out, n, pad, stride, dil, bias, layout, ty, dir] = fields;
         let num = |name: &str, what: &str, text: &str, range: Range| {
             parse_num(input, &format!("field '{name}' ({what})"), text, range)
         };
@@ -558,15 +529,8 @@ impl ConvProblem {
         let w_out = num("W_out", "output width", w_out, Range::Positive)?;
         let n = num("N", "batch", n, Range::Positive)?;
         let (pad_h, pad_w) = parse_pair(input, "pad", pad, ["PadH", "PadW"], Range::NonNegative)?;
-        let (stride_h, stride_w) = parse_pair(
-            input,
-            "stride",
-            stride,
-            ["StrideH", "StrideW"],
-            Range::Positive,
-        )?;
-        let (dilation_h, dilation_w) =
-            parse_pair(input, "dilation", dil, ["DilH", "DilW"], Range::Positive)?;
+        let (stride_h, stride_w) = parse_pair(input, "stride", stride, ["StrideH", "StrideW"], Range::Positive)?;
+        let (dilation_h, dilation_w) = parse_pair(input, "dilation", dil, ["DilH", "DilW"], Range::Positive)?;
         let bias = num("bias", "bias", bias, Range::Flag)? == 1;
         let layout = Layout::from_name(layout).ok_or_else(|| {
             Error::problem(
@@ -583,10 +547,7 @@ impl ConvProblem {
         let (dir_text, groups) = match dir.split_once('_') {
             None => (dir, 1),
             Some((d, g)) => match g.strip_prefix('g') {
-                Some(count) => (
-                    d,
-                    num("groups", "group count suffix _gN", count, Range::Positive)?,
-                ),
+                Some(count) => (d, num("groups", "group count suffix _gN", count, Range::Positive)?),
                 None => {
                     return Err(Error::problem(
                         input,
@@ -709,9 +670,8 @@ impl ConvProblem {
                     format!("unexpected argument '{token}' (expected a flag such as -n)"),
                 ));
             }
-            let (long, what) = driver_flag(flag_text).ok_or_else(|| {
-                Error::problem(input, format!("unknown MIOpenDriver flag '{flag_text}'"))
-            })?;
+            let (long, what) = driver_flag(flag_text)
+                .ok_or_else(|| Error::problem(input, format!("unknown MIOpenDriver flag '{flag_text}'")))?;
             let value = match inline_value {
                 Some(v) => v,
                 None => match rest.get(i) {
@@ -760,14 +720,7 @@ impl ConvProblem {
         let dilation_w = num("--dilation_w", 1, Range::Positive)?;
         let groups = num("--group_count", 1, Range::Positive)?;
         let bias = num("--bias", 0, Range::Flag)? == 1;
-        for ignored in [
-            "--time",
-            "--verify",
-            "--iter",
-            "--search",
-            "--wall",
-            "--printconv",
-        ] {
+        for ignored in ["--time", "--verify", "--iter", "--search", "--wall", "--printconv"] {
             num(ignored, 0, Range::NonNegative)?;
         }
         let direction = match lookup("--forw") {
@@ -823,9 +776,7 @@ impl ConvProblem {
                     Some(l) => Ok(Some((l, written))),
                     None => Err(Error::problem(
                         input,
-                        format!(
-                            "flag {written}: unsupported layout '{value}' (expected NCHW or NHWC)"
-                        ),
+                        format!("flag {written}: unsupported layout '{value}' (expected NCHW or NHWC)"),
                     )),
                 },
             }
@@ -930,10 +881,7 @@ impl ConvProblem {
         let direction = cols.direction.parse::<Direction>().map_err(|_| {
             Error::problem(
                 input,
-                format!(
-                    "column 'direction': expected F, B or W, got '{}'",
-                    cols.direction
-                ),
+                format!("column 'direction': expected F, B or W, got '{}'", cols.direction),
             )
         })?;
         let col = |name: &str, v: i64, r: Range| check_col(input, name, v, r);
@@ -990,11 +938,7 @@ impl ConvProblem {
             precision,
             direction,
         };
-        raw.finish(
-            input,
-            "columns in_h/fil_h/pad_h",
-            "columns in_w/fil_w/pad_w",
-        )
+        raw.finish(input, "columns in_h/fil_h/pad_h", "columns in_w/fil_w/pad_w")
     }
 
     /// The MIOpen perf-db key of this problem, in the direction convention, with a `_g{G}`
@@ -1052,9 +996,7 @@ impl ConvProblem {
         }
         if self.layout != Layout::Nchw {
             let l = self.layout;
-            line.push_str(&format!(
-                " --in_layout {l} --out_layout {l} --fil_layout {l}"
-            ));
+            line.push_str(&format!(" --in_layout {l} --out_layout {l} --fil_layout {l}"));
         }
         line
     }
@@ -1123,9 +1065,7 @@ fn looks_like_flag(token: &str) -> bool {
 
 /// The smallest forward input size whose output size is `out`, if any.
 fn smallest_input(out: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -> Option<u64> {
-    let span = dilation
-        .checked_mul(filter.checked_sub(1)?)?
-        .checked_add(1)?;
+    let span = dilation.checked_mul(filter.checked_sub(1)?)?.checked_add(1)?;
     let needed = out.checked_sub(1)?.checked_mul(stride)?.checked_add(span)?;
     let x = needed.saturating_sub(pad.checked_mul(2)?).max(1);
     (conv_out_size(x, pad, filter, stride, dilation)? == out).then_some(x)

@@ -25,8 +25,7 @@ fn assert_err(input: &str, needles: &[&str]) {
 
 #[test]
 fn readme_key_forward_fp32() {
-    let p = ConvProblem::from_perfdb_key("1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F")
-        .unwrap();
+    let p = ConvProblem::from_perfdb_key("1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F").unwrap();
     let expected = ConvProblem {
         n: 128,
         c: 1024,
@@ -59,8 +58,7 @@ fn readme_key_forward_fp32() {
 #[test]
 fn key_and_driver_line_agree() {
     let key = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F";
-    let line =
-        "convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1";
+    let line = "convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1";
     let from_key = ConvProblem::from_perfdb_key(key).unwrap();
     let from_line = ConvProblem::from_driver_line(line).unwrap();
     assert_eq!(from_key, from_line);
@@ -96,12 +94,8 @@ fn backward_data_key_uses_direction_convention() {
     let line = "conv -n 512 -c 192 -H 56 -W 56 -k 288 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 2";
     assert_eq!(ConvProblem::from_driver_line(line).unwrap(), p);
 
-    let w = ConvProblem::from_perfdb_key("288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-W")
-        .unwrap();
-    assert_eq!(
-        (w.c, w.k, w.direction),
-        (192, 288, Direction::BackwardWeights)
-    );
+    let w = ConvProblem::from_perfdb_key("288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-W").unwrap();
+    assert_eq!((w.c, w.k, w.direction), (192, 288, Direction::BackwardWeights));
     assert_eq!(w.in_channels(), 288);
 }
 
@@ -111,26 +105,17 @@ fn strided_padded_dilated_shapes() {
     let line = "conv -n 32 -c 64 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 1";
     let p = ConvProblem::from_driver_line(line).unwrap();
     assert_eq!((p.out_h, p.out_w), (28, 28));
-    assert_eq!(
-        p.to_perfdb_key(),
-        "64-56-56-3x3-128-28-28-32-1x1-2x2-1x1-0-NCHW-FP32-F"
-    );
+    assert_eq!(p.to_perfdb_key(), "64-56-56-3x3-128-28-28-32-1x1-2x2-1x1-0-NCHW-FP32-F");
 
     // Backward data of the same: in = dy (128 x 28x28), out = dx (64 x 56x56).
-    let b = ConvProblem::from_perfdb_key("128-28-28-3x3-64-56-56-32-1x1-2x2-1x1-0-NCHW-FP32-B")
-        .unwrap();
-    assert_eq!(
-        (b.c, b.k, b.in_h, b.in_w, b.out_h, b.out_w),
-        (64, 128, 56, 56, 28, 28)
-    );
+    let b = ConvProblem::from_perfdb_key("128-28-28-3x3-64-56-56-32-1x1-2x2-1x1-0-NCHW-FP32-B").unwrap();
+    assert_eq!((b.c, b.k, b.in_h, b.in_w, b.out_h, b.out_w), (64, 128, 56, 56, 28, 28));
     assert_eq!(b.in_hw(), (28, 28));
     assert_eq!(b.out_hw(), (56, 56));
 
     // Odd input: (57 + 2 - 2 - 1) / 2 + 1 = 29; asymmetric stride/pad/dilation.
-    let p = ConvProblem::from_driver_line(
-        "conv -n 1 -c 8 -H 57 -W 10 -k 8 -y 3 -x 3 -p 1 -q 0 -u 2 -v 1 -l 1 -j 2",
-    )
-    .unwrap();
+    let p = ConvProblem::from_driver_line("conv -n 1 -c 8 -H 57 -W 10 -k 8 -y 3 -x 3 -p 1 -q 0 -u 2 -v 1 -l 1 -j 2")
+        .unwrap();
     // W: (10 + 0 - 2*2 - 1) / 1 + 1 = 6.
     assert_eq!((p.out_h, p.out_w), (29, 6));
     let key = p.to_perfdb_key();
@@ -148,10 +133,7 @@ fn driver_defaults() {
     assert_eq!((p.n, p.c, p.k, p.in_h, p.in_w), (100, 3, 32, 32, 32));
     assert_eq!((p.filter_h, p.filter_w, p.out_h, p.out_w), (3, 3, 30, 30));
     assert_eq!((p.pad_h, p.pad_w, p.stride_h, p.stride_w), (0, 0, 1, 1));
-    assert_eq!(
-        (p.dilation_h, p.dilation_w, p.groups, p.bias),
-        (1, 1, 1, false)
-    );
+    assert_eq!((p.dilation_h, p.dilation_w, p.groups, p.bias), (1, 1, 1, false));
     assert_eq!(
         (p.layout, p.precision, p.direction),
         (Layout::Nchw, Precision::Fp32, Direction::Forward)
@@ -159,17 +141,9 @@ fn driver_defaults() {
     let b = ConvProblem::from_driver_line("convbfp16 -F 4 --in_layout NHWC -b 1").unwrap();
     assert_eq!(
         (b.precision, b.direction, b.layout, b.bias),
-        (
-            Precision::Bf16,
-            Direction::BackwardWeights,
-            Layout::Nhwc,
-            true
-        )
+        (Precision::Bf16, Direction::BackwardWeights, Layout::Nhwc, true)
     );
-    assert_eq!(
-        b.to_perfdb_key(),
-        "32-30-30-3x3-3-32-32-100-0x0-1x1-1x1-1-NHWC-BF16-W"
-    );
+    assert_eq!(b.to_perfdb_key(), "32-30-30-3x3-3-32-32-100-0x0-1x1-1x1-1-NHWC-BF16-W");
 }
 
 #[test]
@@ -177,25 +151,15 @@ fn grouped_nhwc_key() {
     // README: GroupFwd gfx942 fp16, G16 N256 C2016 K192 7x7, 1x1.
     let key = "2016-7-7-1x1-192-7-7-256-0x0-1x1-1x1-0-NHWC-FP16-F_g16";
     let p = ConvProblem::from_perfdb_key(key).unwrap();
-    assert_eq!(
-        (p.groups, p.n, p.c, p.k, p.layout),
-        (16, 256, 2016, 192, Layout::Nhwc)
-    );
+    assert_eq!((p.groups, p.n, p.c, p.k, p.layout), (16, 256, 2016, 192, Layout::Nhwc));
     assert_eq!(p.to_perfdb_key(), key);
     let line = "convfp16 -n 256 -c 2016 -H 7 -W 7 -k 192 -y 1 -x 1 -g 16 --in_layout NHWC \
                 --out_layout NHWC --fil_layout NHWC";
     assert_eq!(ConvProblem::from_driver_line(line).unwrap(), p);
-    assert_eq!(
-        ConvProblem::from_driver_line(&p.to_driver_line()).unwrap(),
-        p
-    );
+    assert_eq!(ConvProblem::from_driver_line(&p.to_driver_line()).unwrap(), p);
     // groups 1 written explicitly is accepted, and omitted on output.
-    let g1 = ConvProblem::from_perfdb_key("2016-7-7-1x1-192-7-7-256-0x0-1x1-1x1-0-NHWC-FP16-F_g1")
-        .unwrap();
-    assert_eq!(
-        g1.to_perfdb_key(),
-        "2016-7-7-1x1-192-7-7-256-0x0-1x1-1x1-0-NHWC-FP16-F"
-    );
+    let g1 = ConvProblem::from_perfdb_key("2016-7-7-1x1-192-7-7-256-0x0-1x1-1x1-0-NHWC-FP16-F_g1").unwrap();
+    assert_eq!(g1.to_perfdb_key(), "2016-7-7-1x1-192-7-7-256-0x0-1x1-1x1-0-NHWC-FP16-F");
 }
 
 #[test]
@@ -203,11 +167,7 @@ fn vocabulary_round_trips() {
     for p in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
         assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
     }
-    for d in [
-        Direction::Forward,
-        Direction::BackwardData,
-        Direction::BackwardWeights,
-    ] {
+    for d in [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights] {
         assert_eq!(d.to_string().parse::<Direction>().unwrap(), d);
         assert_eq!(Direction::from_char(d.as_char()), Some(d));
     }
@@ -236,34 +196,16 @@ fn malformed_keys_name_the_field() {
             "2048-7-7-1x1-512-7-7-0-0x0-1x1-1x1-0-NCHW-FP16-F",
             &["field 'N'", "positive"],
         ),
-        (
-            "0-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'C_in'"],
-        ),
+        ("0-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'C_in'"]),
         (
             "2048-x-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
             &["field 'H_in'", "'x'"],
         ),
-        (
-            "2048-7-+7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'W_in'"],
-        ),
-        (
-            "2048-7-7-1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'filter'"],
-        ),
-        (
-            "2048-7-7-0x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'Fy'"],
-        ),
-        (
-            "2048-7-7-1x-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'Fx'"],
-        ),
-        (
-            "2048-7-7-1x1-0-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["field 'C_out'"],
-        ),
+        ("2048-7-+7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'W_in'"]),
+        ("2048-7-7-1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'filter'"]),
+        ("2048-7-7-0x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'Fy'"]),
+        ("2048-7-7-1x-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'Fx'"]),
+        ("2048-7-7-1x1-0-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F", &["field 'C_out'"]),
         (
             "2048-7-7-1x1-512-6-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
             &["field 'H_out'", "inconsistent", "7"],
@@ -288,10 +230,7 @@ fn malformed_keys_name_the_field() {
             "2048-7-7-1x1-512-7-7-256-0x0-1x0-1x1-0-NCHW-FP16-F",
             &["field 'StrideW'"],
         ),
-        (
-            "2048-7-7-1x1-512-7-7-256-0x0-1x1-0x1-0-NCHW-FP16-F",
-            &["field 'DilH'"],
-        ),
+        ("2048-7-7-1x1-512-7-7-256-0x0-1x1-0x1-0-NCHW-FP16-F", &["field 'DilH'"]),
         (
             "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-2-NCHW-FP16-F",
             &["field 'bias'", "0 or 1"],
@@ -345,10 +284,7 @@ fn malformed_keys_name_the_field() {
             &["expected 15", "got 16"],
         ),
         ("", &["expected 15", "got 1"]),
-        (
-            "2048-7-7-1x1-512-7-7-256--0x0-1x1-1x1-0-NCHW-FP16-F",
-            &["expected 15"],
-        ),
+        ("2048-7-7-1x1-512-7-7-256--0x0-1x1-1x1-0-NCHW-FP16-F", &["expected 15"]),
         // 3-D key: C-D-H-W-FzxFyxFx-K-D-H-W-N-PadDxPadHxPadW-...
         (
             "64-4-7-7-1x1x1-64-4-7-7-8-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F",
@@ -411,14 +347,8 @@ fn malformed_driver_lines_name_the_flag() {
         ("conv -_ 1", &["unknown MIOpenDriver flag '-_'"]),
         ("conv 5", &["unexpected argument '5'"]),
         ("conv -n 1 -n 2", &["flag -n", "more than once"]),
-        (
-            "conv -n 1 --batchsize 2",
-            &["flag --batchsize", "more than once"],
-        ),
-        (
-            "convint8 -n 1",
-            &["unsupported MIOpenDriver command 'convint8'"],
-        ),
+        ("conv -n 1 --batchsize 2", &["flag --batchsize", "more than once"]),
+        ("convint8 -n 1", &["unsupported MIOpenDriver command 'convint8'"]),
         ("conv -i", &["flag -i", "missing value"]),
         ("conv -t yes", &["flag -t"]),
         ("conv -H 3 -W 3 -y 5 -x 5", &["-H", "empty"]),
@@ -465,25 +395,19 @@ fn row_of(p: &ConvProblem) -> PerfDbConfigRow {
 #[test]
 fn perfdb_columns() {
     // Forward row: in = x.
-    let f = ConvProblem::from_perfdb_key("64-56-56-3x3-128-28-28-32-1x1-2x2-1x1-0-NCHW-FP32-F")
-        .unwrap();
+    let f = ConvProblem::from_perfdb_key("64-56-56-3x3-128-28-28-32-1x1-2x2-1x1-0-NCHW-FP32-F").unwrap();
     assert_eq!(ConvProblem::from_perfdb_columns(&row_of(&f)).unwrap(), f);
 
     // Backward row with stride 2 from an even x (56): the table only has dy = 28, and the
     // smallest x with output 28 is (28-1)*2 - 2 + 2 + 1 = 55.
-    let b = ConvProblem::from_perfdb_key("128-28-28-3x3-64-56-56-32-1x1-2x2-1x1-0-NCHW-FP32-B")
-        .unwrap();
+    let b = ConvProblem::from_perfdb_key("128-28-28-3x3-64-56-56-32-1x1-2x2-1x1-0-NCHW-FP32-B").unwrap();
     let got = ConvProblem::from_perfdb_columns(&row_of(&b)).unwrap();
     assert_eq!((got.in_h, got.in_w, got.out_h, got.out_w), (55, 55, 28, 28));
-    assert_eq!(
-        (got.c, got.k, got.direction),
-        (64, 128, Direction::BackwardData)
-    );
+    assert_eq!((got.c, got.k, got.direction), (64, 128, Direction::BackwardData));
     assert_eq!(got.in_hw(), b.in_hw());
 
     // Backward 1x1 stride 1: x is recovered exactly.
-    let b = ConvProblem::from_perfdb_key("288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-W")
-        .unwrap();
+    let b = ConvProblem::from_perfdb_key("288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-W").unwrap();
     assert_eq!(ConvProblem::from_perfdb_columns(&row_of(&b)).unwrap(), b);
 
     // Large padding: dy 3 from 1x1 filter, pad 2, stride 3: smallest x is 1 ((1+4-1)/3+1 = 2?
@@ -607,11 +531,7 @@ fn perfdb_config_tables_parse() {
             }
         }
         eprintln!("{}: {degenerate} degenerate rows rejected", path.display());
-        assert!(
-            degenerate < 100,
-            "{}: {degenerate} degenerate rows",
-            path.display()
-        );
+        assert!(degenerate < 100, "{}: {degenerate} degenerate rows", path.display());
         assert!(
             failures.is_empty(),
             "{}: {} rows failed, e.g. {:?}",
@@ -682,19 +602,15 @@ fn random_problem(rng: &mut Lcg) -> ConvProblem {
             bias: rng.below(4) == 0,
             layout: rng.pick(&[Layout::Nchw, Layout::Nhwc]),
             precision: rng.pick(&[Precision::Fp32, Precision::Fp16, Precision::Bf16]),
-            direction: rng.pick(&[
-                Direction::Forward,
-                Direction::BackwardData,
-                Direction::BackwardWeights,
-            ]),
+            direction: rng.pick(&[Direction::Forward, Direction::BackwardData, Direction::BackwardWeights]),
         };
     }
 }
 
 fn mutate(rng: &mut Lcg, s: &str) -> String {
     const ALPHABET: &[char] = &[
-        '0', '1', '2', '9', '-', 'x', '_', 'g', 'F', 'B', 'W', 'N', 'C', 'H', ' ', '=', '+', 'é',
-        '\u{0}', 'c', 'o', 'n', 'v',
+        '0', '1', '2', '9', '-', 'x', '_', 'g', 'F', 'B', 'W', 'N', 'C', 'H', ' ', '=', '+', 'é', '\u{0}', 'c', 'o',
+        'n', 'v',
     ];
     let mut chars: Vec<char> = s.chars().collect();
     for _ in 0..rng.range(1, 4) {
@@ -744,19 +660,11 @@ fn random_round_trips_and_mutations() {
             let m = mutate(&mut rng, &key);
             if let Ok(q) = ConvProblem::parse(&m) {
                 // Whatever parses must round-trip.
-                assert_eq!(
-                    ConvProblem::from_perfdb_key(&q.to_perfdb_key()).unwrap(),
-                    q,
-                    "{m}"
-                );
+                assert_eq!(ConvProblem::from_perfdb_key(&q.to_perfdb_key()).unwrap(), q, "{m}");
             }
             let m = mutate(&mut rng, &line);
             if let Ok(q) = ConvProblem::parse(&m) {
-                assert_eq!(
-                    ConvProblem::from_driver_line(&q.to_driver_line()).unwrap(),
-                    q,
-                    "{m}"
-                );
+                assert_eq!(ConvProblem::from_driver_line(&q.to_driver_line()).unwrap(), q, "{m}");
             }
         }
     }

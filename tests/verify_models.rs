@@ -13,9 +13,20 @@ fn all_twelve_ktn_models_reproduce_their_embedded_tests() {
         let model = KerasModel::load(file).unwrap_or_else(|e| panic!("{e}"));
         let report = verify_model(&model).unwrap_or_else(|e| panic!("{e}"));
         for o in &report.outputs {
-            println!("{} output {}: max |err| {:.3e}", file.display(), o.output, o.max_abs_error);
+            println!(
+                "{} output {}: max |err| {:.3e}",
+                file.display(),
+                o.output,
+                o.max_abs_error
+            );
         }
         assert!(report.passes(1e-4), "{}: {:?}", file.display(), report.outputs);
-        assert!(report.hash_ok, "{}: stored hash {} != computed {}", file.display(), model.stored_hash, model.computed_hash);
+        assert!(
+            report.hash_ok,
+            "{}: stored hash {} != computed {}",
+            file.display(),
+            model.stored_hash,
+            model.computed_hash
+        );
     }
 }

@@ -54,7 +54,10 @@ impl Args {
                     Some(v) => v,
                     None => {
                         i += 1;
-                        words.get(i).cloned().ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?
+                        words
+                            .get(i)
+                            .cloned()
+                            .ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?
                     }
                 };
                 if args.values.iter().any(|(n, _)| n == name) {
@@ -94,7 +97,11 @@ impl Args {
 mod tests {
     use super::*;
 
-    const SPEC: Spec = Spec { valued: &["arch", "beam"], flags: &["json"], options_after_positionals: false };
+    const SPEC: Spec = Spec {
+        valued: &["arch", "beam"],
+        flags: &["json"],
+        options_after_positionals: false,
+    };
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -110,9 +117,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_option() {
-        assert!(Args::parse(&words("--arch"), &SPEC).unwrap_err().to_string().contains("--arch"));
-        assert!(Args::parse(&words("--bogus 1"), &SPEC).unwrap_err().to_string().contains("--bogus"));
-        assert!(Args::parse(&words("--arch=a --arch b"), &SPEC).unwrap_err().to_string().contains("twice"));
+        assert!(Args::parse(&words("--arch"), &SPEC)
+            .unwrap_err()
+            .to_string()
+            .contains("--arch"));
+        assert!(Args::parse(&words("--bogus 1"), &SPEC)
+            .unwrap_err()
+            .to_string()
+            .contains("--bogus"));
+        assert!(Args::parse(&words("--arch=a --arch b"), &SPEC)
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
         let a = Args::parse(&words("--beam 0"), &SPEC).unwrap();
         assert!(a.positive("beam", 1).unwrap_err().to_string().contains("--beam"));
     }

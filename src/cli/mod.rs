@@ -54,6 +54,9 @@ pub fn run(argv: &[String]) -> i32 {
 
 /// True when the words ask for help (`-h` / `--help` before any positional word).
 pub(crate) fn wants_help(words: &[String]) -> bool {
-    words.iter().take_while(|w| w.starts_with('-')).any(|w| w == "-h" || w == "--help")
+    words
+        .iter()
+        .take_while(|w| w.starts_with('-'))
+        .any(|w| w == "-h" || w == "--help")
         || words.first().is_some_and(|w| w == "-h" || w == "--help")
 }

@@ -44,7 +44,9 @@ Options:
                      once everything is written
   --threads N        worker threads (default: all cores)";
 
-const VALUED: &[&str] = &["arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads"];
+const VALUED: &[&str] = &[
+    "arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads",
+];
 
 pub(super) struct Common {
     pub predictor: Predictor,
@@ -63,7 +65,11 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             }
             DecodeMode::Miopen
         }
-        (Some(other), None) => return Err(Error::Usage(format!("--decode: unknown mode '{other}' (miopen; or use --beam K)"))),
+        (Some(other), None) => {
+            return Err(Error::Usage(format!(
+                "--decode: unknown mode '{other}' (miopen; or use --beam K)"
+            )))
+        }
         (None, Some(_)) => {
             let width = args.positive("beam", 1)?;
             let top = args.positive("top", width)?;
@@ -75,7 +81,11 @@ pub(super) fn common(args: &Args) -> Result<Common> {
     };
     let mut predictor = Predictor::load(arch, solver, &dirs)?;
     if let Some(t) = args.value("threads") {
-        let n = t.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| Error::Usage(format!("--threads: expected a positive integer, got '{t}'")))?;
+        let n = t
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| Error::Usage(format!("--threads: expected a positive integer, got '{t}'")))?;
         predictor = predictor.with_threads(n);
     }
     Ok(Common { predictor, mode })
@@ -86,14 +96,23 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         println!("{PREDICT_HELP}\n{COMMON_OPTIONS}");
         return Ok(0);
     }
-    let args = Args::parse(words, &Spec { valued: VALUED, flags: &[], options_after_positionals: false })?;
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: VALUED,
+            flags: &[],
+            options_after_positionals: false,
+        },
+    )?;
     for unused in ["input", "output", "threads"] {
         if args.value(unused).is_some() {
             return Err(Error::Usage(format!("--{unused} is a batch option")));
         }
     }
     if args.rest.is_empty() {
-        return Err(Error::Usage("predict needs a PROBLEM (a perf-db key or MIOpenDriver arguments); see --help".into()));
+        return Err(Error::Usage(
+            "predict needs a PROBLEM (a perf-db key or MIOpenDriver arguments); see --help".into(),
+        ));
     }
     let text = args.rest.join(" ");
     let problem = ConvProblem::parse(&text)?;
@@ -104,17 +123,25 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     let write_err = |e: std::io::Error| Error::io("<stdout>", e);
     match c.mode {
         DecodeMode::Miopen => {
-            let p = predictions.first().ok_or_else(|| Error::Usage("no prediction".into()))?;
+            let p = predictions
+                .first()
+                .ok_or_else(|| Error::Usage("no prediction".into()))?;
             writeln!(out, "{}", p.config).map_err(write_err)?;
             if p.source == Source::Default {
-                eprintln!("note: the model found no valid config (MIOpen's walk reached \"-1\"); this is {}'s static default", c.predictor.solver.name());
+                eprintln!(
+                    "note: the model found no valid config (MIOpen's walk reached \"-1\"); this is {}'s static default",
+                    c.predictor.solver.name()
+                );
             }
         }
         DecodeMode::Beam { .. } => {
             for (rank, p) in predictions.iter().enumerate() {
                 writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
                 if p.source == Source::Default {
-                    eprintln!("note: no valid config found; this is {}'s static default", c.predictor.solver.name());
+                    eprintln!(
+                        "note: no valid config found; this is {}'s static default",
+                        c.predictor.solver.name()
+                    );
                 }
             }
         }
@@ -131,9 +158,18 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         println!("{BATCH_HELP}\n{COMMON_OPTIONS}");
         return Ok(0);
     }
-    let args = Args::parse(words, &Spec { valued: VALUED, flags: &[], options_after_positionals: false })?;
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: VALUED,
+            flags: &[],
+            options_after_positionals: false,
+        },
+    )?;
     if let Some(extra) = args.rest.first() {
-        return Err(Error::Usage(format!("batch takes no positional argument ('{extra}'); use --input FILE")));
+        return Err(Error::Usage(format!(
+            "batch takes no positional argument ('{extra}'); use --input FILE"
+        )));
     }
     let input_name = args.value("input").unwrap_or("-");
     let lines: Vec<String> = read_lines(input_name)?;
@@ -161,7 +197,13 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         match result {
             Ok(predictions) => {
                 for (rank, p) in predictions.iter().enumerate() {
-                    tsv.push_str(&format!("{text}\t{}\t{}\t{}\t{}\n", rank + 1, p.config, score_text(p), p.source.as_str()));
+                    tsv.push_str(&format!(
+                        "{text}\t{}\t{}\t{}\t{}\n",
+                        rank + 1,
+                        p.config,
+                        score_text(p),
+                        p.source.as_str()
+                    ));
                 }
             }
             Err(e) => {
@@ -172,7 +214,10 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     }
     write_output(args.value("output").unwrap_or("-"), &tsv)?;
     if failed > 0 {
-        eprintln!("{failed} line(s) failed; {} predicted", jobs.len() + failed - failed.min(jobs.len() + failed));
+        eprintln!(
+            "{failed} line(s) failed; {} predicted",
+            jobs.len() + failed - failed.min(jobs.len() + failed)
+        );
         return Ok(1);
     }
     Ok(0)
@@ -181,7 +226,11 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
 fn read_lines(name: &str) -> Result<Vec<String>> {
     if name == "-" {
         let stdin = std::io::stdin();
-        stdin.lock().lines().collect::<std::io::Result<_>>().map_err(|e| Error::io("<stdin>", e))
+        stdin
+            .lock()
+            .lines()
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| Error::io("<stdin>", e))
     } else {
         let text = std::fs::read_to_string(name).map_err(|e| Error::io(name, e))?;
         Ok(text.lines().map(String::from).collect())
@@ -194,10 +243,16 @@ pub(super) fn write_output(name: &str, text: &str) -> Result<()> {
     if name == "-" {
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
-        return out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Error::io("<stdout>", e));
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::io("<stdout>", e));
     }
     let path = Path::new(name);
-    let tmp = path.with_file_name(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("output")));
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("output")
+    ));
     std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }

@@ -21,10 +21,21 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
         println!("{HELP}");
         return Ok(0);
     }
-    let args = Args::parse(words, &Spec { valued: &["tolerance"], flags: &[], options_after_positionals: true })?;
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: &["tolerance"],
+            flags: &[],
+            options_after_positionals: true,
+        },
+    )?;
     let tolerance: f32 = match args.value("tolerance") {
         None => 1e-4,
-        Some(t) => t.parse().ok().filter(|v: &f32| v.is_finite() && *v >= 0.0).ok_or_else(|| Error::Usage(format!("--tolerance: expected a non-negative number, got '{t}'")))?,
+        Some(t) => t
+            .parse()
+            .ok()
+            .filter(|v: &f32| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| Error::Usage(format!("--tolerance: expected a non-negative number, got '{t}'")))?,
     };
     if args.rest.is_empty() {
         return Err(Error::Usage("verify needs at least one FILE; see --help".into()));
@@ -48,25 +59,53 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
     eprintln!("{failures} of {} file(s) failed", args.rest.len());
     Ok(match first_error {
         Some(e) if failures == 1 => e.exit_code(),
-        _ => Error::VerifyMismatch { path: String::new(), detail: String::new() }.exit_code(),
+        _ => Error::VerifyMismatch {
+            path: String::new(),
+            detail: String::new(),
+        }
+        .exit_code(),
     })
 }
 
 fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
     let name = path.display();
-    if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains("_metadata")) {
+    if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.contains("_metadata"))
+    {
         let meta = KtnMetadata::load(path)?;
-        println!("{name}: metadata: {} tokens, predict_type {}, params {:?}", meta.token_values.len(), meta.predict_type, meta.num_tuning_params);
+        println!(
+            "{name}: metadata: {} tokens, predict_type {}, params {:?}",
+            meta.token_values.len(),
+            meta.predict_type,
+            meta.num_tuning_params
+        );
         return Ok(true);
     }
     let model = KerasModel::load(path)?;
     let report = verify_model(&model)?;
     let passes = report.passes(tolerance) && report.hash_ok;
-    println!("{name}: {} with {} test(s): {}", report.kind, report.tests, if passes { "ok" } else { "MISMATCH" });
+    println!(
+        "{name}: {} with {} test(s): {}",
+        report.kind,
+        report.tests,
+        if passes { "ok" } else { "MISMATCH" }
+    );
     for o in &report.outputs {
         let mark = if o.max_abs_error <= tolerance { "ok" } else { "MISMATCH" };
-        println!("  output {}: max |err| {:.3e} at [{}] (got {}, expected {}) {mark}", o.output, o.max_abs_error, o.worst_index, o.got, o.expected);
+        println!(
+            "  output {}: max |err| {:.3e} at [{}] (got {}, expected {}) {mark}",
+            o.output, o.max_abs_error, o.worst_index, o.got, o.expected
+        );
     }
-    println!("  hash: {}", if report.hash_ok { "ok".to_string() } else { format!("MISMATCH (file {}, weights {})", model.stored_hash, model.computed_hash) });
+    println!(
+        "  hash: {}",
+        if report.hash_ok {
+            "ok".to_string()
+        } else {
+            format!("MISMATCH (file {}, weights {})", model.stored_hash, model.computed_hash)
+        }
+    );
     Ok(passes)
 }

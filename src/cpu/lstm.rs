@@ -7,7 +7,10 @@ use super::activations::{sigmoid, tanh};
 /// `z` is `[batch, 4*units]` = x·W + h·U + b, with the four gates side by side (i, f, g, o);
 /// `c` and `h` are `[batch, units]`: `c' = σ(f)·c + σ(i)·tanh(g)`, `h' = σ(o)·tanh(c')`.
 pub fn lstm_cell(z: &[f32], c: &mut [f32], h: &mut [f32], batch: usize, units: usize) {
-    assert!(z.len() >= batch * 4 * units && c.len() >= batch * units && h.len() >= batch * units, "lstm_cell: shape");
+    assert!(
+        z.len() >= batch * 4 * units && c.len() >= batch * units && h.len() >= batch * units,
+        "lstm_cell: shape"
+    );
     for b in 0..batch {
         let zb = &z[b * 4 * units..(b + 1) * 4 * units];
         let (zi, rest) = zb.split_at(units);

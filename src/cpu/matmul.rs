@@ -14,7 +14,10 @@ const NR: usize = 16;
 /// # Panics
 /// When a slice is shorter than its stated shape (a programming error, never user input).
 pub fn matmul_acc(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "matmul_acc: shape");
+    assert!(
+        a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
+        "matmul_acc: shape"
+    );
     if m == 0 || n == 0 || k == 0 {
         return;
     }
@@ -118,7 +121,15 @@ mod tests {
     #[test]
     fn blocked_matches_naive_on_odd_shapes() {
         let mut rng = Lcg::new(7);
-        for &(m, k, n) in &[(1, 1, 1), (1, 3, 17), (7, 5, 33), (6, 128, 512), (13, 63, 65), (17, 129, 38), (65, 17, 3)] {
+        for &(m, k, n) in &[
+            (1, 1, 1),
+            (1, 3, 17),
+            (7, 5, 33),
+            (6, 128, 512),
+            (13, 63, 65),
+            (17, 129, 38),
+            (65, 17, 3),
+        ] {
             let a = rng.vec(m * k, 1.0);
             let b = rng.vec(k * n, 1.0);
             let init = rng.vec(m * n, 1.0);
@@ -128,7 +139,11 @@ mod tests {
             for i in 0..m * n {
                 let expected = want[i] + init[i] as f64;
                 let err = (c[i] as f64 - expected).abs();
-                assert!(err <= 1e-5 * (k as f64).sqrt() * (1.0 + expected.abs()), "({m},{k},{n}) at {i}: {} vs {expected}", c[i]);
+                assert!(
+                    err <= 1e-5 * (k as f64).sqrt() * (1.0 + expected.abs()),
+                    "({m},{k},{n}) at {i}: {} vs {expected}",
+                    c[i]
+                );
             }
         }
     }

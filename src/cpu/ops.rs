@@ -15,7 +15,15 @@ pub fn add_bias_rows(out: &mut [f32], bias: Option<&[f32]>, rows: usize, width: 
 }
 
 /// `out[rows, units] = x[rows, in] · kernel[in, units] + bias`.
-pub fn dense(x: &[f32], kernel: &[f32], bias: Option<&[f32]>, out: &mut [f32], rows: usize, input_dim: usize, units: usize) {
+pub fn dense(
+    x: &[f32],
+    kernel: &[f32],
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+    rows: usize,
+    input_dim: usize,
+    units: usize,
+) {
     add_bias_rows(out, bias, rows, units);
     matmul_acc(x, kernel, out, rows, input_dim, units);
 }
@@ -33,7 +41,9 @@ pub fn log_softmax_rows(x: &[f32], out: &mut [f32], rows: usize, width: usize) {
     for r in 0..rows {
         let xr = &x[r * width..(r + 1) * width];
         let or = &mut out[r * width..(r + 1) * width];
-        let max = xr.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m || v.is_nan() { v } else { m });
+        let max = xr
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &v| if v > m || v.is_nan() { v } else { m });
         let sum: f32 = xr.iter().map(|&v| exp(v - max)).sum();
         let log_sum = sum.ln();
         for (o, &v) in or.iter_mut().zip(xr) {
@@ -82,7 +92,15 @@ mod tests {
     fn dense_and_gather_hand_derived() {
         // [1 2] · [[1 0 2], [3 1 0]] + [0.5 0.5 0.5] = [7.5 2.5 2.5]
         let mut out = [0.0; 3];
-        dense(&[1.0, 2.0], &[1.0, 0.0, 2.0, 3.0, 1.0, 0.0], Some(&[0.5; 3]), &mut out, 1, 2, 3);
+        dense(
+            &[1.0, 2.0],
+            &[1.0, 0.0, 2.0, 3.0, 1.0, 0.0],
+            Some(&[0.5; 3]),
+            &mut out,
+            1,
+            2,
+            3,
+        );
         assert_eq!(out, [7.5, 2.5, 2.5]);
         let table = [0.0, 1.0, 10.0, 11.0, 20.0, 21.0];
         let mut g = [0.0; 4];

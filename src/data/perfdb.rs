@@ -27,7 +27,10 @@ pub struct SolverRows {
 
 /// Opens a perf database read-only without ever writing a journal next to it.
 pub fn open(path: &Path) -> Result<Connection> {
-    let db_err = |detail: String| Error::Database { path: path.display().to_string(), detail };
+    let db_err = |detail: String| Error::Database {
+        path: path.display().to_string(),
+        detail,
+    };
     if !path.is_file() {
         return Err(db_err("no such file".into()));
     }
@@ -35,8 +38,11 @@ pub fn open(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(&uri, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI)
         .map_err(|e| db_err(e.to_string()))?;
     for table in ["config", "perf_db"] {
-        let found: std::result::Result<i64, _> =
-            conn.query_row("SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?1", [table], |r| r.get(0));
+        let found: std::result::Result<i64, _> = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?1",
+            [table],
+            |r| r.get(0),
+        );
         match found {
             Ok(1) => {}
             Ok(_) => return Err(db_err(format!("not a MIOpen perf database: no '{table}' table"))),
@@ -49,7 +55,10 @@ pub fn open(path: &Path) -> Result<Connection> {
 /// Every row of `solver`, joined with its problem.
 pub fn solver_rows(path: &Path, solver: &str) -> Result<SolverRows> {
     let conn = open(path)?;
-    let db_err = |e: rusqlite::Error| Error::Database { path: path.display().to_string(), detail: e.to_string() };
+    let db_err = |e: rusqlite::Error| Error::Database {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    };
     let mut stmt = conn
         .prepare(
             "SELECT c.id, c.layout, c.data_type, c.direction, c.spatial_dim, c.in_channels, c.in_h, c.in_w, c.in_d, \
@@ -96,7 +105,11 @@ pub fn solver_rows(path: &Path, solver: &str) -> Result<SolverRows> {
         match cols {
             Err(e) => out.rejected.push((id, format!("unreadable columns: {e}"))),
             Ok((cols, params)) => match ConvProblem::from_perfdb_columns(&cols) {
-                Ok(problem) => out.rows.push(TunedRow { config_id: id, problem, params }),
+                Ok(problem) => out.rows.push(TunedRow {
+                    config_id: id,
+                    problem,
+                    params,
+                }),
                 Err(e) => out.rejected.push((id, e.to_string())),
             },
         }

@@ -63,7 +63,9 @@ pub struct EmbeddingWeights {
 #[derive(Debug, Clone)]
 pub enum LayerKind {
     /// A model input; `shape` excludes the batch dimension.
-    Input { shape: Vec<usize> },
+    Input {
+        shape: Vec<usize>,
+    },
     Dense(DenseWeights),
     Lstm(LstmWeights),
     Embedding(EmbeddingWeights),
@@ -111,8 +113,8 @@ impl KerasModel {
 
     /// Parses a model from JSON text; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<KerasModel> {
-        let root: Value = serde_json::from_str(text)
-            .map_err(|e| Error::format(source, format!("not valid JSON: {e}")))?;
+        let root: Value =
+            serde_json::from_str(text).map_err(|e| Error::format(source, format!("not valid JSON: {e}")))?;
         let ctx = Ctx { source };
         let arch = ctx.field(&root, "architecture", "top level")?;
         let config = ctx.field(arch, "config", "architecture")?;
@@ -130,17 +132,30 @@ impl KerasModel {
             hasher.update(layer.name.as_bytes());
             layers.push(layer);
         }
-        let inputs = ctx.refs(ctx.field(config, "input_layers", "architecture.config")?, "input_layers")?;
-        let outputs =
-            ctx.refs(ctx.field(config, "output_layers", "architecture.config")?, "output_layers")?;
+        let inputs = ctx.refs(
+            ctx.field(config, "input_layers", "architecture.config")?,
+            "input_layers",
+        )?;
+        let outputs = ctx.refs(
+            ctx.field(config, "output_layers", "architecture.config")?,
+            "output_layers",
+        )?;
         for r in inputs.iter().chain(outputs.iter()) {
             if !layers.iter().any(|l| l.name == r.layer) {
-                return Err(Error::format(source, format!("graph names unknown layer '{}'", r.layer)));
+                return Err(Error::format(
+                    source,
+                    format!("graph names unknown layer '{}'", r.layer),
+                ));
             }
         }
         let tests = match root.get("tests") {
             None | Some(Value::Null) => Vec::new(),
-            Some(t) => ctx.array(t, "tests")?.iter().enumerate().map(|(i, t)| ctx.test(t, i)).collect::<Result<_>>()?,
+            Some(t) => ctx
+                .array(t, "tests")?
+                .iter()
+                .enumerate()
+                .map(|(i, t)| ctx.test(t, i))
+                .collect::<Result<_>>()?,
         };
         let stored_hash = root.get("hash").and_then(Value::as_str).unwrap_or("").to_string();
         Ok(KerasModel {
@@ -186,7 +201,8 @@ impl Ctx<'_> {
     }
 
     fn field<'v>(&self, v: &'v Value, key: &str, within: &str) -> Result<&'v Value> {
-        v.get(key).ok_or_else(|| self.err(format!("missing '{key}' in {within}")))
+        v.get(key)
+            .ok_or_else(|| self.err(format!("missing '{key}' in {within}")))
     }
 
     fn array<'v>(&self, v: &'v Value, what: &str) -> Result<&'v Vec<Value>> {
@@ -209,16 +225,25 @@ impl Ctx<'_> {
 
     /// A float array: a list of base64 chunks (each decodes on its own) or a list of numbers.
     fn floats(&self, v: Option<&Value>, what: &str) -> Result<Vec<f32>> {
-        let list = v.and_then(Value::as_array).ok_or_else(|| self.err(format!("{what}: missing float array")))?;
+        let list = v
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(format!("{what}: missing float array")))?;
         let mut out = Vec::new();
         for (i, item) in list.iter().enumerate() {
             match item {
                 Value::String(s) => {
                     let bytes = base64::decode(s).map_err(|e| self.err(format!("{what}: chunk {i}: {e}")))?;
                     if bytes.len() % 4 != 0 {
-                        return Err(self.err(format!("{what}: chunk {i} holds {} bytes, not whole float32s", bytes.len())));
+                        return Err(self.err(format!(
+                            "{what}: chunk {i} holds {} bytes, not whole float32s",
+                            bytes.len()
+                        )));
                     }
-                    out.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                    out.extend(
+                        bytes
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    );
                 }
                 Value::Number(n) => out.push(n.as_f64().unwrap_or(f64::NAN) as f32),
                 _ => return Err(self.err(format!("{what}: element {i} is neither base64 text nor a number"))),
@@ -232,10 +257,18 @@ impl Ctx<'_> {
     }
 
     fn tensor_ref(&self, r: &Value, what: &str) -> Result<TensorRef> {
-        let parts = r.as_array().ok_or_else(|| self.err(format!("{what}: entry is not a list")))?;
-        let layer = parts.first().and_then(Value::as_str).ok_or_else(|| self.err(format!("{what}: entry lacks a layer name")))?;
+        let parts = r
+            .as_array()
+            .ok_or_else(|| self.err(format!("{what}: entry is not a list")))?;
+        let layer = parts
+            .first()
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.err(format!("{what}: entry lacks a layer name")))?;
         let tensor_index = self.usize_of(parts.get(2), &format!("{what} tensor index"))?;
-        Ok(TensorRef { layer: layer.to_string(), tensor_index })
+        Ok(TensorRef {
+            layer: layer.to_string(),
+            tensor_index,
+        })
     }
 
     fn test(&self, t: &Value, index: usize) -> Result<TestVector> {
@@ -253,20 +286,36 @@ impl Ctx<'_> {
                     let values = self.floats(x.get("values"), &what)?;
                     let expected: usize = shape.iter().product();
                     if values.len() != expected {
-                        return Err(self.err(format!("{what}: shape {shape:?} needs {expected} values, found {}", values.len())));
+                        return Err(self.err(format!(
+                            "{what}: shape {shape:?} needs {expected} values, found {}",
+                            values.len()
+                        )));
                     }
                     Ok(Tensor { shape, values })
                 })
                 .collect()
         };
-        Ok(TestVector { inputs: tensors("inputs")?, outputs: tensors("outputs")? })
+        Ok(TestVector {
+            inputs: tensors("inputs")?,
+            outputs: tensors("outputs")?,
+        })
     }
 
     fn layer(&self, v: &Value, index: usize, params: Option<&Value>) -> Result<Layer> {
-        let class = self.str_of(v, "class_name").ok_or_else(|| self.err(format!("layer {index}: missing class_name")))?.to_string();
-        let name = self.str_of(v, "name").ok_or_else(|| self.err(format!("layer {index}: missing name")))?.to_string();
+        let class = self
+            .str_of(v, "class_name")
+            .ok_or_else(|| self.err(format!("layer {index}: missing class_name")))?
+            .to_string();
+        let name = self
+            .str_of(v, "name")
+            .ok_or_else(|| self.err(format!("layer {index}: missing name")))?
+            .to_string();
         let cfg = self.field(v, "config", &format!("layer '{name}'"))?;
-        let unsupported = |detail: String| Error::UnsupportedLayer { layer: name.clone(), class: class.clone(), detail };
+        let unsupported = |detail: String| Error::UnsupportedLayer {
+            layer: name.clone(),
+            class: class.clone(),
+            detail,
+        };
         let inbound = match v.get("inbound_nodes").and_then(Value::as_array) {
             None => Vec::new(),
             Some(nodes) if nodes.is_empty() => Vec::new(),
@@ -274,13 +323,22 @@ impl Ctx<'_> {
             Some(_) => return Err(unsupported("the layer is called more than once (shared layers)".into())),
         };
         let weights = |key: &str| -> Result<Vec<f32>> {
-            let p = params.and_then(|p| p.get(&name)).ok_or_else(|| self.err(format!("no trainable_params for layer '{name}'")))?;
+            let p = params
+                .and_then(|p| p.get(&name))
+                .ok_or_else(|| self.err(format!("no trainable_params for layer '{name}'")))?;
             self.floats(p.get(key), &format!("trainable_params.{name}.{key}"))
         };
         let kind = match class.as_str() {
             "InputLayer" => {
-                let shape = cfg.get("batch_input_shape").and_then(Value::as_array).ok_or_else(|| self.err(format!("layer '{name}': missing batch_input_shape")))?;
-                let dims = shape.iter().skip(1).map(|d| self.usize_of(Some(d), &format!("layer '{name}' batch_input_shape"))).collect::<Result<_>>()?;
+                let shape = cfg
+                    .get("batch_input_shape")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| self.err(format!("layer '{name}': missing batch_input_shape")))?;
+                let dims = shape
+                    .iter()
+                    .skip(1)
+                    .map(|d| self.usize_of(Some(d), &format!("layer '{name}' batch_input_shape")))
+                    .collect::<Result<_>>()?;
                 LayerKind::Input { shape: dims }
             }
             "Dense" => {
@@ -291,18 +349,31 @@ impl Ctx<'_> {
                 }
                 let kernel = weights("weights")?;
                 if units == 0 || kernel.is_empty() || kernel.len() % units != 0 {
-                    return Err(Error::Shape { what: format!("Dense '{name}' kernel"), expected: format!("a multiple of {units} values"), got: kernel.len().to_string() });
+                    return Err(Error::Shape {
+                        what: format!("Dense '{name}' kernel"),
+                        expected: format!("a multiple of {units} values"),
+                        got: kernel.len().to_string(),
+                    });
                 }
                 let bias = if self.bool_of(cfg, "use_bias", true) {
                     let b = weights("bias")?;
                     if b.len() != units {
-                        return Err(Error::Shape { what: format!("Dense '{name}' bias"), expected: units.to_string(), got: b.len().to_string() });
+                        return Err(Error::Shape {
+                            what: format!("Dense '{name}' bias"),
+                            expected: units.to_string(),
+                            got: b.len().to_string(),
+                        });
                     }
                     Some(b)
                 } else {
                     None
                 };
-                LayerKind::Dense(DenseWeights { input_dim: kernel.len() / units, units, kernel, bias })
+                LayerKind::Dense(DenseWeights {
+                    input_dim: kernel.len() / units,
+                    units,
+                    kernel,
+                    bias,
+                })
             }
             "LSTM" => {
                 let units = self.usize_of(cfg.get("units"), &format!("layer '{name}' units"))?;
@@ -321,14 +392,30 @@ impl Ctx<'_> {
                 let recurrent = weights("recurrent_weights")?;
                 let four_u = 4 * units;
                 if units == 0 || kernel.is_empty() || kernel.len() % four_u != 0 {
-                    return Err(Error::Shape { what: format!("LSTM '{name}' kernel"), expected: format!("a multiple of {four_u} values"), got: kernel.len().to_string() });
+                    return Err(Error::Shape {
+                        what: format!("LSTM '{name}' kernel"),
+                        expected: format!("a multiple of {four_u} values"),
+                        got: kernel.len().to_string(),
+                    });
                 }
                 if recurrent.len() != units * four_u {
-                    return Err(Error::Shape { what: format!("LSTM '{name}' recurrent kernel"), expected: (units * four_u).to_string(), got: recurrent.len().to_string() });
+                    return Err(Error::Shape {
+                        what: format!("LSTM '{name}' recurrent kernel"),
+                        expected: (units * four_u).to_string(),
+                        got: recurrent.len().to_string(),
+                    });
                 }
-                let bias = if self.bool_of(cfg, "use_bias", true) { weights("bias")? } else { vec![0.0; four_u] };
+                let bias = if self.bool_of(cfg, "use_bias", true) {
+                    weights("bias")?
+                } else {
+                    vec![0.0; four_u]
+                };
                 if bias.len() != four_u {
-                    return Err(Error::Shape { what: format!("LSTM '{name}' bias"), expected: four_u.to_string(), got: bias.len().to_string() });
+                    return Err(Error::Shape {
+                        what: format!("LSTM '{name}' bias"),
+                        expected: four_u.to_string(),
+                        got: bias.len().to_string(),
+                    });
                 }
                 LayerKind::Lstm(LstmWeights {
                     input_dim: kernel.len() / four_u,
@@ -347,12 +434,25 @@ impl Ctx<'_> {
                 }
                 let table = weights("weights")?;
                 if table.len() != input_dim * output_dim || table.is_empty() {
-                    return Err(Error::Shape { what: format!("Embedding '{name}' table"), expected: format!("{input_dim}x{output_dim}"), got: format!("{} values", table.len()) });
+                    return Err(Error::Shape {
+                        what: format!("Embedding '{name}' table"),
+                        expected: format!("{input_dim}x{output_dim}"),
+                        got: format!("{} values", table.len()),
+                    });
                 }
-                LayerKind::Embedding(EmbeddingWeights { input_dim, output_dim, table })
+                LayerKind::Embedding(EmbeddingWeights {
+                    input_dim,
+                    output_dim,
+                    table,
+                })
             }
             _ => return Err(unsupported(String::new())),
         };
-        Ok(Layer { name, class, kind, inbound })
+        Ok(Layer {
+            name,
+            class,
+            kind,
+            inbound,
+        })
     }
 }

@@ -40,9 +40,10 @@ impl KtnMetadata {
             .ok_or_else(|| err("'num_tuning_params' is missing or not an object".into()))?;
         let mut num_tuning_params = BTreeMap::new();
         for (k, v) in counts {
-            let n = v.as_u64().filter(|&n| n > 0 && n <= 64).ok_or_else(|| {
-                err(format!("num_tuning_params.{k} is not an integer in 1..64"))
-            })?;
+            let n = v
+                .as_u64()
+                .filter(|&n| n > 0 && n <= 64)
+                .ok_or_else(|| err(format!("num_tuning_params.{k} is not an integer in 1..64")))?;
             num_tuning_params.insert(k.clone(), n as usize);
         }
         let tunings = root
@@ -72,6 +73,10 @@ impl KtnMetadata {
         if token_values.is_empty() {
             return Err(err("the vocabulary is empty".into()));
         }
-        Ok(KtnMetadata { predict_type, num_tuning_params, token_values })
+        Ok(KtnMetadata {
+            predict_type,
+            num_tuning_params,
+            token_values,
+        })
     }
 }

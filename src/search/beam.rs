@@ -22,14 +22,32 @@ struct Candidate {
 /// Beam search of width `width` for every problem of a batch (`init`: one row per problem).
 /// Returns, per problem, up to `top` complete hypotheses, best first (empty when no valid
 /// config exists).
-pub fn beam_search(decoder: &Decoder, vocab: &Vocabulary, init: States, constraints: &[&dyn Constraint], width: usize, top: usize) -> Vec<Vec<Hypothesis>> {
+pub fn beam_search(
+    decoder: &Decoder,
+    vocab: &Vocabulary,
+    init: States,
+    constraints: &[&dyn Constraint],
+    width: usize,
+    top: usize,
+) -> Vec<Vec<Hypothesis>> {
     let problems = init.batch;
     assert_eq!(constraints.len(), problems, "one constraint per problem");
     let width = width.max(1);
     let v = decoder.vocab_size();
     let mut finished: Vec<Vec<Hypothesis>> = vec![Vec::new(); problems];
     // Live hypotheses: (problem, hypothesis); row i of `states` belongs to live[i].
-    let mut live: Vec<(usize, Hypothesis)> = (0..problems).map(|p| (p, Hypothesis { tokens: Vec::new(), values: Vec::new(), score: 0.0 })).collect();
+    let mut live: Vec<(usize, Hypothesis)> = (0..problems)
+        .map(|p| {
+            (
+                p,
+                Hypothesis {
+                    tokens: Vec::new(),
+                    values: Vec::new(),
+                    score: 0.0,
+                },
+            )
+        })
+        .collect();
     // Problems whose empty prefix cannot be completed have no answer at all.
     live.retain(|(p, h)| constraints[*p].completable(&h.values));
     let first_rows: Vec<usize> = live.iter().map(|(p, _)| *p).collect();
@@ -60,10 +78,17 @@ pub fn beam_search(decoder: &Decoder, vocab: &Vocabulary, init: States, constrai
                         continue;
                     }
                     let value = vocab.token_value[t];
-                    let ok = *accepted[value as usize].get_or_insert_with(|| constraints[p].accepts(&hyp.values, value));
+                    let ok =
+                        *accepted[value as usize].get_or_insert_with(|| constraints[p].accepts(&hyp.values, value));
                     let lp = log_probs[row * v + t];
                     if ok && !lp.is_nan() {
-                        candidates.push(Candidate { score: hyp.score + lp, raw: scores[row * v + t], token: t as u32, value, parent: row });
+                        candidates.push(Candidate {
+                            score: hyp.score + lp,
+                            raw: scores[row * v + t],
+                            token: t as u32,
+                            value,
+                            parent: row,
+                        });
                     }
                 }
             }
@@ -84,7 +109,11 @@ pub fn beam_search(decoder: &Decoder, vocab: &Vocabulary, init: States, constrai
                 kept += 1;
                 let mut tokens = parent.tokens.clone();
                 tokens.push(cand.token);
-                let hyp = Hypothesis { tokens, values, score: cand.score };
+                let hyp = Hypothesis {
+                    tokens,
+                    values,
+                    score: cand.score,
+                };
                 if hyp.values.len() >= constraints[p].config_len(&hyp.values) {
                     finished[p].push(hyp);
                 } else {
@@ -101,7 +130,12 @@ pub fn beam_search(decoder: &Decoder, vocab: &Vocabulary, init: States, constrai
         live = next_live;
     }
     for list in &mut finished {
-        list.sort_by(|a, b| rank_cmp((a.score, 0.0, *a.tokens.last().unwrap_or(&0)), (b.score, 0.0, *b.tokens.last().unwrap_or(&0))));
+        list.sort_by(|a, b| {
+            rank_cmp(
+                (a.score, 0.0, *a.tokens.last().unwrap_or(&0)),
+                (b.score, 0.0, *b.tokens.last().unwrap_or(&0)),
+            )
+        });
         list.truncate(top);
     }
     finished

@@ -10,12 +10,23 @@ use crate::seq2seq::{Decoder, DecoderScratch, States};
 
 /// Decodes every problem of a batch greedily. `init` holds one row of encoder states per
 /// problem. Returns, per problem, the hypothesis or `None` where MIOpen's walk fails.
-pub fn greedy_miopen(decoder: &Decoder, vocab: &Vocabulary, init: States, constraints: &[&dyn Constraint]) -> Vec<Option<Hypothesis>> {
+pub fn greedy_miopen(
+    decoder: &Decoder,
+    vocab: &Vocabulary,
+    init: States,
+    constraints: &[&dyn Constraint],
+) -> Vec<Option<Hypothesis>> {
     let problems = init.batch;
     assert_eq!(constraints.len(), problems, "one constraint per problem");
     let v = decoder.vocab_size();
     let mut results: Vec<Option<Hypothesis>> = vec![None; problems];
-    let mut running: Vec<Hypothesis> = (0..problems).map(|_| Hypothesis { tokens: Vec::new(), values: Vec::new(), score: 0.0 }).collect();
+    let mut running: Vec<Hypothesis> = (0..problems)
+        .map(|_| Hypothesis {
+            tokens: Vec::new(),
+            values: Vec::new(),
+            score: 0.0,
+        })
+        .collect();
     // rows[i] = the problem decoded in row i of `states`.
     let mut rows: Vec<usize> = (0..problems).collect();
     let mut states = init;

@@ -27,9 +27,12 @@ impl Decoder {
     /// [token, h1, c1, h2, c2, ...] and outputs [scores, h1, c1, h2, c2, ...].
     pub fn from_keras(model: &KerasModel) -> Result<Decoder> {
         let bad = |d: String| Error::format(&model.source, d);
-        let token_input = model.inputs.first().ok_or_else(|| bad("decoder has no inputs".into()))?;
-        let first = next_in_chain(model, &token_input.layer)?
-            .ok_or_else(|| bad("decoder token input feeds nothing".into()))?;
+        let token_input = model
+            .inputs
+            .first()
+            .ok_or_else(|| bad("decoder has no inputs".into()))?;
+        let first =
+            next_in_chain(model, &token_input.layer)?.ok_or_else(|| bad("decoder token input feeds nothing".into()))?;
         let embedding = match &first.kind {
             LayerKind::Embedding(e) => e.clone(),
             _ => {
@@ -63,7 +66,11 @@ impl Decoder {
                         )));
                     }
                     if l.input_dim != dim {
-                        return Err(Error::Shape { what: format!("{}: input of layer '{}'", model.source, layer.name), expected: l.input_dim.to_string(), got: dim.to_string() });
+                        return Err(Error::Shape {
+                            what: format!("{}: input of layer '{}'", model.source, layer.name),
+                            expected: l.input_dim.to_string(),
+                            got: dim.to_string(),
+                        });
                     }
                     dim = l.units;
                     lstms.push(l.clone());
@@ -71,7 +78,11 @@ impl Decoder {
                 }
                 LayerKind::Dense(d) if output.is_none() && !lstms.is_empty() => {
                     if d.input_dim != dim {
-                        return Err(Error::Shape { what: format!("{}: input of layer '{}'", model.source, layer.name), expected: d.input_dim.to_string(), got: dim.to_string() });
+                        return Err(Error::Shape {
+                            what: format!("{}: input of layer '{}'", model.source, layer.name),
+                            expected: d.input_dim.to_string(),
+                            got: dim.to_string(),
+                        });
                     }
                     output = Some((layer.name.as_str(), d.clone()));
                 }
@@ -87,13 +98,21 @@ impl Decoder {
         }
         let (out_name, output) = output.ok_or_else(|| bad("decoder has no final Dense layer".into()))?;
         if model.inputs.len() != 1 + 2 * lstms.len() {
-            return Err(bad(format!("decoder has {} inputs, expected {}", model.inputs.len(), 1 + 2 * lstms.len())));
+            return Err(bad(format!(
+                "decoder has {} inputs, expected {}",
+                model.inputs.len(),
+                1 + 2 * lstms.len()
+            )));
         }
         let mut want = vec![(out_name.to_string(), 0)];
         want.extend(state_refs(&names));
         let want: Vec<(&str, usize)> = want.iter().map(|(n, i)| (n.as_str(), *i)).collect();
         expect_refs(model, "decoder outputs", &model.outputs, &want)?;
-        Ok(Decoder { embedding, lstms, output })
+        Ok(Decoder {
+            embedding,
+            lstms,
+            output,
+        })
     }
 
     /// Vocabulary size (number of scores per step).
@@ -115,7 +134,10 @@ impl Decoder {
         let batch = states.batch;
         assert_eq!(tokens.len(), batch, "decoder step: one token per row");
         let e = &self.embedding;
-        assert!(tokens.iter().all(|&t| (t as usize) < e.input_dim), "decoder step: token outside the vocabulary");
+        assert!(
+            tokens.iter().all(|&t| (t as usize) < e.input_dim),
+            "decoder step: token outside the vocabulary"
+        );
         scratch.x.resize(batch * e.output_dim, 0.0);
         cpu::embedding_gather(&e.table, tokens, &mut scratch.x, e.output_dim);
         for (l, lstm) in self.lstms.iter().enumerate() {
@@ -123,7 +145,15 @@ impl Decoder {
             scratch.z.resize(batch * g, 0.0);
             let (below, this_and_above) = states.h.split_at_mut(l);
             let x: &[f32] = if l == 0 { &scratch.x } else { &below[l - 1] };
-            cpu::dense(x, &lstm.kernel, Some(&lstm.bias), &mut scratch.z, batch, lstm.input_dim, g);
+            cpu::dense(
+                x,
+                &lstm.kernel,
+                Some(&lstm.bias),
+                &mut scratch.z,
+                batch,
+                lstm.input_dim,
+                g,
+            );
             let h = &mut this_and_above[0];
             cpu::matmul_acc(h, &lstm.recurrent, &mut scratch.z, batch, lstm.units, g);
             cpu::lstm_cell(&scratch.z, &mut states.c[l], h, batch, lstm.units);

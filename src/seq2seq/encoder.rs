@@ -23,9 +23,14 @@ impl Encoder {
     pub fn from_keras(model: &KerasModel) -> Result<Encoder> {
         let bad = |d: String| Error::format(&model.source, d);
         if model.inputs.len() != 1 {
-            return Err(bad(format!("an encoder has one input, this graph has {}", model.inputs.len())));
+            return Err(bad(format!(
+                "an encoder has one input, this graph has {}",
+                model.inputs.len()
+            )));
         }
-        let input = model.layer(&model.inputs[0].layer).ok_or_else(|| bad("input layer missing".into()))?;
+        let input = model
+            .layer(&model.inputs[0].layer)
+            .ok_or_else(|| bad("input layer missing".into()))?;
         let (steps, features) = match &input.kind {
             LayerKind::Input { shape } if shape.len() == 2 && shape[0] > 0 && shape[1] > 0 => (shape[0], shape[1]),
             _ => return Err(bad(format!("encoder input '{}' must have shape [T, F]", input.name))),
@@ -69,7 +74,12 @@ impl Encoder {
         let want = state_refs(&names);
         let want: Vec<(&str, usize)> = want.iter().map(|(n, i)| (n.as_str(), *i)).collect();
         expect_refs(model, "encoder outputs", &model.outputs, &want)?;
-        Ok(Encoder { steps, features, dense, lstms })
+        Ok(Encoder {
+            steps,
+            features,
+            dense,
+            lstms,
+        })
     }
 
     /// Units of each LSTM layer.
@@ -91,7 +101,15 @@ impl Encoder {
         let (mut seq, mut dim) = match &self.dense {
             Some(d) => {
                 let mut out = vec![0.0; rows * d.units];
-                cpu::dense(input, &d.kernel, d.bias.as_deref(), &mut out, rows, d.input_dim, d.units);
+                cpu::dense(
+                    input,
+                    &d.kernel,
+                    d.bias.as_deref(),
+                    &mut out,
+                    rows,
+                    d.input_dim,
+                    d.units,
+                );
                 (out, d.units)
             }
             None => (input.to_vec(), f),

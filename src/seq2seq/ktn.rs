@@ -21,12 +21,20 @@ pub struct ModelFiles {
 pub fn find_model_files(dirs: &[PathBuf], arch: &str, model_name: &str) -> Result<ModelFiles> {
     for dir in dirs {
         let file = |part: &str| dir.join(format!("{arch}_{model_name}_{part}.ktn.model"));
-        let files = ModelFiles { encoder: file("encoder"), decoder: file("decoder"), metadata: file("metadata") };
+        let files = ModelFiles {
+            encoder: file("encoder"),
+            decoder: file("decoder"),
+            metadata: file("metadata"),
+        };
         if files.encoder.is_file() && files.decoder.is_file() && files.metadata.is_file() {
             return Ok(files);
         }
     }
-    Err(Error::ModelNotFound { arch: arch.to_string(), solver: model_name.to_string(), searched: dirs.to_vec() })
+    Err(Error::ModelNotFound {
+        arch: arch.to_string(),
+        solver: model_name.to_string(),
+        searched: dirs.to_vec(),
+    })
 }
 
 /// A loaded KTN model, ready to run.
@@ -62,11 +70,21 @@ impl KtnModel {
             return Err(Error::Shape {
                 what: format!("{}: vocabulary", files.metadata.display()),
                 expected: format!("{v} tokens (decoder output) and embedding rows"),
-                got: format!("{} metadata tokens, {} embedding rows", metadata.token_values.len(), decoder.embedding.input_dim),
+                got: format!(
+                    "{} metadata tokens, {} embedding rows",
+                    metadata.token_values.len(),
+                    decoder.embedding.input_dim
+                ),
             });
         }
         let vocab = Vocabulary::from_token_values(&metadata.token_values);
-        Ok(KtnModel { encoder, decoder, metadata, vocab, files })
+        Ok(KtnModel {
+            encoder,
+            decoder,
+            metadata,
+            vocab,
+            files,
+        })
     }
 
     /// Loads `{arch}_{model_name}` from the first directory that has it.

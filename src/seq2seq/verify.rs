@@ -38,18 +38,33 @@ impl VerifyReport {
 /// Runs every embedded test of an encoder or decoder file through the engine.
 pub fn verify_model(model: &KerasModel) -> Result<VerifyReport> {
     if model.tests.is_empty() {
-        return Err(Error::VerifyMismatch { path: model.source.clone(), detail: "the file has no embedded test vectors".into() });
+        return Err(Error::VerifyMismatch {
+            path: model.source.clone(),
+            detail: "the file has no embedded test vectors".into(),
+        });
     }
     let first_consumer_is_embedding = model.inputs.first().is_some_and(|input| {
-        model.layers.iter().any(|l| matches!(l.kind, LayerKind::Embedding(_)) && l.inbound.first().is_some_and(|r| r.layer == input.layer))
+        model.layers.iter().any(|l| {
+            matches!(l.kind, LayerKind::Embedding(_)) && l.inbound.first().is_some_and(|r| r.layer == input.layer)
+        })
     });
     let mut outputs: Vec<OutputCheck> = model
         .outputs
         .iter()
         .enumerate()
-        .map(|(i, r)| OutputCheck { output: format!("{i} ({}:{})", r.layer, r.tensor_index), max_abs_error: -1.0, worst_index: 0, got: 0.0, expected: 0.0 })
+        .map(|(i, r)| OutputCheck {
+            output: format!("{i} ({}:{})", r.layer, r.tensor_index),
+            max_abs_error: -1.0,
+            worst_index: 0,
+            got: 0.0,
+            expected: 0.0,
+        })
         .collect();
-    let kind = if first_consumer_is_embedding { "decoder" } else { "encoder" };
+    let kind = if first_consumer_is_embedding {
+        "decoder"
+    } else {
+        "encoder"
+    };
     for (t, test) in model.tests.iter().enumerate() {
         let got: Vec<Vec<f32>> = if first_consumer_is_embedding {
             run_decoder(&Decoder::from_keras(model)?, &test.inputs, &model.source, t)?
@@ -57,11 +72,26 @@ pub fn verify_model(model: &KerasModel) -> Result<VerifyReport> {
             run_encoder(&Encoder::from_keras(model)?, &test.inputs, &model.source, t)?
         };
         if got.len() != test.outputs.len() || got.len() != outputs.len() {
-            return Err(Error::VerifyMismatch { path: model.source.clone(), detail: format!("test {t}: {} expected outputs, engine gives {}", test.outputs.len(), got.len()) });
+            return Err(Error::VerifyMismatch {
+                path: model.source.clone(),
+                detail: format!(
+                    "test {t}: {} expected outputs, engine gives {}",
+                    test.outputs.len(),
+                    got.len()
+                ),
+            });
         }
         for ((check, g), want) in outputs.iter_mut().zip(&got).zip(&test.outputs) {
             if g.len() != want.values.len() {
-                return Err(Error::VerifyMismatch { path: model.source.clone(), detail: format!("test {t}: output {} has {} values, expected {}", check.output, g.len(), want.values.len()) });
+                return Err(Error::VerifyMismatch {
+                    path: model.source.clone(),
+                    detail: format!(
+                        "test {t}: output {} has {} values, expected {}",
+                        check.output,
+                        g.len(),
+                        want.values.len()
+                    ),
+                });
             }
             for (i, (&a, &b)) in g.iter().zip(&want.values).enumerate() {
                 let err = (a - b).abs();
@@ -76,20 +106,39 @@ pub fn verify_model(model: &KerasModel) -> Result<VerifyReport> {
             }
         }
     }
-    Ok(VerifyReport { source: model.source.clone(), kind, tests: model.tests.len(), outputs, hash_ok: model.stored_hash == model.computed_hash })
+    Ok(VerifyReport {
+        source: model.source.clone(),
+        kind,
+        tests: model.tests.len(),
+        outputs,
+        hash_ok: model.stored_hash == model.computed_hash,
+    })
 }
 
 fn run_encoder(encoder: &Encoder, inputs: &[Tensor], source: &str, t: usize) -> Result<Vec<Vec<f32>>> {
-    let input = inputs.first().filter(|_| inputs.len() == 1).ok_or_else(|| Error::VerifyMismatch { path: source.into(), detail: format!("test {t}: an encoder test has one input") })?;
+    let input = inputs
+        .first()
+        .filter(|_| inputs.len() == 1)
+        .ok_or_else(|| Error::VerifyMismatch {
+            path: source.into(),
+            detail: format!("test {t}: an encoder test has one input"),
+        })?;
     let states = encoder.run(&input.values, 1)?;
     Ok(states.row(0))
 }
 
 fn run_decoder(decoder: &Decoder, inputs: &[Tensor], source: &str, t: usize) -> Result<Vec<Vec<f32>>> {
     let units = decoder.units();
-    let mismatch = |d: String| Error::VerifyMismatch { path: source.into(), detail: format!("test {t}: {d}") };
+    let mismatch = |d: String| Error::VerifyMismatch {
+        path: source.into(),
+        detail: format!("test {t}: {d}"),
+    };
     if inputs.len() != 1 + 2 * units.len() {
-        return Err(mismatch(format!("{} inputs, decoder takes {}", inputs.len(), 1 + 2 * units.len())));
+        return Err(mismatch(format!(
+            "{} inputs, decoder takes {}",
+            inputs.len(),
+            1 + 2 * units.len()
+        )));
     }
     let token_value = inputs[0].values.first().copied().unwrap_or(f32::NAN);
     if !(token_value >= 0.0 && token_value.fract() == 0.0 && (token_value as usize) < decoder.embedding.input_dim) {
@@ -105,7 +154,12 @@ fn run_decoder(decoder: &Decoder, inputs: &[Tensor], source: &str, t: usize) -> 
         states.c[l].copy_from_slice(c);
     }
     let mut scores = Vec::new();
-    decoder.step(&[token_value as u32], &mut states, &mut scores, &mut DecoderScratch::default());
+    decoder.step(
+        &[token_value as u32],
+        &mut states,
+        &mut scores,
+        &mut DecoderScratch::default(),
+    );
     let mut out = vec![scores];
     out.extend(states.row(0));
     Ok(out)

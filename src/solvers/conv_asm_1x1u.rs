@@ -665,3 +665,54 @@ impl Constraint for Asm1x1UConstraint {
         }
     }
 }
+
+/// The engine's view of ConvAsm1x1U (see [`crate::solvers::Solver`]).
+pub struct ConvAsm1x1USolver;
+
+impl crate::solvers::Solver for ConvAsm1x1USolver {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// MIOpen ships `gfx908_ConvAsm1x1U_*`; tuneinfer trains its own for other arches. The
+    /// files present decide which arches work.
+    fn model_name(&self, _arch: &str) -> Result<&'static str> {
+        Ok(NAME)
+    }
+
+    fn check(&self, _arch: &str, problem: &ConvProblem) -> Result<()> {
+        check_applicable(problem)
+    }
+
+    fn encoder_input(&self, _arch: &str, problem: &ConvProblem) -> Result<Vec<f32>> {
+        Ok(encoder_input(problem))
+    }
+
+    fn constraint(
+        &self,
+        _arch: &str,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &crate::format::metadata::KtnMetadata,
+    ) -> Result<Box<dyn Constraint + Send + Sync>> {
+        let lengths_ok = metadata.predict_type == 0
+            && ["fwd", "bwd"]
+                .iter()
+                .all(|d| metadata.num_tuning_params.get(*d) == Some(&NUM_PARAMS));
+        if !lengths_ok {
+            return Err(Error::Format {
+                path: "metadata".into(),
+                detail: format!("a {NAME} model must have predict_type 0 and {NUM_PARAMS} params for fwd and bwd"),
+            });
+        }
+        Ok(Box::new(Asm1x1UConstraint::new(problem, vocab)))
+    }
+
+    fn fallback(&self, _arch: &str, problem: &ConvProblem) -> Result<Vec<String>> {
+        Ok(static_default(problem).iter().map(|v| v.to_string()).collect())
+    }
+
+    fn format_config(&self, values: &[String]) -> String {
+        values.join(",")
+    }
+}

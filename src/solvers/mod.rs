@@ -50,5 +50,8 @@ pub fn by_name(name: &str) -> Result<&'static dyn Solver> {
     all()
         .into_iter()
         .find(|s| s.name().eq_ignore_ascii_case(name))
-        .ok_or_else(|| Error::UnknownSolver { solver: name.to_string(), known: all().iter().map(|s| s.name()).collect() })
+        .ok_or_else(|| Error::UnknownSolver {
+            solver: name.to_string(),
+            known: all().iter().map(|s| s.name()).collect(),
+        })
 }
