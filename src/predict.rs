@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis};
-use crate::seq2seq::{KtnModel, States};
-use crate::solvers::{self, Solver};
+use crate::seq2seq::{KtnModel, Seq2SeqModel};
+use crate::solvers::{self, Solver, Target};
 
 /// How to decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +50,11 @@ pub struct Prediction {
     pub source: Source,
 }
 
-/// A loaded model for one (arch, solver).
+/// A loaded model for one (target, solver).
 pub struct Predictor {
-    pub arch: String,
+    pub target: Target,
     pub solver: &'static dyn Solver,
-    pub model: KtnModel,
+    pub model: Box<dyn Seq2SeqModel>,
     threads: usize,
 }
 
@@ -63,17 +63,12 @@ impl Predictor {
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
         let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
-        Ok(Predictor::new(arch, solver, model))
+        Ok(Predictor::new(Target::new(arch), solver, Box::new(model)))
     }
 
-    pub fn new(arch: &str, solver: &'static dyn Solver, model: KtnModel) -> Predictor {
+    pub fn new(target: Target, solver: &'static dyn Solver, model: Box<dyn Seq2SeqModel>) -> Predictor {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Predictor {
-            arch: arch.to_string(),
-            solver,
-            model,
-            threads,
-        }
+        Predictor { target, solver, model, threads }
     }
 
     /// Limits the worker threads used for batches (at least 1).
@@ -82,15 +77,21 @@ impl Predictor {
         self
     }
 
+    /// Sets the compute-unit count for solvers whose features use it.
+    pub fn with_compute_units(mut self, compute_units: Option<u32>) -> Predictor {
+        self.target.compute_units = compute_units;
+        self
+    }
+
     /// Predicts one problem.
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
-        self.predict_batch(std::slice::from_ref(problem), mode)
+        self.predict_chunk(std::slice::from_ref(problem), mode)
             .pop()
-            .unwrap_or_else(|| Err(Error::Usage("no result".into())))
+            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
     }
 
     /// Predicts a batch; one result per problem, in order. Problems the model does not apply to
-    /// get their error; the others are decoded together.
+    /// get their error; the others are decoded together, split over the worker threads.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
         // Below this many problems per thread, threads cost more than they save.
         const MIN_PER_THREAD: usize = 16;
@@ -100,30 +101,30 @@ impl Predictor {
         }
         let chunk = problems.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = problems
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || self.predict_chunk(part, mode)))
-                .collect();
+            let handles: Vec<_> =
+                problems.chunks(chunk).map(|part| scope.spawn(move || self.predict_chunk(part, mode))).collect();
             handles
                 .into_iter()
-                .flat_map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| vec![Err(Error::Usage("a worker thread panicked".into()))])
+                .zip(problems.chunks(chunk))
+                .flat_map(|(h, part)| {
+                    h.join().unwrap_or_else(|_| {
+                        part.iter().map(|_| Err(Error::Usage("internal: a worker thread panicked".into()))).collect()
+                    })
                 })
                 .collect()
         })
     }
 
     fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
-        let (arch, solver, model) = (&self.arch, self.solver, &self.model);
+        let (target, solver, model) = (&self.target, self.solver, self.model.as_ref());
         let mut results: Vec<Option<Result<Vec<Prediction>>>> = Vec::with_capacity(problems.len());
         let mut inputs: Vec<f32> = Vec::new();
         let mut constraints: Vec<Box<dyn Constraint + Send + Sync>> = Vec::new();
         let mut decoded: Vec<usize> = Vec::new();
         for (i, p) in problems.iter().enumerate() {
-            let prepared = solver.check(arch, p).and_then(|_| {
-                let input = solver.encoder_input(arch, p)?;
-                let constraint = solver.constraint(arch, p, &model.vocab, &model.metadata)?;
+            let prepared = solver.check(target, p).and_then(|_| {
+                let input = model.encoder_input(solver, target, p)?;
+                let constraint = solver.constraint(target, p, model.vocab(), model.metadata())?;
                 Ok((input, constraint))
             });
             match prepared {
@@ -137,33 +138,27 @@ impl Predictor {
             }
         }
         if !decoded.is_empty() {
-            let states: Result<States> = model.encoder.run(&inputs, decoded.len());
-            let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
-            match states {
+            match model.encode(&inputs, decoded.len()) {
                 Err(e) => {
                     let msg = e.to_string();
                     for &i in &decoded {
                         results[i] = Some(Err(Error::Shape {
-                            what: "encoder".into(),
-                            expected: "valid input".into(),
+                            what: "encoder input".into(),
+                            expected: "a valid batch".into(),
                             got: msg.clone(),
                         }));
                     }
                 }
                 Ok(states) => {
+                    let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
                     let found: Vec<Vec<Hypothesis>> = match mode {
-                        DecodeMode::Miopen => greedy_miopen(&model.decoder, &model.vocab, states, &refs)
+                        DecodeMode::Miopen => greedy_miopen(model.decoder(), model.vocab(), states, &refs)
                             .into_iter()
                             .map(|h| h.into_iter().collect())
                             .collect(),
-                        DecodeMode::Beam { width, top } => beam_search(
-                            &model.decoder,
-                            &model.vocab,
-                            states,
-                            &refs,
-                            width,
-                            top.clamp(1, width.max(1)),
-                        ),
+                        DecodeMode::Beam { width, top } => {
+                            beam_search(model.decoder(), model.vocab(), states, &refs, width, top.clamp(1, width.max(1)))
+                        }
                     };
                     for (&i, hyps) in decoded.iter().zip(found) {
                         results[i] = Some(self.answers(&problems[i], hyps));
@@ -179,7 +174,7 @@ impl Predictor {
 
     fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
-            let values = self.solver.fallback(&self.arch, problem)?;
+            let values = self.solver.fallback(&self.target, problem)?;
             return Ok(vec![Prediction {
                 config: self.solver.format_config(&values),
                 values,
@@ -188,14 +183,11 @@ impl Predictor {
                 source: Source::Default,
             }]);
         }
+        let vocab = self.model.vocab();
         Ok(hyps
             .into_iter()
             .map(|h| {
-                let values: Vec<String> = h
-                    .values
-                    .iter()
-                    .map(|&v| self.model.vocab.values[v as usize].clone())
-                    .collect();
+                let values: Vec<String> = h.values.iter().map(|&v| vocab.values[v as usize].clone()).collect();
                 Prediction {
                     config: self.solver.format_config(&values),
                     values,

@@ -9,7 +9,7 @@
 
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
 use crate::cpu;
-use crate::seq2seq::{Decoder, DecoderScratch, States};
+use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
 struct Candidate {
     score: f32,
@@ -23,7 +23,7 @@ struct Candidate {
 /// Returns, per problem, up to `top` complete hypotheses, best first (empty when no valid
 /// config exists).
 pub fn beam_search(
-    decoder: &Decoder,
+    decoder: &dyn StepDecoder,
     vocab: &Vocabulary,
     init: States,
     constraints: &[&dyn Constraint],
@@ -51,9 +51,9 @@ pub fn beam_search(
     // Problems whose empty prefix cannot be completed have no answer at all.
     live.retain(|(p, h)| constraints[*p].completable(&h.values));
     let first_rows: Vec<usize> = live.iter().map(|(p, _)| *p).collect();
-    let mut states = States::zeros(&decoder.units(), 0);
+    let mut states = init.empty_like();
     states.gather_from(&init, &first_rows);
-    let mut spare = States::zeros(&decoder.units(), 0);
+    let mut spare = init.empty_like();
     let mut feed: Vec<u32> = vec![0; live.len()];
     let (mut scores, mut log_probs) = (Vec::new(), Vec::new());
     let mut scratch = DecoderScratch::default();

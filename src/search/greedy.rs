@@ -6,12 +6,12 @@
 
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
 use crate::cpu;
-use crate::seq2seq::{Decoder, DecoderScratch, States};
+use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
 /// Decodes every problem of a batch greedily. `init` holds one row of encoder states per
 /// problem. Returns, per problem, the hypothesis or `None` where MIOpen's walk fails.
 pub fn greedy_miopen(
-    decoder: &Decoder,
+    decoder: &dyn StepDecoder,
     vocab: &Vocabulary,
     init: States,
     constraints: &[&dyn Constraint],
@@ -29,8 +29,8 @@ pub fn greedy_miopen(
         .collect();
     // rows[i] = the problem decoded in row i of `states`.
     let mut rows: Vec<usize> = (0..problems).collect();
+    let mut spare = init.empty_like();
     let mut states = init;
-    let mut spare = States::zeros(&decoder.units(), 0);
     let mut feed: Vec<u32> = vec![0; problems];
     let (mut scores, mut log_probs) = (Vec::new(), Vec::new());
     let mut scratch = DecoderScratch::default();

@@ -2,6 +2,7 @@
 //! Embedding -> stacked LSTMs initialised from the encoder -> Dense to raw scores.
 
 use super::graph::{expect_refs, next_in_chain, state_refs};
+use super::model::{DecoderScratch, StepDecoder};
 use super::states::States;
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -13,13 +14,6 @@ pub struct Decoder {
     pub embedding: EmbeddingWeights,
     pub lstms: Vec<LstmWeights>,
     pub output: DenseWeights,
-}
-
-/// Work buffers reused across steps (one per thread).
-#[derive(Debug, Default, Clone)]
-pub struct DecoderScratch {
-    x: Vec<f32>,
-    z: Vec<f32>,
 }
 
 impl Decoder {
@@ -138,29 +132,35 @@ impl Decoder {
             tokens.iter().all(|&t| (t as usize) < e.input_dim),
             "decoder step: token outside the vocabulary"
         );
-        scratch.x.resize(batch * e.output_dim, 0.0);
-        cpu::embedding_gather(&e.table, tokens, &mut scratch.x, e.output_dim);
+        let mut x = std::mem::take(scratch.buffer(0));
+        let mut z = std::mem::take(scratch.buffer(1));
+        x.resize(batch * e.output_dim, 0.0);
+        cpu::embedding_gather(&e.table, tokens, &mut x, e.output_dim);
         for (l, lstm) in self.lstms.iter().enumerate() {
             let g = 4 * lstm.units;
-            scratch.z.resize(batch * g, 0.0);
+            z.resize(batch * g, 0.0);
             let (below, this_and_above) = states.h.split_at_mut(l);
-            let x: &[f32] = if l == 0 { &scratch.x } else { &below[l - 1] };
-            cpu::dense(
-                x,
-                &lstm.kernel,
-                Some(&lstm.bias),
-                &mut scratch.z,
-                batch,
-                lstm.input_dim,
-                g,
-            );
+            let input: &[f32] = if l == 0 { &x } else { &below[l - 1] };
+            cpu::dense(input, &lstm.kernel, Some(&lstm.bias), &mut z, batch, lstm.input_dim, g);
             let h = &mut this_and_above[0];
-            cpu::matmul_acc(h, &lstm.recurrent, &mut scratch.z, batch, lstm.units, g);
-            cpu::lstm_cell(&scratch.z, &mut states.c[l], h, batch, lstm.units);
+            cpu::matmul_acc(h, &lstm.recurrent, &mut z, batch, lstm.units, g);
+            cpu::lstm_cell(&z, &mut states.c[l], h, batch, lstm.units);
         }
         let last = states.h.last().map(|v| &v[..]).unwrap_or(&[]);
         let o = &self.output;
         scores.resize(batch * o.units, 0.0);
         cpu::dense(last, &o.kernel, o.bias.as_deref(), scores, batch, o.input_dim, o.units);
+        *scratch.buffer(0) = x;
+        *scratch.buffer(1) = z;
+    }
+}
+
+impl StepDecoder for Decoder {
+    fn vocab_size(&self) -> usize {
+        self.output.units
+    }
+
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch) {
+        Decoder::step(self, tokens, states, scores, scratch)
     }
 }

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Decoder, Encoder};
+use super::{Decoder, Encoder, Seq2SeqModel, States, StepDecoder};
+use crate::problem::ConvProblem;
+use crate::solvers::{Solver, Target};
 use crate::error::{Error, Result};
 use crate::format::frugally::KerasModel;
 use crate::format::metadata::KtnMetadata;
@@ -90,6 +92,39 @@ impl KtnModel {
     /// Loads `{arch}_{model_name}` from the first directory that has it.
     pub fn find_and_load(dirs: &[PathBuf], arch: &str, model_name: &str) -> Result<KtnModel> {
         Self::load(&find_model_files(dirs, arch, model_name)?)
+    }
+}
+
+impl Seq2SeqModel for KtnModel {
+    fn encoder_input(&self, solver: &dyn Solver, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        solver.encoder_input(target, problem)
+    }
+
+    fn encode(&self, inputs: &[f32], batch: usize) -> Result<States> {
+        self.encoder.run(inputs, batch)
+    }
+
+    fn decoder(&self) -> &dyn StepDecoder {
+        &self.decoder
+    }
+
+    fn vocab(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    fn metadata(&self) -> &KtnMetadata {
+        &self.metadata
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "KTN {} (encoder {}x{}, LSTM units {:?}, vocabulary {})",
+            self.files.encoder.display(),
+            self.encoder.steps,
+            self.encoder.features,
+            self.encoder.units(),
+            self.vocab.len()
+        )
     }
 }
 

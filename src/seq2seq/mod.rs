@@ -6,10 +6,12 @@ mod decoder;
 mod encoder;
 mod graph;
 mod ktn;
+mod model;
 mod states;
 pub mod verify;
 
-pub use decoder::{Decoder, DecoderScratch};
+pub use decoder::Decoder;
+pub use model::{DecoderScratch, Seq2SeqModel, StepDecoder};
 pub use encoder::Encoder;
 pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};
 pub use states::States;

@@ -680,17 +680,17 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         Ok(NAME)
     }
 
-    fn check(&self, _arch: &str, problem: &ConvProblem) -> Result<()> {
+    fn check(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<()> {
         check_applicable(problem)
     }
 
-    fn encoder_input(&self, _arch: &str, problem: &ConvProblem) -> Result<Vec<f32>> {
+    fn encoder_input(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<Vec<f32>> {
         Ok(encoder_input(problem))
     }
 
     fn constraint(
         &self,
-        _arch: &str,
+        _target: &crate::solvers::Target,
         problem: &ConvProblem,
         vocab: &Vocabulary,
         metadata: &crate::format::metadata::KtnMetadata,
@@ -708,7 +708,7 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         Ok(Box::new(Asm1x1UConstraint::new(problem, vocab)))
     }
 
-    fn fallback(&self, _arch: &str, problem: &ConvProblem) -> Result<Vec<String>> {
+    fn fallback(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<Vec<String>> {
         Ok(static_default(problem).iter().map(|v| v.to_string()).collect())
     }
 

@@ -8,6 +8,21 @@ use crate::format::metadata::KtnMetadata;
 use crate::problem::ConvProblem;
 use crate::search::{Constraint, Vocabulary};
 
+/// The GPU a prediction is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Architecture name, e.g. `gfx908`.
+    pub arch: String,
+    /// Compute units, for solvers whose features use them (None: the solver's default).
+    pub compute_units: Option<u32>,
+}
+
+impl Target {
+    pub fn new(arch: &str) -> Target {
+        Target { arch: arch.to_string(), compute_units: None }
+    }
+}
+
 /// What the engine needs of a solver.
 pub trait Solver: Send + Sync {
     /// MIOpen's solver name, e.g. `ConvAsm1x1U`.
@@ -19,22 +34,22 @@ pub trait Solver: Send + Sync {
 
     /// Ok when the model applies to the problem on this arch; otherwise
     /// [`Error::NotApplicable`] / [`Error::InvalidProblem`] saying why.
-    fn check(&self, arch: &str, problem: &ConvProblem) -> Result<()>;
+    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()>;
 
     /// The encoder input `[T, F]`, row-major, exactly as MIOpen builds it.
-    fn encoder_input(&self, arch: &str, problem: &ConvProblem) -> Result<Vec<f32>>;
+    fn encoder_input(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>>;
 
     /// The parameter rules for this problem over the model's vocabulary.
     fn constraint(
         &self,
-        arch: &str,
+        target: &Target,
         problem: &ConvProblem,
         vocab: &Vocabulary,
         metadata: &KtnMetadata,
     ) -> Result<Box<dyn Constraint + Send + Sync>>;
 
     /// MIOpen's answer when the model fails (its static default), as the values of each position.
-    fn fallback(&self, arch: &str, problem: &ConvProblem) -> Result<Vec<String>>;
+    fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>>;
 
     /// How MIOpen prints a config (e.g. `4,8,4,16,1,4,1,8`).
     fn format_config(&self, values: &[String]) -> String;
