@@ -1,0 +1,177 @@
+//! The `tuneinfer` binary end to end: outputs, exit codes and one-line errors.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tuneinfer"));
+    cmd.args(args).env_remove("TUNEINFER_MODELS");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+        return child.wait_with_output().expect("wait");
+    }
+    cmd.output().expect("run tuneinfer")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn models() -> String {
+    common::models_dir().display().to_string()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One line on stderr, starting with "error:", naming `needle`.
+fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert!(err.starts_with("error: ") && err.contains(needle), "{err:?} should name {needle:?}");
+}
+
+#[test]
+fn help_for_every_command() {
+    for args in [vec!["--help"], vec!["predict", "--help"], vec!["batch", "--help"], vec!["verify", "--help"]] {
+        let out = run(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(text(&out.stdout).contains("Usage"), "{args:?}");
+    }
+    let out = run(&[], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line_error(&run(&["frobnicate"], None), 2, "frobnicate");
+}
+
+#[test]
+fn predict_prints_the_config_from_key_or_driver_arguments() {
+    let m = models();
+    let out = run(&["predict", "--models", &m, "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"], None);
+    assert_eq!(text(&out.stdout), "2,8,4,16,1,4,1,4\n");
+    assert_eq!(out.status.code(), Some(0));
+    let driver = "convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1";
+    let mut args = vec!["predict", "--models", &m, "--arch", "gfx908", "--solver", "ConvAsm1x1U"];
+    args.extend(driver.split(' '));
+    assert_eq!(text(&run(&args, None).stdout), "2,8,4,16,1,4,1,4\n");
+}
+
+#[test]
+fn predict_beam_prints_ranked_lines_with_scores() {
+    let m = models();
+    let out = run(
+        &["predict", "--models", &m, "--beam", "4", "--top", "3", "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3);
+    for (i, line) in lines.iter().enumerate() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols.len(), 3, "{line}");
+        assert_eq!(cols[0], (i + 1).to_string());
+        assert!(cols[2].parse::<f32>().unwrap() < 0.0);
+    }
+    assert!(lines[0].contains("2,8,4,16,1,4,1,4"));
+}
+
+#[test]
+fn predict_marks_the_static_default() {
+    let out = run(&["predict", "--models", &models(), "conv", "-n", "1", "-c", "4", "-H", "2", "-W", "2", "-k", "4", "-y", "1", "-x", "1"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("static default"));
+    assert_eq!(text(&out.stdout).trim().split(',').count(), 8);
+}
+
+#[test]
+fn predict_errors_are_one_line_with_distinct_exit_codes() {
+    let m = models();
+    assert_one_line_error(&run(&["predict", "--models", &m, "2048-7-7-1x1-512-7-7-abc-0x0-1x1-1x1-0-NCHW-FP16-F"], None), 5, "abc");
+    assert_one_line_error(&run(&["predict", "--models", &m, "conv", "-n", "x"], None), 5, "-n");
+    assert_one_line_error(&run(&["predict", "--models", &m, "conv", "-u", "2", "-v", "2", "-y", "1", "-x", "1"], None), 5, "stride");
+    assert_one_line_error(&run(&["predict", "--models", &m, "--solver", "NoSuchSolver", "conv"], None), 6, "NoSuchSolver");
+    assert_one_line_error(&run(&["predict", "--models", "/nonexistent/dir", "conv"], None), 6, "/nonexistent/dir");
+    assert_one_line_error(&run(&["predict", "--models", &m, "--arch", "gfx000", "conv"], None), 6, "gfx000");
+    assert_one_line_error(&run(&["predict", "--models", &m, "--beam", "0", "conv"], None), 2, "--beam");
+    assert_one_line_error(&run(&["predict", "--models", &m, "--beam", "2", "--top", "3", "conv"], None), 2, "--top");
+    assert_one_line_error(&run(&["predict", "--models", &m], None), 2, "PROBLEM");
+}
+
+#[test]
+fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
+    let input = "# a comment\n\
+                 2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\n\
+                 \n\
+                 not-a-problem\n\
+                 288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-B\n\
+                 conv -n 1 -c 4 -H 2 -W 2 -k 4 -y 1 -x 1\n\
+                 conv -n 8 -c 64 -H 14 -W 14 -k 64 -y 3 -x 3 -p 1 -q 1\n";
+    let dir = temp_dir("batch");
+    let out_path = dir.join("out.tsv");
+    let out = run(
+        &["batch", "--models", &models(), "--beam", "2", "--output", out_path.to_str().unwrap()],
+        Some(input),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "some lines failed: {err}");
+    assert!(err.contains("<stdin>:4:") || err.contains("-:4:"), "{err}");
+    assert!(err.contains(":7:"), "{err}");
+    let tsv = std::fs::read_to_string(&out_path).unwrap();
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines[0], "problem\trank\tconfig\tscore\tsource");
+    // 3 good problems x top 2 (beam 2), except where a default replaces the answer.
+    assert!(lines.len() >= 1 + 5, "{tsv}");
+    assert!(lines[1].starts_with("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\t1\t2,8,4,16,1,4,1,4\t"));
+    assert!(lines.iter().skip(1).all(|l| l.split('\t').count() == 5));
+    assert!(lines.iter().any(|l| l.starts_with("conv -n 1 -c 4")));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn batch_all_good_exits_zero_and_defaults_are_marked() {
+    let input = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\nconv -n 1 -c 4 -H 2 -W 2 -k 4 -y 1 -x 1\n";
+    let out = run(&["batch", "--models", &models()], Some(input));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.lines().nth(1).unwrap().ends_with("\tmodel"));
+    assert!(stdout.lines().nth(2).unwrap().ends_with("\t\tdefault"), "{stdout}");
+}
+
+#[test]
+fn verify_passes_the_shipped_models_and_catches_damage() {
+    let files: Vec<String> = common::ktn_model_files().iter().map(|p| p.display().to_string()).collect();
+    let mut args = vec!["verify"];
+    args.extend(files.iter().map(String::as_str));
+    let out = run(&args, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("test(s): ok").count(), 12);
+    assert_eq!(text(&out.stdout).matches("hash: ok").count(), 12);
+
+    let dir = temp_dir("verify");
+    let original = std::fs::read_to_string(common::models_dir().join("gfx908_ConvAsm1x1U_encoder.ktn.model")).unwrap();
+    // Truncated file: a format error naming the file.
+    let truncated = dir.join("truncated.ktn.model");
+    std::fs::write(&truncated, &original[..original.len() / 2]).unwrap();
+    assert_one_line_error(&run(&["verify", truncated.to_str().unwrap()], None), 4, "truncated.ktn.model");
+    // A changed weight: the embedded test no longer matches and the hash differs.
+    let mut value: serde_json::Value = serde_json::from_str(&original).unwrap();
+    value["trainable_params"]["lstm"]["bias"] = serde_json::json!(vec![0.5f32; 512]);
+    let damaged = dir.join("damaged.ktn.model");
+    std::fs::write(&damaged, value.to_string()).unwrap();
+    let out = run(&["verify", damaged.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(8));
+    assert!(text(&out.stdout).contains("MISMATCH"));
+    // Missing file.
+    assert_one_line_error(&run(&["verify", "/nonexistent/x.ktn.model"], None), 3, "/nonexistent/x.ktn.model");
+    let _ = std::fs::remove_dir_all(dir);
+}
