@@ -56,7 +56,9 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
     if failures == 0 {
         return Ok(0);
     }
-    eprintln!("{failures} of {} file(s) failed", args.rest.len());
+    if args.rest.len() > 1 {
+        eprintln!("{failures} of {} file(s) failed", args.rest.len());
+    }
     Ok(match first_error {
         Some(e) if failures == 1 => e.exit_code(),
         _ => Error::VerifyMismatch {
