@@ -1,1 +1,79 @@
-fn main() {}
+//! CPU benchmarks of the engine (criterion). Names are prefixed `cpu_`.
+//!
+//! Run: `cargo bench --bench bench_main`. Reads MIOpen's gfx908 ConvAsm1x1U model and problems
+//! from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tuneinfer::data::perfdb::solver_rows;
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::conv_asm_1x1u::check_applicable;
+use tuneinfer::testutil::Lcg;
+use tuneinfer::{cpu, DecodeMode, Predictor};
+
+fn miopen_dir() -> PathBuf {
+    std::env::var_os("TUNEINFER_MIOPEN_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen"))
+}
+
+fn predictor(threads: usize) -> Predictor {
+    Predictor::load("gfx908", "ConvAsm1x1U", &[miopen_dir().join("models")])
+        .expect("gfx908 ConvAsm1x1U model in ../shared/miopen/models")
+        .with_threads(threads)
+}
+
+/// The first `n` applicable ConvAsm1x1U problems of gfx906's perf database.
+fn problems(n: usize) -> Vec<ConvProblem> {
+    let rows = solver_rows(&miopen_dir().join("perfdb/gfx906_60.db"), "ConvAsm1x1U").expect("perf db");
+    let all: Vec<ConvProblem> = rows.rows.into_iter().map(|r| r.problem).filter(|p| check_applicable(p).is_ok()).collect();
+    all.iter().cycle().take(n).cloned().collect()
+}
+
+fn bench_matmul(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cpu_matmul");
+    let mut rng = Lcg::new(1);
+    for &(m, k, n) in &[(1, 128, 512), (1, 256, 512), (64, 256, 512), (512, 128, 512)] {
+        let a = rng.vec(m * k, 1.0);
+        let b = rng.vec(k * n, 1.0);
+        let mut out = vec![0.0; m * n];
+        group.throughput(Throughput::Elements((2 * m * k * n) as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{m}x{k}x{n}")), &(), |bench, _| {
+            bench.iter(|| cpu::matmul_acc(black_box(&a), black_box(&b), &mut out, m, k, n))
+        });
+    }
+    group.finish();
+}
+
+fn bench_single(c: &mut Criterion) {
+    let pred = predictor(1);
+    let p = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").expect("key");
+    let mut group = c.benchmark_group("cpu_single");
+    group.bench_function("gfx908_miopen_1core", |b| b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Miopen)));
+    group.bench_function("gfx908_beam4_1core", |b| {
+        b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Beam { width: 4, top: 4 }))
+    });
+    group.finish();
+}
+
+fn bench_batch(c: &mut Criterion) {
+    let problems = problems(1000);
+    let mut group = c.benchmark_group("cpu_batch_1000");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(problems.len() as u64));
+    for threads in [1, 2] {
+        let pred = predictor(threads);
+        group.bench_function(format!("gfx908_miopen_{threads}threads"), |b| {
+            b.iter(|| pred.predict_batch(black_box(&problems), DecodeMode::Miopen))
+        });
+        group.bench_function(format!("gfx908_beam4_{threads}threads"), |b| {
+            b.iter(|| pred.predict_batch(black_box(&problems), DecodeMode::Beam { width: 4, top: 4 }))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_matmul, bench_single, bench_batch);
+criterion_main!(benches);

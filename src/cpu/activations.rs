@@ -12,11 +12,17 @@ pub fn exp(x: f32) -> f32 {
     const LN2_LO: f32 = -2.121_944_4e-4;
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     let xc = x.clamp(-87.3, 88.3);
-    let n = (xc * LOG2E).round();
+    // Round to nearest with the 1.5*2^23 trick: no libm call, so loops over it vectorise.
+    const ROUNDER: f32 = 12_582_912.0;
+    let shifted = xc * LOG2E + ROUNDER;
+    let n = shifted - ROUNDER;
     let r = xc - n * LN2_HI - n * LN2_LO;
     // Taylor coefficients 1/k! up to k = 6, Horner form.
     let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    let scale = f32::from_bits((((n as i32) + 127) as u32) << 23);
+    // The low mantissa bits of `shifted` hold n as an integer: 2^n from integer ops alone
+    // (a float-to-int cast would stop the loop from vectorising).
+    let n_int = shifted.to_bits().wrapping_sub(ROUNDER.to_bits()) as i32;
+    let scale = f32::from_bits(((n_int + 127) as u32) << 23);
     let y = p * scale;
     if x.is_nan() {
         x

@@ -11,6 +11,25 @@ pub fn lstm_cell(z: &[f32], c: &mut [f32], h: &mut [f32], batch: usize, units: u
         z.len() >= batch * 4 * units && c.len() >= batch * units && h.len() >= batch * units,
         "lstm_cell: shape"
     );
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the features the function is compiled for were just detected.
+            unsafe { lstm_cell_avx2(z, c, h, batch, units) };
+            return;
+        }
+    }
+    lstm_cell_body(z, c, h, batch, units);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn lstm_cell_avx2(z: &[f32], c: &mut [f32], h: &mut [f32], batch: usize, units: usize) {
+    lstm_cell_body(z, c, h, batch, units);
+}
+
+#[inline(always)]
+fn lstm_cell_body(z: &[f32], c: &mut [f32], h: &mut [f32], batch: usize, units: usize) {
     for b in 0..batch {
         let zb = &z[b * 4 * units..(b + 1) * 4 * units];
         let (zi, rest) = zb.split_at(units);

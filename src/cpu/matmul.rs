@@ -82,7 +82,34 @@ fn matmul_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k
         }
     }
     for i in m_blocked..m {
-        axpy_row::<FMA>(&a[i * k..(i + 1) * k], b, &mut c[i * n..(i + 1) * n], n, 0);
+        gemv_row::<FMA>(&a[i * k..(i + 1) * k], b, &mut c[i * n..(i + 1) * n], k, n);
+    }
+}
+
+/// Columns per register block of a single row (8 AVX vectors of accumulators).
+const NR_ROW: usize = 64;
+
+/// `c_row += a_row · b` for one row: 64 columns of C stay in registers while k runs, so C is
+/// loaded and stored once per block instead of once per k (the single-prediction case).
+#[inline(always)]
+fn gemv_row<const FMA: bool>(a_row: &[f32], b: &[f32], c_row: &mut [f32], k: usize, n: usize) {
+    let n_blocked = n / NR_ROW * NR_ROW;
+    for j0 in (0..n_blocked).step_by(NR_ROW) {
+        let mut acc = [0f32; NR_ROW];
+        acc.copy_from_slice(&c_row[j0..j0 + NR_ROW]);
+        for (p, &av) in a_row.iter().enumerate().take(k) {
+            let b_part: &[f32; NR_ROW] = match b[p * n + j0..p * n + j0 + NR_ROW].try_into() {
+                Ok(part) => part,
+                Err(_) => unreachable!(),
+            };
+            for q in 0..NR_ROW {
+                acc[q] = madd::<FMA>(av, b_part[q], acc[q]);
+            }
+        }
+        c_row[j0..j0 + NR_ROW].copy_from_slice(&acc);
+    }
+    if n_blocked < n {
+        axpy_row::<FMA>(a_row, b, c_row, n, n_blocked);
     }
 }
 
@@ -160,6 +187,149 @@ mod tests {
         matmul_body::<false>(&a, &b, &mut c2, m, k, n);
         for (x, y) in c1.iter().zip(&c2) {
             assert!((x - y).abs() < 1e-4, "{x} vs {y}");
+        }
+    }
+}
+
+/// Column panel width of a [`PackedMatrix`].
+pub const PANEL: usize = 64;
+
+/// A constant right-hand matrix `[k, n]` re-laid as column panels of [`PANEL`] columns, each
+/// panel `[k, PANEL]` contiguous (the last one zero-padded). Model weights are packed once at
+/// load so every step streams them sequentially instead of striding across long rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedMatrix {
+    pub k: usize,
+    pub n: usize,
+    data: Vec<f32>,
+}
+
+impl PackedMatrix {
+    /// Packs row-major `b[k, n]`.
+    pub fn pack(b: &[f32], k: usize, n: usize) -> PackedMatrix {
+        assert!(b.len() >= k * n, "PackedMatrix::pack: shape");
+        let panels = n.div_ceil(PANEL);
+        let mut data = vec![0f32; panels * k * PANEL];
+        for panel in 0..panels {
+            let j0 = panel * PANEL;
+            let width = PANEL.min(n - j0);
+            for p in 0..k {
+                let dst = &mut data[(panel * k + p) * PANEL..(panel * k + p) * PANEL + width];
+                dst.copy_from_slice(&b[p * n + j0..p * n + j0 + width]);
+            }
+        }
+        PackedMatrix { k, n, data }
+    }
+
+    fn panel(&self, index: usize) -> &[f32] {
+        &self.data[index * self.k * PANEL..(index + 1) * self.k * PANEL]
+    }
+}
+
+/// `c[m, n] += a[m, k] · b` with `b` packed: the engine's hot path (same result as
+/// [`matmul_acc`] up to rounding order).
+pub fn matmul_packed_acc(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) {
+    let (k, n) = (b.k, b.n);
+    assert!(a.len() >= m * k && c.len() >= m * n, "matmul_packed_acc: shape");
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the features the function is compiled for were just detected.
+            unsafe { packed_avx2_fma(a, b, c, m) };
+            return;
+        }
+    }
+    packed_body::<false>(a, b, c, m);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn packed_avx2_fma(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) {
+    packed_body::<true>(a, b, c, m);
+}
+
+#[inline(always)]
+fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) {
+    let (k, n) = (b.k, b.n);
+    let m_blocked = m / MR * MR;
+    for panel_index in 0..n.div_ceil(PANEL) {
+        let panel = b.panel(panel_index);
+        let j0 = panel_index * PANEL;
+        let width = PANEL.min(n - j0);
+        // Blocks of MR rows x NR columns in registers.
+        for i0 in (0..m_blocked).step_by(MR) {
+            let a_rows: [&[f32]; MR] = std::array::from_fn(|r| &a[(i0 + r) * k..(i0 + r + 1) * k]);
+            for jj in (0..width).step_by(NR) {
+                let cols = NR.min(width - jj);
+                let mut acc = [[0f32; NR]; MR];
+                for (r, acc_row) in acc.iter_mut().enumerate() {
+                    let at = (i0 + r) * n + j0 + jj;
+                    acc_row[..cols].copy_from_slice(&c[at..at + cols]);
+                }
+                for p in 0..k {
+                    let b_part: &[f32; NR] = match panel[p * PANEL + jj..p * PANEL + jj + NR].try_into() {
+                        Ok(part) => part,
+                        Err(_) => unreachable!(),
+                    };
+                    for r in 0..MR {
+                        let av = a_rows[r][p];
+                        for q in 0..NR {
+                            acc[r][q] = madd::<FMA>(av, b_part[q], acc[r][q]);
+                        }
+                    }
+                }
+                for (r, acc_row) in acc.iter().enumerate() {
+                    let at = (i0 + r) * n + j0 + jj;
+                    c[at..at + cols].copy_from_slice(&acc_row[..cols]);
+                }
+            }
+        }
+        // Leftover rows: a whole panel row of accumulators per row.
+        for i in m_blocked..m {
+            let a_row = &a[i * k..(i + 1) * k];
+            let mut acc = [0f32; PANEL];
+            acc[..width].copy_from_slice(&c[i * n + j0..i * n + j0 + width]);
+            for (p, &av) in a_row.iter().enumerate() {
+                let b_part: &[f32; PANEL] = match panel[p * PANEL..(p + 1) * PANEL].try_into() {
+                    Ok(part) => part,
+                    Err(_) => unreachable!(),
+                };
+                for q in 0..PANEL {
+                    acc[q] = madd::<FMA>(av, b_part[q], acc[q]);
+                }
+            }
+            c[i * n + j0..i * n + j0 + width].copy_from_slice(&acc[..width]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod packed_tests {
+    use super::*;
+    use crate::testutil::Lcg;
+
+    #[test]
+    fn packed_matches_naive_on_odd_shapes() {
+        let mut rng = Lcg::new(9);
+        for &(m, k, n) in &[(1, 1, 1), (1, 3, 17), (7, 5, 65), (6, 128, 512), (13, 63, 129), (17, 129, 38), (3, 8, 64)] {
+            let a = rng.vec(m * k, 1.0);
+            let b = rng.vec(k * n, 1.0);
+            let init = rng.vec(m * n, 1.0);
+            let packed = PackedMatrix::pack(&b, k, n);
+            let mut c = init.clone();
+            // Sentinels after C catch writes past the end.
+            c.extend_from_slice(&[f32::MAX; 5]);
+            matmul_packed_acc(&a, &packed, &mut c, m);
+            assert!(c[m * n..].iter().all(|&v| v == f32::MAX), "({m},{k},{n}) wrote past C");
+            let want = matmul_naive_f64(&a, &b, m, k, n);
+            for i in 0..m * n {
+                let expected = want[i] + init[i] as f64;
+                let err = (c[i] as f64 - expected).abs();
+                assert!(err <= 1e-5 * (k as f64).sqrt() * (1.0 + expected.abs()), "({m},{k},{n}) at {i}");
+            }
         }
     }
 }

@@ -8,5 +8,5 @@ pub mod matmul;
 pub mod ops;
 
 pub use lstm::lstm_cell;
-pub use matmul::matmul_acc;
+pub use matmul::{matmul_acc, matmul_packed_acc, PackedMatrix};
 pub use ops::{add_bias_rows, dense, embedding_gather, log_softmax_rows};

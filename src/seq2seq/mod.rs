@@ -7,6 +7,7 @@ mod encoder;
 mod graph;
 mod ktn;
 mod model;
+mod packed;
 mod states;
 pub mod verify;
 
