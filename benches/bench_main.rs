@@ -28,7 +28,12 @@ fn predictor(threads: usize) -> Predictor {
 /// The first `n` applicable ConvAsm1x1U problems of gfx906's perf database.
 fn problems(n: usize) -> Vec<ConvProblem> {
     let rows = solver_rows(&miopen_dir().join("perfdb/gfx906_60.db"), "ConvAsm1x1U").expect("perf db");
-    let all: Vec<ConvProblem> = rows.rows.into_iter().map(|r| r.problem).filter(|p| check_applicable(p).is_ok()).collect();
+    let all: Vec<ConvProblem> = rows
+        .rows
+        .into_iter()
+        .map(|r| r.problem)
+        .filter(|p| check_applicable(p).is_ok())
+        .collect();
     all.iter().cycle().take(n).cloned().collect()
 }
 
@@ -51,7 +56,9 @@ fn bench_single(c: &mut Criterion) {
     let pred = predictor(1);
     let p = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").expect("key");
     let mut group = c.benchmark_group("cpu_single");
-    group.bench_function("gfx908_miopen_1core", |b| b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Miopen)));
+    group.bench_function("gfx908_miopen_1core", |b| {
+        b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Miopen))
+    });
     group.bench_function("gfx908_beam4_1core", |b| {
         b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Beam { width: 4, top: 4 }))
     });

@@ -46,9 +46,21 @@ fn every_answer_is_valid_and_width_one_equals_greedy() {
         let b4 = beam4[i].as_ref().unwrap_or_else(|e| panic!("{e}"));
         for answer in g.iter().chain(b1).chain(b4) {
             let cfg = parse_config(&answer.config).unwrap();
-            assert!(rules.is_valid(&cfg), "{} for {}: {}", answer.config, p.to_perfdb_key(), answer.source.as_str());
+            assert!(
+                rules.is_valid(&cfg),
+                "{} for {}: {}",
+                answer.config,
+                p.to_perfdb_key(),
+                answer.source.as_str()
+            );
         }
-        assert_eq!(b4.iter().map(|a| &a.config).collect::<std::collections::HashSet<_>>().len(), b4.len());
+        assert_eq!(
+            b4.iter()
+                .map(|a| &a.config)
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            b4.len()
+        );
         if g[0].source == Source::Model {
             greedy_ok += 1;
             assert_eq!(g[0].config, b1[0].config, "width 1 != greedy for {}", p.to_perfdb_key());
@@ -57,6 +69,9 @@ fn every_answer_is_valid_and_width_one_equals_greedy() {
             failures += 1;
         }
     }
-    println!("{} problems: greedy succeeded on {greedy_ok}, fell back on {failures}", problems.len());
+    println!(
+        "{} problems: greedy succeeded on {greedy_ok}, fell back on {failures}",
+        problems.len()
+    );
     assert!(greedy_ok > problems.len() / 2);
 }

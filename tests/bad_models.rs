@@ -61,7 +61,10 @@ fn corrupt_arrays_and_json_are_format_errors() {
     let mut v = encoder_json();
     v["trainable_params"].as_object_mut().unwrap().remove("lstm_1");
     assert!(parse(&v).unwrap_err().to_string().contains("lstm_1"));
-    assert!(KerasModel::parse("{\"architecture\":", "cut.json").unwrap_err().to_string().contains("cut.json"));
+    assert!(KerasModel::parse("{\"architecture\":", "cut.json")
+        .unwrap_err()
+        .to_string()
+        .contains("cut.json"));
     assert!(KerasModel::parse("[]", "list.json").is_err());
     // Every truncation of a real file fails cleanly.
     let text = encoder_json().to_string();
@@ -79,9 +82,15 @@ fn an_encoder_is_not_a_decoder() {
 
 #[test]
 fn bad_metadata() {
-    assert!(KtnMetadata::parse("{}", "m").unwrap_err().to_string().contains("predict_type"));
+    assert!(KtnMetadata::parse("{}", "m")
+        .unwrap_err()
+        .to_string()
+        .contains("predict_type"));
     let gap = r#"{"predict_type":0,"num_tuning_params":{"fwd":2},"decodings":{"tunings":{"0":"-1","2":"4"}}}"#;
-    assert!(KtnMetadata::parse(gap, "m").unwrap_err().to_string().contains("token id"));
+    assert!(KtnMetadata::parse(gap, "m")
+        .unwrap_err()
+        .to_string()
+        .contains("token id"));
     let ok = r#"{"predict_type":0,"num_tuning_params":{"fwd":2},"decodings":{"tunings":{"0":"-1","1":"4"}}}"#;
     assert_eq!(KtnMetadata::parse(ok, "m").unwrap().token_values, vec!["-1", "4"]);
 }

@@ -10,9 +10,16 @@ fn run(args: &[&str], stdin: Option<&str>) -> Output {
     cmd.args(args).env_remove("TUNEINFER_MODELS");
     if let Some(input) = stdin {
         use std::io::Write;
-        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("spawn");
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
         return child.wait_with_output().expect("wait");
     }
     cmd.output().expect("run tuneinfer")
@@ -38,12 +45,20 @@ fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "stderr: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
-    assert!(err.starts_with("error: ") && err.contains(needle), "{err:?} should name {needle:?}");
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{err:?} should name {needle:?}"
+    );
 }
 
 #[test]
 fn help_for_every_command() {
-    for args in [vec!["--help"], vec!["predict", "--help"], vec!["batch", "--help"], vec!["verify", "--help"]] {
+    for args in [
+        vec!["--help"],
+        vec!["predict", "--help"],
+        vec!["batch", "--help"],
+        vec!["verify", "--help"],
+    ] {
         let out = run(&args, None);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(text(&out.stdout).contains("Usage"), "{args:?}");
@@ -56,7 +71,15 @@ fn help_for_every_command() {
 #[test]
 fn predict_prints_the_config_from_key_or_driver_arguments() {
     let m = models();
-    let out = run(&["predict", "--models", &m, "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"], None);
+    let out = run(
+        &[
+            "predict",
+            "--models",
+            &m,
+            "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
+        ],
+        None,
+    );
     assert_eq!(text(&out.stdout), "2,8,4,16,1,4,1,4\n");
     assert_eq!(out.status.code(), Some(0));
     let driver = "convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1";
@@ -69,7 +92,16 @@ fn predict_prints_the_config_from_key_or_driver_arguments() {
 fn predict_beam_prints_ranked_lines_with_scores() {
     let m = models();
     let out = run(
-        &["predict", "--models", &m, "--beam", "4", "--top", "3", "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"],
+        &[
+            "predict",
+            "--models",
+            &m,
+            "--beam",
+            "4",
+            "--top",
+            "3",
+            "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0));
@@ -87,7 +119,29 @@ fn predict_beam_prints_ranked_lines_with_scores() {
 
 #[test]
 fn predict_marks_the_static_default() {
-    let out = run(&["predict", "--models", &models(), "conv", "-n", "1", "-c", "4", "-H", "2", "-W", "2", "-k", "4", "-y", "1", "-x", "1"], None);
+    let out = run(
+        &[
+            "predict",
+            "--models",
+            &models(),
+            "conv",
+            "-n",
+            "1",
+            "-c",
+            "4",
+            "-H",
+            "2",
+            "-W",
+            "2",
+            "-k",
+            "4",
+            "-y",
+            "1",
+            "-x",
+            "1",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stderr).contains("static default"));
     assert_eq!(text(&out.stdout).trim().split(',').count(), 8);
@@ -96,14 +150,55 @@ fn predict_marks_the_static_default() {
 #[test]
 fn predict_errors_are_one_line_with_distinct_exit_codes() {
     let m = models();
-    assert_one_line_error(&run(&["predict", "--models", &m, "2048-7-7-1x1-512-7-7-abc-0x0-1x1-1x1-0-NCHW-FP16-F"], None), 5, "abc");
+    assert_one_line_error(
+        &run(
+            &[
+                "predict",
+                "--models",
+                &m,
+                "2048-7-7-1x1-512-7-7-abc-0x0-1x1-1x1-0-NCHW-FP16-F",
+            ],
+            None,
+        ),
+        5,
+        "abc",
+    );
     assert_one_line_error(&run(&["predict", "--models", &m, "conv", "-n", "x"], None), 5, "-n");
-    assert_one_line_error(&run(&["predict", "--models", &m, "conv", "-u", "2", "-v", "2", "-y", "1", "-x", "1"], None), 5, "stride");
-    assert_one_line_error(&run(&["predict", "--models", &m, "--solver", "NoSuchSolver", "conv"], None), 6, "NoSuchSolver");
-    assert_one_line_error(&run(&["predict", "--models", "/nonexistent/dir", "conv"], None), 6, "/nonexistent/dir");
-    assert_one_line_error(&run(&["predict", "--models", &m, "--arch", "gfx000", "conv"], None), 6, "gfx000");
-    assert_one_line_error(&run(&["predict", "--models", &m, "--beam", "0", "conv"], None), 2, "--beam");
-    assert_one_line_error(&run(&["predict", "--models", &m, "--beam", "2", "--top", "3", "conv"], None), 2, "--top");
+    assert_one_line_error(
+        &run(
+            &[
+                "predict", "--models", &m, "conv", "-u", "2", "-v", "2", "-y", "1", "-x", "1",
+            ],
+            None,
+        ),
+        5,
+        "stride",
+    );
+    assert_one_line_error(
+        &run(&["predict", "--models", &m, "--solver", "NoSuchSolver", "conv"], None),
+        6,
+        "NoSuchSolver",
+    );
+    assert_one_line_error(
+        &run(&["predict", "--models", "/nonexistent/dir", "conv"], None),
+        6,
+        "/nonexistent/dir",
+    );
+    assert_one_line_error(
+        &run(&["predict", "--models", &m, "--arch", "gfx000", "conv"], None),
+        6,
+        "gfx000",
+    );
+    assert_one_line_error(
+        &run(&["predict", "--models", &m, "--beam", "0", "conv"], None),
+        2,
+        "--beam",
+    );
+    assert_one_line_error(
+        &run(&["predict", "--models", &m, "--beam", "2", "--top", "3", "conv"], None),
+        2,
+        "--top",
+    );
     assert_one_line_error(&run(&["predict", "--models", &m], None), 2, "PROBLEM");
 }
 
@@ -119,7 +214,15 @@ fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
     let dir = temp_dir("batch");
     let out_path = dir.join("out.tsv");
     let out = run(
-        &["batch", "--models", &models(), "--beam", "2", "--output", out_path.to_str().unwrap()],
+        &[
+            "batch",
+            "--models",
+            &models(),
+            "--beam",
+            "2",
+            "--output",
+            out_path.to_str().unwrap(),
+        ],
         Some(input),
     );
     let err = text(&out.stderr);
@@ -149,7 +252,10 @@ fn batch_all_good_exits_zero_and_defaults_are_marked() {
 
 #[test]
 fn verify_passes_the_shipped_models_and_catches_damage() {
-    let files: Vec<String> = common::ktn_model_files().iter().map(|p| p.display().to_string()).collect();
+    let files: Vec<String> = common::ktn_model_files()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let mut args = vec!["verify"];
     args.extend(files.iter().map(String::as_str));
     let out = run(&args, None);
@@ -162,7 +268,11 @@ fn verify_passes_the_shipped_models_and_catches_damage() {
     // Truncated file: a format error naming the file.
     let truncated = dir.join("truncated.ktn.model");
     std::fs::write(&truncated, &original[..original.len() / 2]).unwrap();
-    assert_one_line_error(&run(&["verify", truncated.to_str().unwrap()], None), 4, "truncated.ktn.model");
+    assert_one_line_error(
+        &run(&["verify", truncated.to_str().unwrap()], None),
+        4,
+        "truncated.ktn.model",
+    );
     // A changed weight: the embedded test no longer matches and the hash differs.
     let mut value: serde_json::Value = serde_json::from_str(&original).unwrap();
     value["trainable_params"]["lstm"]["bias"] = serde_json::json!(vec![0.5f32; 512]);
@@ -172,6 +282,10 @@ fn verify_passes_the_shipped_models_and_catches_damage() {
     assert_eq!(out.status.code(), Some(8));
     assert!(text(&out.stdout).contains("MISMATCH"));
     // Missing file.
-    assert_one_line_error(&run(&["verify", "/nonexistent/x.ktn.model"], None), 3, "/nonexistent/x.ktn.model");
+    assert_one_line_error(
+        &run(&["verify", "/nonexistent/x.ktn.model"], None),
+        3,
+        "/nonexistent/x.ktn.model",
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -50,9 +50,10 @@ fn tiny_fp32_forward_fails_and_falls_back_to_the_static_default() {
 #[test]
 fn beam_width_one_equals_greedy_on_the_documented_cases() {
     let pred = predictor();
-    for key in
-        ["288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-B", "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"]
-    {
+    for key in [
+        "288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-B",
+        "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
+    ] {
         let p = ConvProblem::parse(key).unwrap();
         let greedy = pred.predict_one(&p, DecodeMode::Miopen).unwrap();
         let beam = pred.predict_one(&p, DecodeMode::Beam { width: 1, top: 1 }).unwrap();

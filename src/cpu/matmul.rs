@@ -314,7 +314,15 @@ mod packed_tests {
     #[test]
     fn packed_matches_naive_on_odd_shapes() {
         let mut rng = Lcg::new(9);
-        for &(m, k, n) in &[(1, 1, 1), (1, 3, 17), (7, 5, 65), (6, 128, 512), (13, 63, 129), (17, 129, 38), (3, 8, 64)] {
+        for &(m, k, n) in &[
+            (1, 1, 1),
+            (1, 3, 17),
+            (7, 5, 65),
+            (6, 128, 512),
+            (13, 63, 129),
+            (17, 129, 38),
+            (3, 8, 64),
+        ] {
             let a = rng.vec(m * k, 1.0);
             let b = rng.vec(k * n, 1.0);
             let init = rng.vec(m * n, 1.0);
@@ -328,7 +336,10 @@ mod packed_tests {
             for i in 0..m * n {
                 let expected = want[i] + init[i] as f64;
                 let err = (c[i] as f64 - expected).abs();
-                assert!(err <= 1e-5 * (k as f64).sqrt() * (1.0 + expected.abs()), "({m},{k},{n}) at {i}");
+                assert!(
+                    err <= 1e-5 * (k as f64).sqrt() * (1.0 + expected.abs()),
+                    "({m},{k},{n}) at {i}"
+                );
             }
         }
     }

@@ -3,8 +3,10 @@
 
 use super::graph::{expect_refs, next_in_chain, state_refs};
 use super::model::{DecoderScratch, StepDecoder};
+use super::packed::{dense_packed, pack_dense, PackedLstm};
 use super::states::States;
 use crate::cpu;
+use crate::cpu::PackedMatrix;
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, EmbeddingWeights, KerasModel, LayerKind, LstmWeights};
 
@@ -14,6 +16,8 @@ pub struct Decoder {
     pub embedding: EmbeddingWeights,
     pub lstms: Vec<LstmWeights>,
     pub output: DenseWeights,
+    packed_lstms: Vec<PackedLstm>,
+    packed_output: PackedMatrix,
 }
 
 impl Decoder {
@@ -102,10 +106,14 @@ impl Decoder {
         want.extend(state_refs(&names));
         let want: Vec<(&str, usize)> = want.iter().map(|(n, i)| (n.as_str(), *i)).collect();
         expect_refs(model, "decoder outputs", &model.outputs, &want)?;
+        let packed_lstms = lstms.iter().map(PackedLstm::new).collect();
+        let packed_output = pack_dense(&output);
         Ok(Decoder {
             embedding,
             lstms,
             output,
+            packed_lstms,
+            packed_output,
         })
     }
 
@@ -141,15 +149,16 @@ impl Decoder {
             z.resize(batch * g, 0.0);
             let (below, this_and_above) = states.h.split_at_mut(l);
             let input: &[f32] = if l == 0 { &x } else { &below[l - 1] };
-            cpu::dense(input, &lstm.kernel, Some(&lstm.bias), &mut z, batch, lstm.input_dim, g);
+            let packed = &self.packed_lstms[l];
+            dense_packed(input, &packed.kernel, Some(&lstm.bias), &mut z, batch);
             let h = &mut this_and_above[0];
-            cpu::matmul_acc(h, &lstm.recurrent, &mut z, batch, lstm.units, g);
+            cpu::matmul_packed_acc(h, &packed.recurrent, &mut z, batch);
             cpu::lstm_cell(&z, &mut states.c[l], h, batch, lstm.units);
         }
         let last = states.h.last().map(|v| &v[..]).unwrap_or(&[]);
         let o = &self.output;
         scores.resize(batch * o.units, 0.0);
-        cpu::dense(last, &o.kernel, o.bias.as_deref(), scores, batch, o.input_dim, o.units);
+        dense_packed(last, &self.packed_output, o.bias.as_deref(), scores, batch);
         *scratch.buffer(0) = x;
         *scratch.buffer(1) = z;
     }

@@ -2,8 +2,10 @@
 //! every LSTM, which initialise the decoder.
 
 use super::graph::{expect_refs, next_in_chain, state_refs};
+use super::packed::{dense_packed, pack_dense, PackedLstm};
 use super::states::States;
 use crate::cpu;
+use crate::cpu::PackedMatrix;
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, KerasModel, LayerKind, LstmWeights};
 
@@ -16,6 +18,8 @@ pub struct Encoder {
     pub features: usize,
     pub dense: Option<DenseWeights>,
     pub lstms: Vec<LstmWeights>,
+    packed_dense: Option<PackedMatrix>,
+    packed_lstms: Vec<PackedLstm>,
 }
 
 impl Encoder {
@@ -74,11 +78,15 @@ impl Encoder {
         let want = state_refs(&names);
         let want: Vec<(&str, usize)> = want.iter().map(|(n, i)| (n.as_str(), *i)).collect();
         expect_refs(model, "encoder outputs", &model.outputs, &want)?;
+        let packed_dense = dense.as_ref().map(pack_dense);
+        let packed_lstms = lstms.iter().map(PackedLstm::new).collect();
         Ok(Encoder {
             steps,
             features,
             dense,
             lstms,
+            packed_dense,
+            packed_lstms,
         })
     }
 
@@ -98,21 +106,13 @@ impl Encoder {
             });
         }
         let rows = batch * t;
-        let (mut seq, mut dim) = match &self.dense {
-            Some(d) => {
+        let mut seq = match (&self.dense, &self.packed_dense) {
+            (Some(d), Some(packed)) => {
                 let mut out = vec![0.0; rows * d.units];
-                cpu::dense(
-                    input,
-                    &d.kernel,
-                    d.bias.as_deref(),
-                    &mut out,
-                    rows,
-                    d.input_dim,
-                    d.units,
-                );
-                (out, d.units)
+                dense_packed(input, packed, d.bias.as_deref(), &mut out, rows);
+                out
             }
-            None => (input.to_vec(), f),
+            _ => input.to_vec(),
         };
         let mut states = States::zeros(&self.units(), batch);
         for (l, lstm) in self.lstms.iter().enumerate() {
@@ -120,7 +120,8 @@ impl Encoder {
             let g = 4 * u;
             // Input projections of every time step at once: [batch*T, 4u].
             let mut xw = vec![0.0; rows * g];
-            cpu::dense(&seq, &lstm.kernel, Some(&lstm.bias), &mut xw, rows, dim, g);
+            let packed = &self.packed_lstms[l];
+            dense_packed(&seq, &packed.kernel, Some(&lstm.bias), &mut xw, rows);
             let last = l + 1 == self.lstms.len();
             let mut out_seq = if last { Vec::new() } else { vec![0.0; rows * u] };
             let mut z = vec![0.0; batch * g];
@@ -129,7 +130,7 @@ impl Encoder {
                 for b in 0..batch {
                     z[b * g..(b + 1) * g].copy_from_slice(&xw[(b * t + step) * g..(b * t + step + 1) * g]);
                 }
-                cpu::matmul_acc(h, &lstm.recurrent, &mut z, batch, u, g);
+                cpu::matmul_packed_acc(h, &packed.recurrent, &mut z, batch);
                 cpu::lstm_cell(&z, c, h, batch, u);
                 if !last {
                     for b in 0..batch {
@@ -138,7 +139,6 @@ impl Encoder {
                 }
             }
             seq = out_seq;
-            dim = u;
         }
         Ok(states)
     }
