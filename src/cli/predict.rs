@@ -9,8 +9,7 @@ use crate::predict::{DecodeMode, Prediction, Predictor, Source};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
-const COMMON_OPTIONS: &str = "\
-  --arch ARCH        GPU architecture of the model (default: gfx908)
+const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx908)
   --solver NAME      MIOpen solver (default: ConvAsm1x1U)
   --models DIR       where {arch}_{solver}_*.ktn.model live; default search order:
                      $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
@@ -193,9 +192,11 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let problems: Vec<ConvProblem> = jobs.iter().map(|(_, _, p)| p.clone()).collect();
     let results = c.predictor.predict_batch(&problems, c.mode);
     let mut tsv = String::from("problem\trank\tconfig\tscore\tsource\n");
+    let mut predicted = 0usize;
     for ((line_no, text, _), result) in jobs.iter().zip(results) {
         match result {
             Ok(predictions) => {
+                predicted += 1;
                 for (rank, p) in predictions.iter().enumerate() {
                     tsv.push_str(&format!(
                         "{text}\t{}\t{}\t{}\t{}\n",
@@ -214,10 +215,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     }
     write_output(args.value("output").unwrap_or("-"), &tsv)?;
     if failed > 0 {
-        eprintln!(
-            "{failed} line(s) failed; {} predicted",
-            jobs.len() + failed - failed.min(jobs.len() + failed)
-        );
+        eprintln!("{failed} line(s) failed; {predicted} predicted");
         return Ok(1);
     }
     Ok(0)
