@@ -88,3 +88,6 @@ pub struct Hypothesis {
 pub(crate) fn rank_cmp(a: (f32, f32, u32), b: (f32, f32, u32)) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2))
 }
+
+#[cfg(test)]
+mod tests;
