@@ -47,6 +47,44 @@ fn madd<const FMA: bool>(a: f32, b: f32, acc: f32) -> f32 {
     }
 }
 
+/// The register tile both kernels share: `acc[r][q] += sum_p a_rows[r][p] * b[p*stride + offset + q]`.
+#[inline(always)]
+fn tile_rows<const FMA: bool>(
+    a_rows: &[&[f32]; MR],
+    b: &[f32],
+    stride: usize,
+    offset: usize,
+    acc: &mut [[f32; NR]; MR],
+) {
+    for p in 0..a_rows[0].len() {
+        let b_part: &[f32; NR] = match b[p * stride + offset..p * stride + offset + NR].try_into() {
+            Ok(part) => part,
+            Err(_) => unreachable!(),
+        };
+        for r in 0..MR {
+            let av = a_rows[r][p];
+            for q in 0..NR {
+                acc[r][q] = madd::<FMA>(av, b_part[q], acc[r][q]);
+            }
+        }
+    }
+}
+
+/// One row against [`NR_ROW`] columns: `acc[q] += sum_p a_row[p] * b[p*stride + offset + q]`.
+/// C is loaded and stored once per block instead of once per k (the single-prediction case).
+#[inline(always)]
+fn tile_row<const FMA: bool>(a_row: &[f32], b: &[f32], stride: usize, offset: usize, acc: &mut [f32; NR_ROW]) {
+    for (p, &av) in a_row.iter().enumerate() {
+        let b_part: &[f32; NR_ROW] = match b[p * stride + offset..p * stride + offset + NR_ROW].try_into() {
+            Ok(part) => part,
+            Err(_) => unreachable!(),
+        };
+        for q in 0..NR_ROW {
+            acc[q] = madd::<FMA>(av, b_part[q], acc[q]);
+        }
+    }
+}
+
 #[inline(always)]
 fn matmul_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
     let m_blocked = m / MR * MR;
@@ -59,18 +97,7 @@ fn matmul_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k
             for (r, acc_row) in acc.iter_mut().enumerate() {
                 acc_row.copy_from_slice(&c[(i0 + r) * n + j0..(i0 + r) * n + j0 + NR]);
             }
-            for p in 0..k {
-                let b_row: &[f32; NR] = match b[p * n + j0..p * n + j0 + NR].try_into() {
-                    Ok(row) => row,
-                    Err(_) => unreachable!(),
-                };
-                for r in 0..MR {
-                    let av = a_rows[r][p];
-                    for q in 0..NR {
-                        acc[r][q] = madd::<FMA>(av, b_row[q], acc[r][q]);
-                    }
-                }
-            }
+            tile_rows::<FMA>(&a_rows, b, n, j0, &mut acc);
             for (r, acc_row) in acc.iter().enumerate() {
                 c[(i0 + r) * n + j0..(i0 + r) * n + j0 + NR].copy_from_slice(acc_row);
             }
@@ -89,23 +116,14 @@ fn matmul_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k
 /// Columns per register block of a single row (8 AVX vectors of accumulators).
 const NR_ROW: usize = 64;
 
-/// `c_row += a_row · b` for one row: 64 columns of C stay in registers while k runs, so C is
-/// loaded and stored once per block instead of once per k (the single-prediction case).
+/// `c_row += a_row · b` for one row, [`NR_ROW`] columns at a time.
 #[inline(always)]
 fn gemv_row<const FMA: bool>(a_row: &[f32], b: &[f32], c_row: &mut [f32], k: usize, n: usize) {
     let n_blocked = n / NR_ROW * NR_ROW;
     for j0 in (0..n_blocked).step_by(NR_ROW) {
         let mut acc = [0f32; NR_ROW];
         acc.copy_from_slice(&c_row[j0..j0 + NR_ROW]);
-        for (p, &av) in a_row.iter().enumerate().take(k) {
-            let b_part: &[f32; NR_ROW] = match b[p * n + j0..p * n + j0 + NR_ROW].try_into() {
-                Ok(part) => part,
-                Err(_) => unreachable!(),
-            };
-            for q in 0..NR_ROW {
-                acc[q] = madd::<FMA>(av, b_part[q], acc[q]);
-            }
-        }
+        tile_row::<FMA>(&a_row[..k], b, n, j0, &mut acc);
         c_row[j0..j0 + NR_ROW].copy_from_slice(&acc);
     }
     if n_blocked < n {
@@ -191,8 +209,8 @@ mod tests {
     }
 }
 
-/// Column panel width of a [`PackedMatrix`].
-pub const PANEL: usize = 64;
+/// Column panel width of a [`PackedMatrix`] (one single-row register tile).
+pub const PANEL: usize = NR_ROW;
 
 /// A constant right-hand matrix `[k, n]` re-laid as column panels of [`PANEL`] columns, each
 /// panel `[k, PANEL]` contiguous (the last one zero-padded). Model weights are packed once at
@@ -269,18 +287,7 @@ fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: u
                     let at = (i0 + r) * n + j0 + jj;
                     acc_row[..cols].copy_from_slice(&c[at..at + cols]);
                 }
-                for p in 0..k {
-                    let b_part: &[f32; NR] = match panel[p * PANEL + jj..p * PANEL + jj + NR].try_into() {
-                        Ok(part) => part,
-                        Err(_) => unreachable!(),
-                    };
-                    for r in 0..MR {
-                        let av = a_rows[r][p];
-                        for q in 0..NR {
-                            acc[r][q] = madd::<FMA>(av, b_part[q], acc[r][q]);
-                        }
-                    }
-                }
+                tile_rows::<FMA>(&a_rows, panel, PANEL, jj, &mut acc);
                 for (r, acc_row) in acc.iter().enumerate() {
                     let at = (i0 + r) * n + j0 + jj;
                     c[at..at + cols].copy_from_slice(&acc_row[..cols]);
@@ -292,15 +299,7 @@ fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: u
             let a_row = &a[i * k..(i + 1) * k];
             let mut acc = [0f32; PANEL];
             acc[..width].copy_from_slice(&c[i * n + j0..i * n + j0 + width]);
-            for (p, &av) in a_row.iter().enumerate() {
-                let b_part: &[f32; PANEL] = match panel[p * PANEL..(p + 1) * PANEL].try_into() {
-                    Ok(part) => part,
-                    Err(_) => unreachable!(),
-                };
-                for q in 0..PANEL {
-                    acc[q] = madd::<FMA>(av, b_part[q], acc[q]);
-                }
-            }
+            tile_row::<FMA>(a_row, panel, PANEL, 0, &mut acc);
             c[i * n + j0..i * n + j0 + width].copy_from_slice(&acc[..width]);
         }
     }
