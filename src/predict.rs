@@ -68,7 +68,12 @@ impl Predictor {
 
     pub fn new(target: Target, solver: &'static dyn Solver, model: Box<dyn Seq2SeqModel>) -> Predictor {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Predictor { target, solver, model, threads }
+        Predictor {
+            target,
+            solver,
+            model,
+            threads,
+        }
     }
 
     /// Limits the worker threads used for batches (at least 1).
@@ -80,6 +85,12 @@ impl Predictor {
     /// Sets the compute-unit count for solvers whose features use it.
     pub fn with_compute_units(mut self, compute_units: Option<u32>) -> Predictor {
         self.target.compute_units = compute_units;
+        self
+    }
+
+    /// Sets where catalogue solvers read their kernel-instance lists.
+    pub fn with_catalogue_dir(mut self, dir: Option<PathBuf>) -> Predictor {
+        self.target.catalogue_dir = dir;
         self
     }
 
@@ -101,14 +112,18 @@ impl Predictor {
         }
         let chunk = problems.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> =
-                problems.chunks(chunk).map(|part| scope.spawn(move || self.predict_chunk(part, mode))).collect();
+            let handles: Vec<_> = problems
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || self.predict_chunk(part, mode)))
+                .collect();
             handles
                 .into_iter()
                 .zip(problems.chunks(chunk))
                 .flat_map(|(h, part)| {
                     h.join().unwrap_or_else(|_| {
-                        part.iter().map(|_| Err(Error::Usage("internal: a worker thread panicked".into()))).collect()
+                        part.iter()
+                            .map(|_| Err(Error::Usage("internal: a worker thread panicked".into())))
+                            .collect()
                     })
                 })
                 .collect()
@@ -150,18 +165,24 @@ impl Predictor {
                     }
                 }
                 Ok(states) => {
-                    let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+                    let refs: Vec<&dyn Constraint> =
+                        constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
                     let found: Vec<Vec<Hypothesis>> = match mode {
                         DecodeMode::Miopen => greedy_miopen(model.decoder(), model.vocab(), states, &refs)
                             .into_iter()
                             .map(|h| h.into_iter().collect())
                             .collect(),
-                        DecodeMode::Beam { width, top } => {
-                            beam_search(model.decoder(), model.vocab(), states, &refs, width, top.clamp(1, width.max(1)))
-                        }
+                        DecodeMode::Beam { width, top } => beam_search(
+                            model.decoder(),
+                            model.vocab(),
+                            states,
+                            &refs,
+                            width,
+                            top.clamp(1, width.max(1)),
+                        ),
                     };
-                    for (&i, hyps) in decoded.iter().zip(found) {
-                        results[i] = Some(self.answers(&problems[i], hyps));
+                    for ((&i, hyps), constraint) in decoded.iter().zip(found).zip(&refs) {
+                        results[i] = Some(self.answers(&problems[i], hyps, *constraint));
                     }
                 }
             }
@@ -172,7 +193,12 @@ impl Predictor {
             .collect()
     }
 
-    fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
+    fn answers(
+        &self,
+        problem: &ConvProblem,
+        hyps: Vec<Hypothesis>,
+        constraint: &dyn Constraint,
+    ) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
             let values = self.solver.fallback(&self.target, problem)?;
             return Ok(vec![Prediction {
@@ -184,18 +210,24 @@ impl Predictor {
             }]);
         }
         let vocab = self.model.vocab();
-        Ok(hyps
-            .into_iter()
-            .map(|h| {
-                let values: Vec<String> = h.values.iter().map(|&v| vocab.values[v as usize].clone()).collect();
-                Prediction {
-                    config: self.solver.format_config(&values),
-                    values,
-                    tokens: h.tokens,
-                    score: Some(h.score),
-                    source: Source::Model,
-                }
-            })
-            .collect())
+        let mut predictions: Vec<Prediction> = Vec::with_capacity(hyps.len());
+        for h in hyps {
+            let values: Vec<String> = h.values.iter().map(|&v| vocab.values[v as usize].clone()).collect();
+            let config = constraint
+                .config_text(&h.values)
+                .unwrap_or_else(|| self.solver.format_config(&values));
+            // Different value sequences can name the same config (catalogue solvers); keep the best.
+            if predictions.iter().any(|p| p.config == config) {
+                continue;
+            }
+            predictions.push(Prediction {
+                config,
+                values,
+                tokens: h.tokens,
+                score: Some(h.score),
+                source: Source::Model,
+            });
+        }
+        Ok(predictions)
     }
 }

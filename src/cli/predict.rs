@@ -16,7 +16,12 @@ const COMMON_OPTIONS: &str = "\
                      $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
   --beam K           constrained beam search of width K instead
-  --top N            with --beam: print the best N <= K configs (default: K)";
+  --top N            with --beam: print the best N <= K configs (default: K)
+  --cu N             compute units of the GPU, for models whose features use them
+                     (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210)
+  --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
+                     ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
+                     ../shared/miopen/ck next to the crate";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -45,7 +50,17 @@ Options:
   --threads N        worker threads (default: all cores)";
 
 const VALUED: &[&str] = &[
-    "arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads",
+    "arch",
+    "solver",
+    "models",
+    "decode",
+    "beam",
+    "top",
+    "input",
+    "output",
+    "threads",
+    "cu",
+    "catalogue",
 ];
 
 pub(super) struct Common {
@@ -79,7 +94,18 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             DecodeMode::Beam { width, top }
         }
     };
-    let mut predictor = Predictor::load(arch, solver, &dirs)?;
+    let compute_units = match args.value("cu") {
+        None => None,
+        Some(t) => Some(
+            t.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Usage(format!("--cu: expected a positive integer, got '{t}'")))?,
+        ),
+    };
+    let mut predictor = Predictor::load(arch, solver, &dirs)?
+        .with_compute_units(compute_units)
+        .with_catalogue_dir(args.value("catalogue").map(PathBuf::from));
     if let Some(t) = args.value("threads") {
         let n = t
             .parse::<usize>()
