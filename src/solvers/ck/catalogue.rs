@@ -535,7 +535,8 @@ fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bo
     {
         return false;
     }
-    if !(d.c % p.b_scalar_per_vector == 0 && d.k % p.a_scalar_per_vector == 0) && !(d.k == 1 && d.c == 1) {
+    let vectors_fit = d.c % p.b_scalar_per_vector == 0 && d.k % p.a_scalar_per_vector == 0;
+    if !(vectors_fit || d.k == 1 && d.c == 1) {
         return false;
     }
     d.c % p.e_scalar_per_vector == 0

@@ -202,11 +202,10 @@ impl Constraint for CatalogueConstraint {
         if chosen.is_empty() {
             match &self.miopen_first {
                 Some(MiopenFirst::Any) => return self.table.rows() > 0,
-                Some(MiopenFirst::Substring(answers)) => {
-                    if answers.get(value as usize).is_some_and(|a| a.is_some()) {
-                        return true;
-                    }
+                Some(MiopenFirst::Substring(answers)) if answers.get(value as usize).is_some_and(|a| a.is_some()) => {
+                    return true
                 }
+                Some(MiopenFirst::Substring(_)) => {}
                 None => {}
             }
         }

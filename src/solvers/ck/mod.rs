@@ -240,7 +240,7 @@ impl CkGroupSolver {
     ) -> Result<CatalogueConstraint> {
         let (plan, dims, catalogue) = self.prepare(target, problem)?;
         let supported = self.supported(&catalogue, &dims);
-        Ok(build(&plan, &dims, &supported, vocab, metadata)?)
+        build(&plan, &dims, &supported, vocab, metadata)
     }
 }
 
