@@ -12,7 +12,7 @@
 //! supported instance's name is taken, ending the sequence when it is not a kernel type), and
 //! for gfx942 wrw it accepts any first value and never accepts a split-k value.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::search::Constraint;
 
@@ -33,8 +33,8 @@ pub struct CandidateTable {
     pub answer: Vec<u32>,
     /// Position at which each row carries a split-k value (`u8::MAX`: none).
     pub split_pos: Vec<u8>,
-    /// Distinct answer texts.
-    pub answers: Vec<String>,
+    /// Answer texts (shared by every problem of a solver).
+    pub answers: Arc<Vec<String>>,
 }
 
 impl CandidateTable {
@@ -50,21 +50,20 @@ impl CandidateTable {
         self.lens.len()
     }
 
-    /// Appends a row: its value ids (at most `width`), its answer text and split-k position.
-    pub fn push(&mut self, values: &[u32], answer: &str, split_pos: Option<usize>) {
+    /// Appends a row: its value ids (at most `width`), its answer (index into `answers`) and
+    /// split-k position.
+    pub fn push(&mut self, values: &[u32], answer: u32, split_pos: Option<usize>) {
         let len = values.len().min(self.width);
         self.cells.extend_from_slice(&values[..len]);
-        self.cells.extend(std::iter::repeat(NO_VALUE).take(self.width - len));
+        self.cells.resize(self.cells.len() + self.width - len, NO_VALUE);
         self.lens.push(len as u8);
-        let id = match self.answers.last() {
-            Some(a) if a == answer => self.answers.len() - 1,
-            _ => {
-                self.answers.push(answer.to_string());
-                self.answers.len() - 1
-            }
-        };
-        self.answer.push(id as u32);
+        self.answer.push(answer);
         self.split_pos.push(split_pos.map_or(u8::MAX, |p| p.min(254) as u8));
+    }
+
+    /// The answer text of row `r`.
+    pub fn answer_text(&self, r: usize) -> Option<&str> {
+        self.answers.get(*self.answer.get(r)? as usize).map(String::as_str)
     }
 
     /// The value ids of row `r`.
@@ -232,7 +231,7 @@ impl Constraint for CatalogueConstraint {
         self.with_alive(chosen, |rows| {
             rows.iter()
                 .find(|&&r| self.table.lens[r as usize] as usize == chosen.len())
-                .map(|&r| self.table.answers[self.table.answer[r as usize] as usize].clone())
+                .and_then(|&r| self.table.answer_text(r as usize).map(String::from))
         })
     }
 }

@@ -16,6 +16,7 @@ pub mod features;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
@@ -41,7 +42,7 @@ pub enum Cell {
 }
 
 /// How the kernel id is completed after the instance name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Suffix {
     None,
     /// `+1` (wrw, split-k 1).
@@ -51,7 +52,7 @@ pub enum Suffix {
 }
 
 /// Everything that differs between (solver, arch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Plan {
     /// `{model}` of the `{arch}_{model}_*.ktn.model` files.
     pub model: &'static str,
@@ -62,7 +63,7 @@ pub struct Plan {
     direction: Direction,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Arch {
     Gfx90a,
     Gfx942,
@@ -225,11 +226,6 @@ impl CkGroupSolver {
         Ok((plan, dims, catalogue))
     }
 
-    /// MIOpen's `valid_kernels`: the supported instances, in factory order.
-    pub fn supported<'a>(&self, catalogue: &'a Catalogue, dims: &CkDims) -> Vec<&'a Instance> {
-        catalogue.supported(dims).collect()
-    }
-
     /// The candidate table and constraint of one problem.
     pub fn build_constraint(
         &self,
@@ -239,115 +235,238 @@ impl CkGroupSolver {
         metadata: &KtnMetadata,
     ) -> Result<CatalogueConstraint> {
         let (plan, dims, catalogue) = self.prepare(target, problem)?;
-        let supported = self.supported(&catalogue, &dims);
-        build(&plan, &dims, &supported, vocab, metadata)
+        Ok(PlanIndex::cached(&plan, &catalogue, vocab, metadata)?.constraint(&dims))
     }
 }
 
-/// Builds the candidate table: one row per (supported instance, kernel type it can be named
-/// by, valid split-k value), in factory order.
-pub fn build(
-    plan: &Plan,
-    dims: &CkDims,
-    supported: &[&Instance],
-    vocab: &Vocabulary,
-    metadata: &KtnMetadata,
-) -> Result<CatalogueConstraint> {
-    let meta_err = |detail: String| Error::format(format!("{} metadata", plan.model), detail);
-    let ids: HashMap<&str, u32> = vocab
-        .values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.as_str(), i as u32))
-        .collect();
-    let value_id = |text: &str| -> u32 { ids.get(text).copied().unwrap_or(NO_VALUE) };
-    // (type value id, type text, sequence length) for predict_type 1; one pseudo-type otherwise.
-    let (types, lengths): (Vec<(u32, String, usize)>, Lengths) = match (plan.fixed_type, metadata.predict_type) {
-        (Some(fixed), 0) => {
-            let n = *metadata
-                .num_tuning_params
-                .get(plan.direction_key())
-                .ok_or_else(|| meta_err(format!("num_tuning_params has no '{}'", plan.direction_key())))?;
-            (vec![(NO_VALUE, fixed.to_string(), n)], Lengths::Fixed(n))
+/// One way of writing an instance as a value sequence (before split-k expansion).
+#[derive(Debug, Clone)]
+struct RowTemplate {
+    instance: u32,
+    cells: Vec<u32>,
+    split_pos: Option<usize>,
+    /// Answer id (split rows: the id for the first entry of `split_values`).
+    answer: u32,
+}
+
+/// Everything about (plan, catalogue, model vocabulary) that does not depend on the problem:
+/// built once, then each problem only runs the support rules and copies rows.
+#[derive(Debug)]
+pub struct PlanIndex {
+    plan: Plan,
+    catalogue: Arc<Catalogue>,
+    vocab_values: Vec<String>,
+    predict_type: u32,
+    num_tuning_params: Vec<(String, usize)>,
+    width: usize,
+    lengths: Lengths,
+    rows: Vec<RowTemplate>,
+    /// Kernel ids every row can name.
+    answers: Arc<Vec<String>>,
+    /// (split-k, value id) of the split-k values the vocabulary has.
+    split_values: Vec<(u64, u32)>,
+    /// MIOpen's first-position substring filter (fwd gfx942): for each value id that is not a
+    /// kernel type, the instances whose name contains it.
+    substring: Option<Vec<Vec<u32>>>,
+}
+
+impl PlanIndex {
+    /// Builds the index: one row template per (instance, kernel type it can be named by), in
+    /// factory order.
+    pub fn new(plan: Plan, catalogue: Arc<Catalogue>, vocab: &Vocabulary, metadata: &KtnMetadata) -> Result<PlanIndex> {
+        let meta_err = |detail: String| Error::format(format!("{} metadata", plan.model), detail);
+        let ids: HashMap<&str, u32> = vocab
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.as_str(), i as u32))
+            .collect();
+        let value_id = |text: &str| -> u32 { ids.get(text).copied().unwrap_or(NO_VALUE) };
+        // (type value id, type text, sequence length) for predict_type 1; one pseudo-type otherwise.
+        let (types, lengths): (Vec<(u32, String, usize)>, Lengths) = match (plan.fixed_type, metadata.predict_type) {
+            (Some(fixed), 0) => {
+                let n = *metadata
+                    .num_tuning_params
+                    .get(plan.direction_key())
+                    .ok_or_else(|| meta_err(format!("num_tuning_params has no '{}'", plan.direction_key())))?;
+                (vec![(NO_VALUE, fixed.to_string(), n)], Lengths::Fixed(n))
+            }
+            (None, 1) => {
+                let types = metadata
+                    .num_tuning_params
+                    .iter()
+                    .map(|(t, &n)| (value_id(t), t.clone(), n))
+                    .filter(|(id, _, _)| *id != NO_VALUE)
+                    .collect();
+                let by = vocab
+                    .values
+                    .iter()
+                    .map(|v| metadata.num_tuning_params.get(v).copied().unwrap_or(0))
+                    .collect();
+                (types, Lengths::ByFirstValue(by))
+            }
+            (_, p) => {
+                return Err(meta_err(format!(
+                    "predict_type {p} does not fit this solver on this arch (expected {})",
+                    if plan.fixed_type.is_some() { 0 } else { 1 }
+                )))
+            }
+        };
+        let width = types.iter().map(|t| t.2).max().unwrap_or(0);
+        if width == 0 || width > 64 {
+            return Err(meta_err(format!("sequence length {width} is out of range")));
         }
-        (None, 1) => {
-            let types = metadata
+        let split_values: Vec<(u64, u32)> = catalogue::SPLIT_K_VALUES
+            .iter()
+            .map(|&sk| (sk, value_id(&sk.to_string())))
+            .filter(|&(_, id)| id != NO_VALUE)
+            .collect();
+        let mut rows = Vec::new();
+        let mut answers: Vec<String> = Vec::new();
+        for (n, inst) in catalogue.instances.iter().enumerate() {
+            for (type_id, type_text, len) in &types {
+                if !inst.type_string.contains(type_text.as_str()) {
+                    continue;
+                }
+                let mut split_pos = None;
+                let cells = (0..*len)
+                    .map(|pos| match plan.cell(pos, inst) {
+                        Cell::Type => *type_id,
+                        Cell::Token(i) => inst.tokens.get(i).map_or(NO_VALUE, |t| value_id(t)),
+                        Cell::SplitK => {
+                            split_pos = Some(pos);
+                            NO_VALUE
+                        }
+                    })
+                    .collect();
+                let answer = answers.len() as u32;
+                match split_pos {
+                    None => answers.push(plan.kernel_id(inst, 1)),
+                    Some(_) => answers.extend(split_values.iter().map(|&(sk, _)| plan.kernel_id(inst, sk))),
+                }
+                rows.push(RowTemplate {
+                    instance: n as u32,
+                    cells,
+                    split_pos,
+                    answer,
+                });
+            }
+        }
+        let substring = match (plan.fixed_type, plan.direction) {
+            (None, Direction::Forward) => Some(
+                vocab
+                    .values
+                    .iter()
+                    .map(|v| {
+                        if v == "-1" || metadata.num_tuning_params.contains_key(v) {
+                            return Vec::new();
+                        }
+                        (0..catalogue.instances.len() as u32)
+                            .filter(|&i| catalogue.instances[i as usize].type_string.contains(v.as_str()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Ok(PlanIndex {
+            plan,
+            catalogue,
+            vocab_values: vocab.values.clone(),
+            predict_type: metadata.predict_type,
+            num_tuning_params: metadata
                 .num_tuning_params
                 .iter()
-                .map(|(t, &n)| (value_id(t), t.clone(), n))
-                .filter(|(id, _, _)| *id != NO_VALUE)
-                .collect();
-            let by = vocab
-                .values
-                .iter()
-                .map(|v| metadata.num_tuning_params.get(v).copied().unwrap_or(0))
-                .collect();
-            (types, Lengths::ByFirstValue(by))
-        }
-        (_, p) => {
-            return Err(meta_err(format!(
-                "predict_type {p} does not fit this solver on this arch (expected {})",
-                if plan.fixed_type.is_some() { 0 } else { 1 }
-            )))
-        }
-    };
-    let width = types.iter().map(|t| t.2).max().unwrap_or(0);
-    if width == 0 || width > 64 {
-        return Err(meta_err(format!("sequence length {width} is out of range")));
+                .map(|(k, &v)| (k.clone(), v))
+                .collect(),
+            width,
+            lengths,
+            rows,
+            answers: Arc::new(answers),
+            split_values,
+            substring,
+        })
     }
-    let mut table = CandidateTable::new(width);
-    let mut cells: Vec<u32> = Vec::with_capacity(width);
-    for inst in supported {
-        for (type_id, type_text, len) in &types {
-            if !inst.type_string.contains(type_text.as_str()) {
+
+    /// True when this index was built for these inputs.
+    fn is_for(&self, plan: &Plan, catalogue: &Arc<Catalogue>, vocab: &Vocabulary, metadata: &KtnMetadata) -> bool {
+        self.plan == *plan
+            && Arc::ptr_eq(&self.catalogue, catalogue)
+            && self.vocab_values == vocab.values
+            && self.predict_type == metadata.predict_type
+            && self.num_tuning_params.len() == metadata.num_tuning_params.len()
+            && self
+                .num_tuning_params
+                .iter()
+                .zip(&metadata.num_tuning_params)
+                .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1)
+    }
+
+    /// The index for these inputs, built once per process.
+    pub fn cached(
+        plan: &Plan,
+        catalogue: &Arc<Catalogue>,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<Arc<PlanIndex>> {
+        static CACHE: OnceLock<Mutex<Vec<Arc<PlanIndex>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+        if let Ok(list) = cache.lock() {
+            if let Some(found) = list.iter().find(|i| i.is_for(plan, catalogue, vocab, metadata)) {
+                return Ok(found.clone());
+            }
+        }
+        let index = Arc::new(PlanIndex::new(*plan, catalogue.clone(), vocab, metadata)?);
+        if let Ok(mut list) = cache.lock() {
+            list.push(index.clone());
+        }
+        Ok(index)
+    }
+
+    /// The candidate table and constraint of one problem: the rows of the instances that
+    /// support it (wrw gfx942: one row per split-k value MIOpen accepts).
+    pub fn constraint(&self, dims: &CkDims) -> CatalogueConstraint {
+        let instances = &self.catalogue.instances;
+        let supported: Vec<bool> = instances.iter().map(|i| catalogue::supports(i, dims)).collect();
+        let mut table = CandidateTable::new(self.width);
+        table.answers = self.answers.clone();
+        let mut cells: Vec<u32> = Vec::with_capacity(self.width);
+        for row in &self.rows {
+            if !supported[row.instance as usize] {
                 continue;
             }
-            cells.clear();
-            let mut split_pos = None;
-            for pos in 0..*len {
-                match plan.cell(pos, inst) {
-                    Cell::Type => cells.push(*type_id),
-                    Cell::Token(i) => cells.push(inst.tokens.get(i).map_or(NO_VALUE, |t| value_id(t))),
-                    Cell::SplitK => {
-                        split_pos = Some(pos);
-                        cells.push(NO_VALUE);
-                    }
-                }
-            }
-            match split_pos {
-                None => table.push(&cells, &plan.kernel_id(inst, 1), None),
+            match row.split_pos {
+                None => table.push(&row.cells, row.answer, None),
                 Some(pos) => {
-                    for sk in catalogue::SPLIT_K_VALUES {
-                        let id = value_id(&sk.to_string());
-                        if id != NO_VALUE && catalogue::supports_split_k(inst, dims, sk) {
+                    let inst = &instances[row.instance as usize];
+                    cells.clear();
+                    cells.extend_from_slice(&row.cells);
+                    for (j, &(sk, id)) in self.split_values.iter().enumerate() {
+                        if catalogue::supports_split_k(inst, dims, sk) {
                             cells[pos] = id;
-                            table.push(&cells, &plan.kernel_id(inst, sk), Some(pos));
+                            table.push(&cells, row.answer + j as u32, Some(pos));
                         }
                     }
                 }
             }
         }
+        let miopen_first = match (self.plan.fixed_type, self.plan.direction) {
+            (Some(_), _) => None,
+            (None, Direction::BackwardWeights) => Some(MiopenFirst::Any),
+            (None, _) => Some(MiopenFirst::Substring(
+                self.substring
+                    .iter()
+                    .flatten()
+                    .map(|list| {
+                        list.iter()
+                            .find(|&&i| supported[i as usize])
+                            .map(|&i| instances[i as usize].type_string.clone())
+                    })
+                    .collect(),
+            )),
+        };
+        CatalogueConstraint::new(table, self.lengths.clone(), miopen_first)
     }
-    let miopen_first = match (plan.fixed_type, plan.direction) {
-        (Some(_), _) => None,
-        (None, Direction::BackwardWeights) => Some(MiopenFirst::Any),
-        (None, _) => Some(MiopenFirst::Substring(
-            vocab
-                .values
-                .iter()
-                .map(|v| {
-                    if v == "-1" || metadata.num_tuning_params.contains_key(v) {
-                        return None;
-                    }
-                    supported
-                        .iter()
-                        .find(|i| i.type_string.contains(v.as_str()))
-                        .map(|i| i.type_string.clone())
-                })
-                .collect(),
-        )),
-    };
-    Ok(CatalogueConstraint::new(table, lengths, miopen_first))
 }
 
 impl Solver for CkGroupSolver {
