@@ -11,7 +11,9 @@ use crate::seq2seq::default_model_dirs;
 
 const COMMON_OPTIONS: &str = "\
   --arch ARCH        GPU architecture of the model (default: gfx908)
-  --solver NAME      MIOpen solver (default: ConvAsm1x1U)
+  --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvHipImplicitGemmGroupFwdXdlops,
+                     ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
+                     gfx90a/gfx942, NHWC, FP32/FP16)
   --models DIR       where {arch}_{solver}_*.ktn.model live; default search order:
                      $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
@@ -30,6 +32,7 @@ Predicts the tuning parameters of one problem. PROBLEM is a MIOpen perf-db key, 
   2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F
 or MIOpenDriver arguments (the rest of the command line), e.g.
   convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1
+Grouped NHWC problems: a key ending in '-NHWC-FP16-F_g16', or '-g 16 --in_layout NHWC'.
 
 Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
 rank, config, score (sum of log-probabilities). A static default is marked on stderr.

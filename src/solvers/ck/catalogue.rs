@@ -447,16 +447,13 @@ pub fn prefetch_stages(version: u32, p: &Params, elem_bytes: u64) -> u64 {
 }
 
 /// The convolution specialisation check (common to every operation).
-fn spec_ok(spec: Specialization, kind: OpKind, d: &CkDims) -> bool {
+fn spec_ok(spec: Specialization, d: &CkDims) -> bool {
     match spec {
         Specialization::Filter1x1Stride1Pad0 => d.is_1x1_stride1_pad0(),
         Specialization::Filter1x1Pad0 => d.is_1x1_pad0(),
         Specialization::Filter3x3 => d.c == 1 && d.y == 3 && d.x == 3,
         // OddC is not referenced by the forward transform at the pinned CK: like Default.
-        Specialization::Default | Specialization::OddC => {
-            let _ = kind;
-            true
-        }
+        Specialization::Default | Specialization::OddC => true,
     }
 }
 
@@ -465,7 +462,7 @@ fn spec_ok(spec: Specialization, kind: OpKind, d: &CkDims) -> bool {
 /// under 2 GB (CK's N-split and 2 GB descriptor checks are not modelled).
 pub fn supports(inst: &Instance, d: &CkDims) -> bool {
     let p = &inst.params;
-    if !spec_ok(p.spec, inst.kind, d) {
+    if !spec_ok(p.spec, d) {
         return false;
     }
     match inst.kind {
@@ -556,7 +553,7 @@ pub fn supports_split_k(inst: &Instance, d: &CkDims, split_k: u64) -> bool {
     match inst.kind {
         OpKind::BwdWeight => supports(inst, d),
         OpKind::BwdWeightTwoStage => {
-            spec_ok(inst.params.spec, inst.kind, d) && two_stage_ok(&inst.params, d, split_k, wrw_requires_workspace(d))
+            spec_ok(inst.params.spec, d) && two_stage_ok(&inst.params, d, split_k, wrw_requires_workspace(d))
         }
         _ => false,
     }
