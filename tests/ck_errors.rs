@@ -202,3 +202,36 @@ fn cli_options() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("--cu N") && help.contains("104") && help.contains("--catalogue DIR"));
 }
+
+#[test]
+fn huge_problems_never_panic() {
+    let big = i32::MAX as u64;
+    for (dir, prec) in [(1, "conv"), (2, "convfp16"), (4, "convfp16"), (4, "conv")] {
+        let line = format!(
+            "{prec} -n {big} -c {} -H {big} -W {big} -k 1 -y 1 -x 1 -g 1 -F {dir} --in_layout NHWC",
+            big - 1
+        );
+        let p = ConvProblem::parse(&line).unwrap();
+        let d = CkDims::new(&p).unwrap();
+        for name in [
+            "fwd_f32.tsv",
+            "fwd_f16.tsv",
+            "bwd_f16.tsv",
+            "wrw_f16.tsv",
+            "wrw_f32.tsv",
+        ] {
+            let (dir, prec) = match name {
+                "fwd_f32.tsv" => (Direction::Forward, Precision::Fp32),
+                "fwd_f16.tsv" => (Direction::Forward, Precision::Fp16),
+                "bwd_f16.tsv" => (Direction::BackwardData, Precision::Fp16),
+                "wrw_f16.tsv" => (Direction::BackwardWeights, Precision::Fp16),
+                _ => (Direction::BackwardWeights, Precision::Fp32),
+            };
+            let c = Catalogue::load(&common::ck_dir().join(name), dir, prec).unwrap();
+            let _ = c.supported(&d).count();
+            for i in &c.instances {
+                let _ = tuneinfer::solvers::ck::catalogue::supports_split_k(i, &d, 128);
+            }
+        }
+    }
+}

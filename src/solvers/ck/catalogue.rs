@@ -487,7 +487,7 @@ pub fn supports(inst: &Instance, d: &CkDims) -> bool {
             if inst.kind == OpKind::FwdXdlV3 {
                 let gemm_k = match p.spec {
                     Specialization::Filter1x1Pad0 | Specialization::Filter1x1Stride1Pad0 => d.c,
-                    _ => d.y * d.x * d.c,
+                    _ => d.y.saturating_mul(d.x).saturating_mul(d.c),
                 };
                 let num_k_loop = gemm_k.div_ceil(p.k_per_block);
                 let stages = prefetch_stages(p.pipeline_version.unwrap_or(1), p, d.elem_bytes);
@@ -515,7 +515,10 @@ pub fn supports(inst: &Instance, d: &CkDims) -> bool {
 /// `DeviceGroupedConvBwdWeightTwoStage_Xdl_CShuffle::IsSupportedArgument` with `k_batch`
 /// (split-k) and whether a workspace pointer is set. The specialisation is checked by the caller.
 fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bool {
-    let num_k_loop = (d.n * d.ho * d.wo).div_ceil(p.k_per_block * k_batch);
+    let num_k_loop =
+        d.n.saturating_mul(d.ho)
+            .saturating_mul(d.wo)
+            .div_ceil(p.k_per_block.saturating_mul(k_batch));
     if num_k_loop <= prefetch_stages(p.pipeline_version.unwrap_or(1), p, d.elem_bytes) {
         return false;
     }
@@ -524,8 +527,8 @@ fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bo
     }
     let ngm = p.groups_to_merge;
     if ngm > 1
-        && !(d.k * ngm <= p.m_per_block
-            && d.c * d.y * d.x * ngm <= p.n_per_block
+        && !(d.k.saturating_mul(ngm) <= p.m_per_block
+            && d.c.saturating_mul(d.y).saturating_mul(d.x).saturating_mul(ngm) <= p.n_per_block
             && d.c == 1
             && d.k == 1
             && d.g % ngm == 0)
