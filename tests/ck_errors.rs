@@ -235,3 +235,41 @@ fn huge_problems_never_panic() {
         }
     }
 }
+
+#[test]
+fn cli_batch_reports_bad_lines_and_predicts_the_rest() {
+    let bin = env!("CARGO_BIN_EXE_tuneinfer");
+    let dir = temp_dir("batch");
+    let input = dir.join("problems.txt");
+    std::fs::write(
+        &input,
+        "# grouped NHWC problems\n\
+         64-56-56-3x3-64-56-56-8-1x1-1x1-1x1-0-NHWC-FP16-F_g16\n\
+         64-56-56-3x3-64-56-56-8-1x1-1x1-1x1-0-NCHW-FP16-F_g16\n\
+         64-56-56-3x3-64-56-56-8-1x1-1x1-1x1-0-NHWC-FP16-F_g3\n\
+         conv -n 8 -c 64 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -g 4 --in_layout NHWC\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["batch", "--arch", "gfx942", "--solver", FWD, "--beam", "2", "--models"])
+        .arg(common::models_dir())
+        .arg("--catalogue")
+        .arg(common::ck_dir())
+        .arg("--input")
+        .arg(&input)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(":3:") && stderr.contains("layout NCHW"), "{stderr}");
+    assert!(stderr.contains(":4:") && stderr.contains("group count 3"), "{stderr}");
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert!(rows.len() >= 2 && rows.len() <= 4, "{stdout}");
+    assert!(rows
+        .iter()
+        .all(|r| r.contains("\tDeviceGroupedConvFwdMultipleABD_Xdl_CShuffle") && r.ends_with("\tmodel")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
