@@ -226,6 +226,11 @@ fn backward_weight_rules() {
     assert!(supports(&x, &wrw("conv", 1, 6, 8, 8, 3)));
     assert!(!supports(&x, &wrw("conv", 1, 6, 6, 8, 3)), "K 6 % 4");
     assert!(!supports(&x, &wrw("conv", 1, 3, 8, 8, 3)), "C 3 % 2");
+    p.a_vector_dim = 1;
+    assert!(
+        !supports(&inst(OpKind::BwdWeight, p.clone()), &wrw("conv", 1, 6, 8, 8, 3)),
+        "A loads along dim 2"
+    );
     // Split-k never matters for the one-stage kernel.
     for sk in [1, 2, 128] {
         assert!(supports_split_k(&x, &wrw("conv", 1, 6, 8, 8, 3), sk));
@@ -236,6 +241,8 @@ fn backward_weight_rules() {
 fn two_stage_rules() {
     let d = |g: u64, c: u64, k: u64, hw: u64| dims("convfp16", 4, g, c, k, hw, 1, 0, 1);
     let mut p = params(Specialization::Default);
+    p.a_vector_dim = 1;
+    p.b_vector_dim = 1;
     p.pipeline_version = Some(5); // 3 prefetch stages
     p.k_per_block = 32;
     let ts = |p: &Params| inst(OpKind::BwdWeightTwoStage, p.clone());
@@ -282,6 +289,8 @@ fn two_stage_rules() {
         supports(&ts(&p), &d(1, 4, 2, 8)),
         "valid_kernels sets a dummy workspace"
     );
+    p.b_vector_dim = 2;
+    assert!(!supports(&ts(&p), &d(1, 4, 2, 8)), "A and B load along dimension 1");
 }
 
 #[test]

@@ -506,7 +506,11 @@ pub fn supports(inst: &Instance, d: &CkDims) -> bool {
                 && d.c % p.e_scalar_per_vector == 0
         }
         OpKind::BwdWeight => {
-            d.k % p.a_scalar_per_vector == 0 && d.c % p.b_scalar_per_vector == 0 && d.c % p.e_scalar_per_vector == 0
+            p.a_vector_dim == 2
+                && p.b_vector_dim == 2
+                && d.k % p.a_scalar_per_vector == 0
+                && d.c % p.b_scalar_per_vector == 0
+                && d.c % p.e_scalar_per_vector == 0
         }
         OpKind::BwdWeightTwoStage => two_stage_ok(p, d, 1, true),
     }
@@ -537,6 +541,10 @@ fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bo
     }
     let vectors_fit = d.c % p.b_scalar_per_vector == 0 && d.k % p.a_scalar_per_vector == 0;
     if !(vectors_fit || d.k == 1 && d.c == 1) {
+        return false;
+    }
+    // Vector loads of A and B along dimension 1 (`two_stage_xdl_cshuffle.hpp` at the pin).
+    if !(p.a_vector_dim == 1 && p.b_vector_dim == 1) {
         return false;
     }
     d.c % p.e_scalar_per_vector == 0
