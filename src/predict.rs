@@ -88,6 +88,12 @@ impl Predictor {
         self
     }
 
+    /// Sets where catalogue solvers read their kernel-instance lists.
+    pub fn with_catalogue_dir(mut self, dir: Option<PathBuf>) -> Predictor {
+        self.target.catalogue_dir = dir;
+        self
+    }
+
     /// Predicts one problem.
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
         self.predict_chunk(std::slice::from_ref(problem), mode)
@@ -175,8 +181,8 @@ impl Predictor {
                             top.clamp(1, width.max(1)),
                         ),
                     };
-                    for (&i, hyps) in decoded.iter().zip(found) {
-                        results[i] = Some(self.answers(&problems[i], hyps));
+                    for ((&i, hyps), constraint) in decoded.iter().zip(found).zip(&refs) {
+                        results[i] = Some(self.answers(&problems[i], hyps, *constraint));
                     }
                 }
             }
@@ -187,7 +193,12 @@ impl Predictor {
             .collect()
     }
 
-    fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
+    fn answers(
+        &self,
+        problem: &ConvProblem,
+        hyps: Vec<Hypothesis>,
+        constraint: &dyn Constraint,
+    ) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
             let values = self.solver.fallback(&self.target, problem)?;
             return Ok(vec![Prediction {
@@ -199,18 +210,24 @@ impl Predictor {
             }]);
         }
         let vocab = self.model.vocab();
-        Ok(hyps
-            .into_iter()
-            .map(|h| {
-                let values: Vec<String> = h.values.iter().map(|&v| vocab.values[v as usize].clone()).collect();
-                Prediction {
-                    config: self.solver.format_config(&values),
-                    values,
-                    tokens: h.tokens,
-                    score: Some(h.score),
-                    source: Source::Model,
-                }
-            })
-            .collect())
+        let mut predictions: Vec<Prediction> = Vec::with_capacity(hyps.len());
+        for h in hyps {
+            let values: Vec<String> = h.values.iter().map(|&v| vocab.values[v as usize].clone()).collect();
+            let config = constraint
+                .config_text(&h.values)
+                .unwrap_or_else(|| self.solver.format_config(&values));
+            // Different value sequences can name the same config (catalogue solvers); keep the best.
+            if predictions.iter().any(|p| p.config == config) {
+                continue;
+            }
+            predictions.push(Prediction {
+                config,
+                values,
+                tokens: h.tokens,
+                score: Some(h.score),
+                source: Source::Model,
+            });
+        }
+        Ok(predictions)
     }
 }

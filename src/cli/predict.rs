@@ -10,12 +10,19 @@ use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
 const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx908)
-  --solver NAME      MIOpen solver (default: ConvAsm1x1U)
+  --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvHipImplicitGemmGroupFwdXdlops,
+                     ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
+                     gfx90a/gfx942, NHWC, FP32/FP16)
   --models DIR       where {arch}_{solver}_*.ktn.model live; default search order:
                      $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
   --beam K           constrained beam search of width K instead
-  --top N            with --beam: print the best N <= K configs (default: K)";
+  --top N            with --beam: print the best N <= K configs (default: K)
+  --cu N             compute units of the GPU, for models whose features use them
+                     (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210)
+  --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
+                     ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
+                     ../shared/miopen/ck next to the crate";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -24,6 +31,7 @@ Predicts the tuning parameters of one problem. PROBLEM is a MIOpen perf-db key, 
   2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F
 or MIOpenDriver arguments (the rest of the command line), e.g.
   convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1
+Grouped NHWC problems: a key ending in '-NHWC-FP16-F_g16', or '-g 16 --in_layout NHWC'.
 
 Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
 rank, config, score (sum of log-probabilities). A static default is marked on stderr.
@@ -44,7 +52,17 @@ Options:
   --threads N        worker threads (default: all cores)";
 
 const VALUED: &[&str] = &[
-    "arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads",
+    "arch",
+    "solver",
+    "models",
+    "decode",
+    "beam",
+    "top",
+    "input",
+    "output",
+    "threads",
+    "cu",
+    "catalogue",
 ];
 
 pub(super) struct Common {
@@ -78,7 +96,18 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             DecodeMode::Beam { width, top }
         }
     };
-    let mut predictor = Predictor::load(arch, solver, &dirs)?;
+    let compute_units = match args.value("cu") {
+        None => None,
+        Some(t) => Some(
+            t.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Usage(format!("--cu: expected a positive integer, got '{t}'")))?,
+        ),
+    };
+    let mut predictor = Predictor::load(arch, solver, &dirs)?
+        .with_compute_units(compute_units)
+        .with_catalogue_dir(args.value("catalogue").map(PathBuf::from));
     if let Some(t) = args.value("threads") {
         let n = t
             .parse::<usize>()

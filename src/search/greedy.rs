@@ -53,7 +53,7 @@ pub fn greedy_miopen(
                         break;
                     }
                     let value = vocab.token_value[t as usize];
-                    if constraints[p].accepts(&hyp.values, value) {
+                    if constraints[p].accepts_miopen(&hyp.values, value) {
                         taken = Some((t, value));
                         break;
                     }

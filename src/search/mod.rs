@@ -62,6 +62,18 @@ pub trait Constraint {
     /// Can the valid prefix `chosen` still be completed to a full valid config with values of
     /// the vocabulary (look-ahead)?
     fn completable(&self, chosen: &[u32]) -> bool;
+    /// MIOpen's own acceptance test, used by [`greedy_miopen`] where it differs from
+    /// [`Constraint::accepts`] (e.g. catalogue solvers whose MIOpen walk has quirks the beam
+    /// search should not copy). Default: `accepts`.
+    fn accepts_miopen(&self, chosen: &[u32], value: u32) -> bool {
+        self.accepts(chosen, value)
+    }
+    /// How MIOpen names the complete config `chosen` when the solver, not the value list,
+    /// decides it (e.g. the kernel instance a catalogue solver selects). Default: `None`, the
+    /// solver's `format_config` of the values.
+    fn config_text(&self, _chosen: &[u32]) -> Option<String> {
+        None
+    }
 }
 
 mod beam;

@@ -1,6 +1,7 @@
 //! Solvers: one file per MIOpen kernel family. Each turns a problem into model features,
 //! states its parameter rules (as a [`Constraint`]) and its static default.
 
+pub mod ck;
 pub mod conv_asm_1x1u;
 
 use crate::error::{Error, Result};
@@ -15,6 +16,9 @@ pub struct Target {
     pub arch: String,
     /// Compute units, for solvers whose features use them (None: the solver's default).
     pub compute_units: Option<u32>,
+    /// Where catalogue solvers read their kernel-instance lists (None: `$TUNEINFER_CK`, else
+    /// the crate's `../shared/miopen/ck`).
+    pub catalogue_dir: Option<std::path::PathBuf>,
 }
 
 impl Target {
@@ -22,6 +26,7 @@ impl Target {
         Target {
             arch: arch.to_string(),
             compute_units: None,
+            catalogue_dir: None,
         }
     }
 }
@@ -60,7 +65,7 @@ pub trait Solver: Send + Sync {
 
 /// Every solver tuneinfer implements.
 pub fn all() -> Vec<&'static dyn Solver> {
-    vec![&conv_asm_1x1u::ConvAsm1x1USolver]
+    vec![&conv_asm_1x1u::ConvAsm1x1USolver, &ck::FWD, &ck::BWD, &ck::WRW]
 }
 
 /// Finds a solver by MIOpen's name (case-insensitive).

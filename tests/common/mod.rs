@@ -32,3 +32,8 @@ pub fn ktn_model_files() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The composable_kernel instance lists (`../shared/miopen/ck`).
+pub fn ck_dir() -> PathBuf {
+    miopen_dir().join("ck")
+}

@@ -1,0 +1,538 @@
+//! MIOpen's composable_kernel (CK) grouped-convolution solvers with KTN models:
+//! `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` on gfx90a and gfx942, FP32 and FP16, NHWC.
+//!
+//! The model does not predict numbers that are checked by formulas: it spells a CK kernel
+//! instance, token by token. MIOpen keeps the instances the problem supports (CK's
+//! `IsSupportedArgument`, see [`catalogue`]), and at each decoder position keeps only those
+//! whose template argument at the mapped index equals the value. The answer is the first
+//! remaining instance in factory order, printed as MIOpen's kernel id. Which template index a
+//! decoder position reads is per (solver, arch); see [`Plan`]. Sources: `../shared/miopen/README.md`,
+//! `../shared/miopen/ck/README.md`, MIOpen 2d1fd997a `conv_hip_implicit_gemm_grouped_*_xdlops.cpp`
+//! (`ModelApplyToken`, `InitHeuristicKernelIDs`, `GetFeatures`) and `ai_heuristics.cpp`.
+
+pub mod catalogue;
+pub mod constraint;
+pub mod features;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::problem::{ConvProblem, Direction, Layout, Precision};
+use crate::search::{Constraint, Vocabulary};
+use crate::solvers::{Solver, Target};
+
+use catalogue::{Catalogue, CkDims, Instance};
+use constraint::{CandidateTable, CatalogueConstraint, Lengths, MiopenFirst, NO_VALUE};
+
+/// GPU architectures MIOpen ships these models for.
+pub const ARCHES: [&str; 2] = ["gfx90a", "gfx942"];
+
+/// What a decoder position holds for one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    /// The kernel type (`predict_type` 1 models, position 0).
+    Type,
+    /// The instance's template token at this index.
+    Token(usize),
+    /// The split-k value of a wrw kernel id `instance+split_k`.
+    SplitK,
+}
+
+/// How the kernel id is completed after the instance name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Suffix {
+    None,
+    /// `+1` (wrw, split-k 1).
+    PlusOne,
+    /// `+{split_k}` from the decoded split-k value.
+    SplitK,
+}
+
+/// Everything that differs between (solver, arch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Plan {
+    /// `{model}` of the `{arch}_{model}_*.ktn.model` files.
+    pub model: &'static str,
+    /// `predict_type` 0 models: the kernel type MIOpen filters on (by substring).
+    pub fixed_type: Option<&'static str>,
+    pub suffix: Suffix,
+    arch: Arch,
+    direction: Direction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Arch {
+    Gfx90a,
+    Gfx942,
+}
+
+impl Plan {
+    /// The plan for `direction` on `arch`, or a NotApplicable error naming the supported arches.
+    pub fn new(solver: &str, direction: Direction, arch: &str) -> Result<Plan> {
+        let arch = match arch {
+            "gfx90a" => Arch::Gfx90a,
+            "gfx942" => Arch::Gfx942,
+            other => {
+                return Err(Error::NotApplicable {
+                    solver: solver.to_string(),
+                    reason: format!(
+                        "MIOpen has no model for arch '{other}' (supported: {})",
+                        ARCHES.join(", ")
+                    ),
+                })
+            }
+        };
+        let (model, fixed_type, suffix) = match (direction, arch) {
+            (Direction::Forward, Arch::Gfx90a) => (
+                "ConvHipIgemmGroupFwdXdlops",
+                Some("DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle"),
+                Suffix::None,
+            ),
+            (Direction::Forward, Arch::Gfx942) => ("ConvHipIgemmGroupFwdXdlops", None, Suffix::None),
+            (Direction::BackwardData, _) => (
+                "ConvHipIgemmGroupXdlops",
+                Some("DeviceGroupedConvBwdDataMultipleD_Xdl_CShuffle_v1"),
+                Suffix::None,
+            ),
+            (Direction::BackwardWeights, Arch::Gfx90a) => (
+                "ConvHipIgemmGroupXdlops",
+                Some("DeviceGroupedConvBwdWeight_Xdl_CShuffle"),
+                Suffix::PlusOne,
+            ),
+            (Direction::BackwardWeights, Arch::Gfx942) => ("ConvHipIgemmGroupWrwXdlops", None, Suffix::SplitK),
+        };
+        Ok(Plan {
+            model,
+            fixed_type,
+            suffix,
+            arch,
+            direction,
+        })
+    }
+
+    /// Which template index (or other cell) decoder position `pos` reads for `inst`
+    /// (MIOpen's `ModelApplyToken` index arithmetic).
+    pub fn cell(&self, pos: usize, inst: &Instance) -> Cell {
+        match (self.direction, self.arch) {
+            // MPerXDL and NPerXDL (indices 5, 6) are skipped.
+            (Direction::Forward, Arch::Gfx90a) => Cell::Token(if pos >= 5 { pos + 2 } else { pos }),
+            (Direction::Forward, Arch::Gfx942) => match pos {
+                0 => Cell::Type,
+                p => Cell::Token(p - 1),
+            },
+            // Index 13 (CShuffleMXdlPerWavePerShuffle) is skipped.
+            (Direction::BackwardData, _) | (Direction::BackwardWeights, Arch::Gfx90a) => {
+                Cell::Token(if pos == 13 { 14 } else { pos })
+            }
+            (Direction::BackwardWeights, Arch::Gfx942) => {
+                if pos == 0 {
+                    return Cell::Type;
+                }
+                let mut idx = pos - 1;
+                if idx >= 12 {
+                    idx += 2;
+                }
+                if (idx == 15 && inst.tokens.len() == 15) || idx == 18 {
+                    Cell::SplitK
+                } else {
+                    Cell::Token(idx)
+                }
+            }
+        }
+    }
+
+    /// The direction key of `num_tuning_params` for `predict_type` 0 models.
+    fn direction_key(&self) -> &'static str {
+        match self.direction {
+            Direction::Forward => "fwd",
+            Direction::BackwardData => "bwd",
+            Direction::BackwardWeights => "wrw",
+        }
+    }
+
+    /// MIOpen's kernel id for `inst` with split-k `split_k`.
+    pub fn kernel_id(&self, inst: &Instance, split_k: u64) -> String {
+        match self.suffix {
+            Suffix::None => inst.type_string.clone(),
+            Suffix::PlusOne => format!("{}+1", inst.type_string),
+            Suffix::SplitK => format!("{}+{split_k}", inst.type_string),
+        }
+    }
+}
+
+/// One of the three grouped-convolution solvers.
+#[derive(Debug)]
+pub struct CkGroupSolver {
+    pub name: &'static str,
+    pub direction: Direction,
+}
+
+pub static FWD: CkGroupSolver = CkGroupSolver {
+    name: "ConvHipImplicitGemmGroupFwdXdlops",
+    direction: Direction::Forward,
+};
+pub static BWD: CkGroupSolver = CkGroupSolver {
+    name: "ConvHipImplicitGemmGroupBwdXdlops",
+    direction: Direction::BackwardData,
+};
+pub static WRW: CkGroupSolver = CkGroupSolver {
+    name: "ConvHipImplicitGemmGroupWrwXdlops",
+    direction: Direction::BackwardWeights,
+};
+
+/// The catalogue directory of a target.
+fn catalogue_dir(target: &Target) -> PathBuf {
+    catalogue::default_dir(target.catalogue_dir.as_deref())
+}
+
+impl CkGroupSolver {
+    fn plan(&self, target: &Target) -> Result<Plan> {
+        Plan::new(self.name, self.direction, &target.arch)
+    }
+
+    fn not_applicable(&self, reason: String) -> Error {
+        Error::NotApplicable {
+            solver: self.name.to_string(),
+            reason,
+        }
+    }
+
+    /// Checks the problem and returns its CK view and catalogue.
+    fn prepare(&self, target: &Target, problem: &ConvProblem) -> Result<(Plan, CkDims, std::sync::Arc<Catalogue>)> {
+        let plan = self.plan(target)?;
+        if problem.direction != self.direction {
+            return Err(self.not_applicable(format!(
+                "it tunes direction {} only, the problem is direction {}",
+                self.direction, problem.direction
+            )));
+        }
+        if !matches!(problem.precision, Precision::Fp32 | Precision::Fp16) {
+            return Err(self.not_applicable(format!(
+                "data type {} has no model (FP32 and FP16 only)",
+                problem.precision
+            )));
+        }
+        if problem.layout != Layout::Nhwc {
+            return Err(self.not_applicable(format!(
+                "layout {} is not supported (the instance lists are NHWGC: use NHWC)",
+                problem.layout
+            )));
+        }
+        let dims = CkDims::new(problem)?;
+        let catalogue = catalogue::load_cached(&catalogue_dir(target), self.direction, problem.precision)?;
+        Ok((plan, dims, catalogue))
+    }
+
+    /// The candidate table and constraint of one problem.
+    pub fn build_constraint(
+        &self,
+        target: &Target,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<CatalogueConstraint> {
+        let (plan, dims, catalogue) = self.prepare(target, problem)?;
+        Ok(PlanIndex::cached(&plan, &catalogue, vocab, metadata)?.constraint(&dims))
+    }
+}
+
+/// One way of writing an instance as a value sequence (before split-k expansion).
+#[derive(Debug, Clone)]
+struct RowTemplate {
+    instance: u32,
+    cells: Vec<u32>,
+    split_pos: Option<usize>,
+    /// Answer id (split rows: the id for the first entry of `split_values`).
+    answer: u32,
+}
+
+/// Everything about (plan, catalogue, model vocabulary) that does not depend on the problem:
+/// built once, then each problem only runs the support rules and copies rows.
+#[derive(Debug)]
+pub struct PlanIndex {
+    plan: Plan,
+    catalogue: Arc<Catalogue>,
+    vocab_values: Vec<String>,
+    predict_type: u32,
+    num_tuning_params: Vec<(String, usize)>,
+    width: usize,
+    lengths: Lengths,
+    rows: Vec<RowTemplate>,
+    /// Kernel ids every row can name.
+    answers: Arc<Vec<String>>,
+    /// (split-k, value id) of the split-k values the vocabulary has.
+    split_values: Vec<(u64, u32)>,
+    /// MIOpen's first-position substring filter (fwd gfx942): for each value id that is not a
+    /// kernel type, the instances whose name contains it.
+    substring: Option<Vec<Vec<u32>>>,
+}
+
+impl PlanIndex {
+    /// Builds the index: one row template per (instance, kernel type it can be named by), in
+    /// factory order.
+    pub fn new(plan: Plan, catalogue: Arc<Catalogue>, vocab: &Vocabulary, metadata: &KtnMetadata) -> Result<PlanIndex> {
+        let meta_err = |detail: String| Error::format(format!("{} metadata", plan.model), detail);
+        let ids: HashMap<&str, u32> = vocab
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.as_str(), i as u32))
+            .collect();
+        let value_id = |text: &str| -> u32 { ids.get(text).copied().unwrap_or(NO_VALUE) };
+        // (type value id, type text, sequence length) for predict_type 1; one pseudo-type otherwise.
+        let (types, lengths): (Vec<(u32, String, usize)>, Lengths) = match (plan.fixed_type, metadata.predict_type) {
+            (Some(fixed), 0) => {
+                let n = *metadata
+                    .num_tuning_params
+                    .get(plan.direction_key())
+                    .ok_or_else(|| meta_err(format!("num_tuning_params has no '{}'", plan.direction_key())))?;
+                (vec![(NO_VALUE, fixed.to_string(), n)], Lengths::Fixed(n))
+            }
+            (None, 1) => {
+                let types = metadata
+                    .num_tuning_params
+                    .iter()
+                    .map(|(t, &n)| (value_id(t), t.clone(), n))
+                    .filter(|(id, _, _)| *id != NO_VALUE)
+                    .collect();
+                let by = vocab
+                    .values
+                    .iter()
+                    .map(|v| metadata.num_tuning_params.get(v).copied().unwrap_or(0))
+                    .collect();
+                (types, Lengths::ByFirstValue(by))
+            }
+            (_, p) => {
+                return Err(meta_err(format!(
+                    "predict_type {p} does not fit this solver on this arch (expected {})",
+                    if plan.fixed_type.is_some() { 0 } else { 1 }
+                )))
+            }
+        };
+        let width = types.iter().map(|t| t.2).max().unwrap_or(0);
+        if width == 0 || width > 64 {
+            return Err(meta_err(format!("sequence length {width} is out of range")));
+        }
+        let split_values: Vec<(u64, u32)> = catalogue::SPLIT_K_VALUES
+            .iter()
+            .map(|&sk| (sk, value_id(&sk.to_string())))
+            .filter(|&(_, id)| id != NO_VALUE)
+            .collect();
+        let mut rows = Vec::new();
+        let mut answers: Vec<String> = Vec::new();
+        for (n, inst) in catalogue.instances.iter().enumerate() {
+            for (type_id, type_text, len) in &types {
+                if !inst.type_string.contains(type_text.as_str()) {
+                    continue;
+                }
+                let mut split_pos = None;
+                let cells = (0..*len)
+                    .map(|pos| match plan.cell(pos, inst) {
+                        Cell::Type => *type_id,
+                        Cell::Token(i) => inst.tokens.get(i).map_or(NO_VALUE, |t| value_id(t)),
+                        Cell::SplitK => {
+                            split_pos = Some(pos);
+                            NO_VALUE
+                        }
+                    })
+                    .collect();
+                let answer = answers.len() as u32;
+                match split_pos {
+                    None => answers.push(plan.kernel_id(inst, 1)),
+                    Some(_) => answers.extend(split_values.iter().map(|&(sk, _)| plan.kernel_id(inst, sk))),
+                }
+                rows.push(RowTemplate {
+                    instance: n as u32,
+                    cells,
+                    split_pos,
+                    answer,
+                });
+            }
+        }
+        let substring = match (plan.fixed_type, plan.direction) {
+            (None, Direction::Forward) => Some(
+                vocab
+                    .values
+                    .iter()
+                    .map(|v| {
+                        if v == "-1" || metadata.num_tuning_params.contains_key(v) {
+                            return Vec::new();
+                        }
+                        (0..catalogue.instances.len() as u32)
+                            .filter(|&i| catalogue.instances[i as usize].type_string.contains(v.as_str()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Ok(PlanIndex {
+            plan,
+            catalogue,
+            vocab_values: vocab.values.clone(),
+            predict_type: metadata.predict_type,
+            num_tuning_params: metadata
+                .num_tuning_params
+                .iter()
+                .map(|(k, &v)| (k.clone(), v))
+                .collect(),
+            width,
+            lengths,
+            rows,
+            answers: Arc::new(answers),
+            split_values,
+            substring,
+        })
+    }
+
+    /// True when this index was built for these inputs.
+    fn is_for(&self, plan: &Plan, catalogue: &Arc<Catalogue>, vocab: &Vocabulary, metadata: &KtnMetadata) -> bool {
+        self.plan == *plan
+            && Arc::ptr_eq(&self.catalogue, catalogue)
+            && self.vocab_values == vocab.values
+            && self.predict_type == metadata.predict_type
+            && self.num_tuning_params.len() == metadata.num_tuning_params.len()
+            && self
+                .num_tuning_params
+                .iter()
+                .zip(&metadata.num_tuning_params)
+                .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1)
+    }
+
+    /// The index for these inputs, built once per process.
+    pub fn cached(
+        plan: &Plan,
+        catalogue: &Arc<Catalogue>,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<Arc<PlanIndex>> {
+        static CACHE: OnceLock<Mutex<Vec<Arc<PlanIndex>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+        if let Ok(list) = cache.lock() {
+            if let Some(found) = list.iter().find(|i| i.is_for(plan, catalogue, vocab, metadata)) {
+                return Ok(found.clone());
+            }
+        }
+        let index = Arc::new(PlanIndex::new(*plan, catalogue.clone(), vocab, metadata)?);
+        if let Ok(mut list) = cache.lock() {
+            list.push(index.clone());
+        }
+        Ok(index)
+    }
+
+    /// The candidate table and constraint of one problem: the rows of the instances that
+    /// support it (wrw gfx942: one row per split-k value MIOpen accepts).
+    pub fn constraint(&self, dims: &CkDims) -> CatalogueConstraint {
+        let instances = &self.catalogue.instances;
+        let supported: Vec<bool> = instances.iter().map(|i| catalogue::supports(i, dims)).collect();
+        let mut table = CandidateTable::new(self.width);
+        table.answers = self.answers.clone();
+        let mut cells: Vec<u32> = Vec::with_capacity(self.width);
+        for row in &self.rows {
+            if !supported[row.instance as usize] {
+                continue;
+            }
+            match row.split_pos {
+                None => table.push(&row.cells, row.answer, None),
+                Some(pos) => {
+                    let inst = &instances[row.instance as usize];
+                    cells.clear();
+                    cells.extend_from_slice(&row.cells);
+                    for (j, &(sk, id)) in self.split_values.iter().enumerate() {
+                        if catalogue::supports_split_k(inst, dims, sk) {
+                            cells[pos] = id;
+                            table.push(&cells, row.answer + j as u32, Some(pos));
+                        }
+                    }
+                }
+            }
+        }
+        let miopen_first = match (self.plan.fixed_type, self.plan.direction) {
+            (Some(_), _) => None,
+            (None, Direction::BackwardWeights) => Some(MiopenFirst::Any),
+            (None, _) => Some(MiopenFirst::Substring(
+                self.substring
+                    .iter()
+                    .flatten()
+                    .map(|list| {
+                        list.iter()
+                            .find(|&&i| supported[i as usize])
+                            .map(|&i| instances[i as usize].type_string.clone())
+                    })
+                    .collect(),
+            )),
+        };
+        CatalogueConstraint::new(table, self.lengths.clone(), miopen_first)
+    }
+}
+
+impl Solver for CkGroupSolver {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn model_name(&self, arch: &str) -> Result<&'static str> {
+        Ok(Plan::new(self.name, self.direction, arch)?.model)
+    }
+
+    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        let (_, dims, catalogue) = self.prepare(target, problem)?;
+        if catalogue.supported(&dims).next().is_none() {
+            return Err(self.not_applicable(format!(
+                "no composable_kernel instance of {} supports this problem",
+                catalogue.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn encoder_input(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        let plan = self.plan(target)?;
+        Ok(match (self.direction, plan.arch) {
+            (Direction::Forward, Arch::Gfx90a) => features::fwd_gfx90a(
+                problem,
+                target.compute_units.unwrap_or(features::DEFAULT_GFX90A_COMPUTE_UNITS),
+            ),
+            (Direction::Forward, Arch::Gfx942) => features::fwd_gfx942(problem),
+            (Direction::BackwardData, _) => features::group_xdlops(problem, 0.0),
+            (Direction::BackwardWeights, Arch::Gfx90a) => features::group_xdlops(problem, 1.0),
+            (Direction::BackwardWeights, Arch::Gfx942) => features::wrw_gfx942(problem),
+        })
+    }
+
+    fn constraint(
+        &self,
+        target: &Target,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<Box<dyn Constraint + Send + Sync>> {
+        Ok(Box::new(self.build_constraint(target, problem, vocab, metadata)?))
+    }
+
+    /// MIOpen's `Init`: the first supported instance (any operation), split-k 1. The single
+    /// value is the kernel id.
+    fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
+        let (plan, dims, catalogue) = self.prepare(target, problem)?;
+        let first = catalogue.supported(&dims).next().ok_or_else(|| {
+            self.not_applicable(format!(
+                "no composable_kernel instance of {} supports this problem",
+                catalogue.path.display()
+            ))
+        })?;
+        let id = match plan.suffix {
+            Suffix::None => first.type_string.clone(),
+            Suffix::PlusOne | Suffix::SplitK => format!("{}+1", first.type_string),
+        };
+        Ok(vec![id])
+    }
+
+    /// A catalogue solver's answer is a kernel id; model answers are named by the constraint
+    /// ([`Constraint::config_text`]), a fallback's single value is the kernel id itself.
+    fn format_config(&self, values: &[String]) -> String {
+        values.join(",")
+    }
+}
