@@ -143,7 +143,7 @@ fn predict_marks_the_static_default() {
         None,
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("static default"));
+    assert!(text(&out.stderr).contains("default (MIOpen's fallback)"));
     assert_eq!(text(&out.stdout).trim().split(',').count(), 8);
 }
 

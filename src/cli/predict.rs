@@ -157,7 +157,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             writeln!(out, "{}", p.config).map_err(write_err)?;
             if p.source == Source::Default {
                 eprintln!(
-                    "note: the model found no valid config (MIOpen's walk reached \"-1\"); this is {}'s static default",
+                    "note: MIOpen's walk found no valid config; this is {}'s default (MIOpen's fallback)",
                     c.predictor.solver.name()
                 );
             }
