@@ -20,3 +20,4 @@ pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
 pub mod cli;
 pub mod data;
+pub mod gpu;

@@ -172,7 +172,7 @@ impl Predictor {
             .collect()
     }
 
-    fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
+    pub(crate) fn answers(&self, problem: &ConvProblem, hyps: Vec<Hypothesis>) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
             let values = self.solver.fallback(&self.target, problem)?;
             return Ok(vec![Prediction {

@@ -1,0 +1,51 @@
+// Kernel: dense (matrix product with optional bias / accumulate)
+// CPU twin: cpu::dense (bias rows, then cpu::matmul_acc) and cpu::matmul_acc (accumulate).
+//   out[r, n] = (ACCUMULATE ? out[r, n] : (HAS_BIAS ? bias[n] : 0)) + sum_p a[r, p] * b[p, n]
+// summed in the CPU's order (p ascending, fused multiply-add), one thread per output element.
+// Bindings (group 0):
+//   0 a     storage read        [rows, K_DIM] f32 (row r starts at a_offset + r * a_stride)
+//   1 b     storage read        [K_DIM, N_DIM] f32
+//   2 bias  storage read        [N_DIM] f32 (ignored unless HAS_BIAS)
+//   3 out   storage read_write  [rows, N_DIM] f32
+//   4 p     uniform             Params
+// Overrides: K_DIM, N_DIM (model sizes), WG (workgroup size), HAS_BIAS, ACCUMULATE.
+
+override K_DIM: u32 = 1u;
+override N_DIM: u32 = 1u;
+override WG: u32 = 64u;
+override HAS_BIAS: bool = true;
+override ACCUMULATE: bool = false;
+
+struct Params {
+    rows: u32,
+    a_stride: u32,
+    a_offset: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * WG;
+    if (i >= p.rows * N_DIM) {
+        return;
+    }
+    let r = i / N_DIM;
+    let n = i % N_DIM;
+    var acc = 0.0;
+    if (ACCUMULATE) {
+        acc = out[i];
+    } else if (HAS_BIAS) {
+        acc = bias[n];
+    }
+    let a0 = p.a_offset + r * p.a_stride;
+    for (var k = 0u; k < K_DIM; k++) {
+        acc = fma(a[a0 + k], b[k * N_DIM + n], acc);
+    }
+    out[i] = acc;
+}

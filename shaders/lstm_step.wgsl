@@ -1,0 +1,93 @@
+// Kernel: lstm_step (fused: gate pre-activations + Keras LSTM cell update, double-buffered state)
+// CPU twin: cpu::dense(x, kernel, bias) + cpu::matmul_acc(h, recurrent) + cpu::lstm_cell, as in
+// seq2seq::Decoder::step and seq2seq::Encoder::run (gate order i, f, g, o):
+//   z = x·W + h·U + b;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
+// Each thread owns one (row, unit) and sums its four gates in the CPU's order (bias, then x·W,
+// then h·U, p ascending, fused multiply-add), with the CPU's exp/σ/tanh.
+// Bindings (group 0):
+//   0 x           storage read        input rows: row r at x_offset + r * x_stride, IN_DIM values
+//   1 weights     storage read        [IN_DIM, 4U] kernel | [U, 4U] recurrent | [4U] bias
+//   2 state_prev  storage read        [rows, U] h | [rows, U] c
+//   3 state_next  storage read_write  [rows, U] h | [rows, U] c  (never the same buffer as 2)
+//   4 seq_out     storage read_write  h copy at seq_offset + r * seq_stride (when WRITE_SEQ)
+//   5 p           uniform             Params
+// Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ.
+
+override IN_DIM: u32 = 1u;
+override UNITS: u32 = 1u;
+override WG: u32 = 64u;
+override WRITE_SEQ: bool = false;
+
+struct Params {
+    rows: u32,
+    x_stride: u32,
+    x_offset: u32,
+    seq_stride: u32,
+    seq_offset: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> weights: array<f32>;
+@group(0) @binding(2) var<storage, read> state_prev: array<f32>;
+@group(0) @binding(3) var<storage, read_write> state_next: array<f32>;
+@group(0) @binding(4) var<storage, read_write> seq_out: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+// cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial.
+fn exp_ref(x: f32) -> f32 {
+    let xc = clamp(x, -87.3, 88.3);
+    let v = xc * 1.442695;
+    let t = trunc(v);
+    let n = select(t, t + sign(v), abs(v - t) >= 0.5); // round half away from zero, like Rust
+    let r = xc - n * 0.6933594 - n * -2.1219444e-4;
+    let q = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    return q * bitcast<f32>(u32(i32(n) + 127) << 23u);
+}
+
+fn sigmoid_ref(x: f32) -> f32 {
+    return 1.0 / (1.0 + exp_ref(-x));
+}
+
+fn tanh_ref(x: f32) -> f32 {
+    return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
+}
+
+fn gate(r: u32, col: u32) -> f32 {
+    let g = 4u * UNITS;
+    let rec0 = IN_DIM * g;
+    var acc = weights[rec0 + UNITS * g + col];
+    let x0 = p.x_offset + r * p.x_stride;
+    for (var k = 0u; k < IN_DIM; k++) {
+        acc = fma(x[x0 + k], weights[k * g + col], acc);
+    }
+    let h0 = r * UNITS;
+    for (var k = 0u; k < UNITS; k++) {
+        acc = fma(state_prev[h0 + k], weights[rec0 + k * g + col], acc);
+    }
+    return acc;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * WG;
+    let total = p.rows * UNITS;
+    if (i >= total) {
+        return;
+    }
+    let r = i / UNITS;
+    let j = i % UNITS;
+    let zi = sigmoid_ref(gate(r, j));
+    let zf = sigmoid_ref(gate(r, UNITS + j));
+    let zg = tanh_ref(gate(r, 2u * UNITS + j));
+    let zo = sigmoid_ref(gate(r, 3u * UNITS + j));
+    let c_new = zf * state_prev[total + i] + zi * zg;
+    let h_new = zo * tanh_ref(c_new);
+    state_next[i] = h_new;
+    state_next[total + i] = c_new;
+    if (WRITE_SEQ) {
+        seq_out[p.seq_offset + r * p.seq_stride + j] = h_new;
+    }
+}

@@ -1,0 +1,364 @@
+//! One launch function per kernel of `shaders/` (recording into a command encoder), and `host`
+//! versions that take and return slices: what the GPU-vs-CPU tests and benchmarks call.
+
+use super::buffers::{self, View};
+use super::context::GpuContext;
+use super::registry::{Kernel, KernelKey};
+use crate::error::{Error, Result};
+
+/// Workgroup size of every kernel (an override constant of each shader).
+pub const WG: u32 = 64;
+
+/// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
+/// exceeds the per-dimension limit).
+pub(crate) fn dispatch(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    kernel: &Kernel,
+    views: &[View<'_>],
+    params: &[u32],
+    threads: u64,
+) -> Result<()> {
+    if threads == 0 {
+        return Ok(());
+    }
+    let groups = threads.div_ceil(u64::from(kernel.workgroup));
+    let max = u64::from(ctx.limits.max_compute_workgroups_per_dimension.max(1));
+    let x = groups.min(max);
+    let y = groups.div_ceil(x);
+    if y > max {
+        return Err(Error::Gpu(format!(
+            "{}: {threads} threads exceed one dispatch (split the batch)",
+            kernel.key
+        )));
+    }
+    let uniform = buffers::uniform(ctx, params);
+    let mut entries: Vec<wgpu::BindGroupEntry> = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: v.binding(),
+        })
+        .collect();
+    entries.push(wgpu::BindGroupEntry {
+        binding: views.len() as u32,
+        resource: uniform.as_entire_binding(),
+    });
+    let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &kernel.layout,
+        entries: &entries,
+    });
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, &group, &[]);
+    pass.dispatch_workgroups(x as u32, y as u32, 1);
+    Ok(())
+}
+
+pub(crate) fn encoder(ctx: &GpuContext, label: &str) -> wgpu::CommandEncoder {
+    ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+}
+
+fn u32_of(what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Gpu(format!("{what} = {v} does not fit the kernels' 32-bit indices")))
+}
+
+/// Row addressing of a kernel input: row r starts at `offset + r * stride` (in f32 words).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rows {
+    pub stride: usize,
+    pub offset: usize,
+}
+
+/// `out = [out +] a · b [+ bias]` (dense.wgsl); twin `cpu::dense` / `cpu::matmul_acc`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    out: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accumulate: bool,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "dense",
+        &[
+            ("K_DIM", u32_of("K", k)?),
+            ("N_DIM", u32_of("N", n)?),
+            ("WG", WG),
+            ("HAS_BIAS", u32::from(bias.is_some())),
+            ("ACCUMULATE", u32::from(accumulate)),
+        ],
+    );
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let bias = bias.unwrap_or(b);
+    let params = [u32_of("rows", rows)?, u32_of("stride", a_rows.stride)?, u32_of("offset", a_rows.offset)?];
+    dispatch(ctx, enc, &kernel, &[a, b, bias, out], &params, (rows * n) as u64)
+}
+
+/// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn embedding_gather(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    ids: View<'_>,
+    table: View<'_>,
+    out: View<'_>,
+    rows: usize,
+    vocab: usize,
+    dim: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "embedding_gather",
+        &[("DIM", u32_of("dim", dim)?), ("VOCAB", u32_of("vocab", vocab)?), ("WG", WG)],
+    );
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(ctx, enc, &kernel, &[ids, table, out], &[u32_of("rows", rows)?], (rows * dim) as u64)
+}
+
+/// One fused LSTM step (lstm_step.wgsl): reads `prev` = [h | c], writes `next` = [h | c] and,
+/// with `seq`, a copy of h; twin `cpu::dense` + `cpu::matmul_acc` + `cpu::lstm_cell`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    x: View<'_>,
+    x_rows: Rows,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    seq: Option<(View<'_>, Rows)>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "lstm_step",
+        &[
+            ("IN_DIM", u32_of("input", in_dim)?),
+            ("UNITS", u32_of("units", units)?),
+            ("WG", WG),
+            ("WRITE_SEQ", u32::from(seq.is_some())),
+        ],
+    );
+    let kernel = ctx.registry.get(ctx, &key)?;
+    // Without a sequence output the slot still needs a buffer of its own.
+    let dummy;
+    let (seq_view, seq_rows) = match seq {
+        Some(s) => s,
+        None => {
+            dummy = buffers::zeroed(ctx, "unused", 16)?;
+            ((&dummy).into(), Rows { stride: 0, offset: 0 })
+        }
+    };
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("x stride", x_rows.stride)?,
+        u32_of("x offset", x_rows.offset)?,
+        u32_of("seq stride", seq_rows.stride)?,
+        u32_of("seq offset", seq_rows.offset)?,
+    ];
+    dispatch(ctx, enc, &kernel, &[x, weights, prev, next, seq_view], &params, (rows * units) as u64)
+}
+
+/// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
+pub(crate) fn log_softmax(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    x: View<'_>,
+    out: View<'_>,
+    rows: usize,
+    width: usize,
+) -> Result<()> {
+    let key = KernelKey::new("log_softmax", &[("V", u32_of("width", width)?), ("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(ctx, enc, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
+}
+
+/// One position of MIOpen's greedy walk for every row (greedy_step.wgsl); twin
+/// `search::greedy_miopen`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn greedy_step(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    rules_library: &'static str,
+    scores: View<'_>,
+    logp: View<'_>,
+    vocab_words: View<'_>,
+    rules: View<'_>,
+    hyp: View<'_>,
+    feed: View<'_>,
+    rows: usize,
+    vocab: usize,
+    max_len: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "greedy_step",
+        &[("V", u32_of("vocab", vocab)?), ("MAX_LEN", u32_of("config length", max_len)?), ("WG", WG)],
+    )
+    .with_rules(rules_library);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(
+        ctx,
+        enc,
+        &kernel,
+        &[scores, logp, vocab_words, rules, hyp, feed],
+        &[u32_of("rows", rows)?],
+        rows as u64,
+    )
+}
+
+/// Slice-in, slice-out versions of the kernels for tests and benchmarks. Each output comes back
+/// with `sentinels_intact`: false when the kernel wrote outside its output.
+pub mod host {
+    use super::*;
+
+    /// A kernel's output read back from a sentinel-guarded buffer.
+    #[derive(Debug, Clone)]
+    pub struct Output {
+        pub values: Vec<f32>,
+        pub sentinels_intact: bool,
+    }
+
+    fn nan_filled(len: usize) -> Vec<f32> {
+        vec![f32::NAN; len]
+    }
+
+    /// `[rows, n] = [init +] a[rows, k] · b[k, n] [+ bias]`: with `init`, accumulates into it
+    /// (twin `cpu::matmul_acc`); otherwise twin `cpu::dense`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Output> {
+        let a_buf = buffers::upload_f32(ctx, "a", a)?;
+        let b_buf = buffers::upload_f32(ctx, "b", b)?;
+        let bias_buf = bias.map(|v| buffers::upload_f32(ctx, "bias", v)).transpose()?;
+        let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
+        let mut enc = encoder(ctx, "dense");
+        super::dense(
+            ctx,
+            &mut enc,
+            (&a_buf).into(),
+            Rows { stride: k, offset: 0 },
+            (&b_buf).into(),
+            bias_buf.as_ref().map(View::from),
+            out.view(),
+            rows,
+            k,
+            n,
+            init.is_some(),
+        )?;
+        ctx.submit_and_wait("dense", enc)?;
+        let (values, sentinels_intact) = out.read(ctx, "dense")?;
+        Ok(Output { values, sentinels_intact })
+    }
+
+    /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
+    pub fn embedding_gather(ctx: &GpuContext, table: &[f32], ids: &[u32], vocab: usize, dim: usize) -> Result<Output> {
+        let t = buffers::upload_f32(ctx, "table", table)?;
+        let i = buffers::upload_u32(ctx, "ids", ids)?;
+        let out = buffers::Guarded::new(ctx, "out", &nan_filled(ids.len() * dim))?;
+        let mut enc = encoder(ctx, "embedding_gather");
+        super::embedding_gather(ctx, &mut enc, (&i).into(), (&t).into(), out.view(), ids.len(), vocab, dim)?;
+        ctx.submit_and_wait("embedding_gather", enc)?;
+        let (values, sentinels_intact) = out.read(ctx, "embedding_gather")?;
+        Ok(Output { values, sentinels_intact })
+    }
+
+    /// One LSTM step for `rows` rows: returns the new state as `[h (rows*units) | c (rows*units)]`.
+    /// `kernel` is `[in_dim, 4u]`, `recurrent` `[u, 4u]`, `bias` `[4u]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+    ) -> Result<Output> {
+        let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
+        let prev: Vec<f32> = h.iter().chain(c).copied().collect();
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let w_buf = buffers::upload_f32(ctx, "weights", &w)?;
+        let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
+        let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
+        let mut enc = encoder(ctx, "lstm_step");
+        super::lstm_step(
+            ctx,
+            &mut enc,
+            (&x_buf).into(),
+            Rows { stride: in_dim, offset: 0 },
+            (&w_buf).into(),
+            (&prev_buf).into(),
+            next.view(),
+            None,
+            rows,
+            in_dim,
+            units,
+        )?;
+        ctx.submit_and_wait("lstm_step", enc)?;
+        let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
+        Ok(Output { values, sentinels_intact })
+    }
+
+    /// Row-wise log-softmax of `[rows, width]`.
+    pub fn log_softmax(ctx: &GpuContext, x: &[f32], rows: usize, width: usize) -> Result<Output> {
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * width))?;
+        let mut enc = encoder(ctx, "log_softmax");
+        super::log_softmax(ctx, &mut enc, (&x_buf).into(), out.view(), rows, width)?;
+        ctx.submit_and_wait("log_softmax", enc)?;
+        let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
+        Ok(Output { values, sentinels_intact })
+    }
+
+    /// Evaluates a solver's WGSL `solver_prefix_valid` (library `rules_library`, e.g.
+    /// "conv_asm_1x1u_rules") on each (rule words, prefix, length).
+    pub fn prefix_valid(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        cases: &[([i32; 8], [i32; 8], u32)],
+    ) -> Result<Vec<bool>> {
+        let rules: Vec<i32> = cases.iter().flat_map(|c| c.0).collect();
+        let prefixes: Vec<i32> = cases.iter().flat_map(|c| c.1).collect();
+        let lens: Vec<u32> = cases.iter().map(|c| c.2).collect();
+        let r = buffers::upload_i32(ctx, "rules", &rules)?;
+        let p = buffers::upload_i32(ctx, "prefixes", &prefixes)?;
+        let l = buffers::upload_u32(ctx, "lens", &lens)?;
+        let ok = buffers::zeroed(ctx, "ok", 4 * cases.len() as u64)?;
+        let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
+        let kernel = ctx.registry.get(ctx, &key)?;
+        let mut enc = encoder(ctx, "rules_check");
+        dispatch(
+            ctx,
+            &mut enc,
+            &kernel,
+            &[(&r).into(), (&p).into(), (&l).into(), (&ok).into()],
+            &[u32_of("cases", cases.len())?],
+            cases.len() as u64,
+        )?;
+        ctx.submit_and_wait("rules_check", enc)?;
+        Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?.iter().map(|&w| w == 1).collect())
+    }
+}
