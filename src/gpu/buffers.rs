@@ -31,7 +31,11 @@ pub(crate) struct View<'a> {
 
 impl<'a> From<&'a wgpu::Buffer> for View<'a> {
     fn from(buf: &'a wgpu::Buffer) -> View<'a> {
-        View { buf, offset: 0, size: None }
+        View {
+            buf,
+            offset: 0,
+            size: None,
+        }
     }
 }
 
@@ -122,7 +126,9 @@ pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64
             mapped_at_creation: false,
         })
     })?;
-    let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
     enc.copy_buffer_to_buffer(buf, offset, &staging, 0, size);
     ctx.submit_and_wait(what, enc)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -145,12 +151,18 @@ pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64
 
 pub(crate) fn read_f32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<f32>> {
     let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
-    Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
 
 pub(crate) fn read_u32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<u32>> {
     let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
-    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
 
 /// An output buffer with [`GUARD_WORDS`] sentinels on each side of `init` (the words the
@@ -182,8 +194,14 @@ impl Guarded {
     /// The kernel's output and whether every sentinel survived.
     pub fn read(&self, ctx: &GpuContext, what: &str) -> Result<(Vec<f32>, bool)> {
         let words = read_u32(ctx, what, &self.buf, 0, self.len + 2 * GUARD_WORDS)?;
-        let intact = words[..GUARD_WORDS].iter().chain(&words[GUARD_WORDS + self.len..]).all(|&w| w == SENTINEL);
-        let values = words[GUARD_WORDS..GUARD_WORDS + self.len].iter().map(|&w| f32::from_bits(w)).collect();
+        let intact = words[..GUARD_WORDS]
+            .iter()
+            .chain(&words[GUARD_WORDS + self.len..])
+            .all(|&w| w == SENTINEL);
+        let values = words[GUARD_WORDS..GUARD_WORDS + self.len]
+            .iter()
+            .map(|&w| f32::from_bits(w))
+            .collect();
         Ok((values, intact))
     }
 }

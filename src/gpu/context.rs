@@ -93,8 +93,10 @@ fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
 /// Every Vulkan adapter on this machine (hardware first, then software), without opening any.
 pub fn list_adapters() -> Vec<AdapterSummary> {
     let instance = new_instance();
-    let mut all: Vec<AdapterSummary> =
-        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN)).iter().map(summarize).collect();
+    let mut all: Vec<AdapterSummary> = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
+        .iter()
+        .map(summarize)
+        .collect();
     all.sort_by_key(|a| a.software);
     all
 }
@@ -175,7 +177,10 @@ impl GpuContext {
         let v = pollster::block_on(validation.pop());
         let o = pollster::block_on(oom.pop());
         if let Some(e) = o {
-            return Err(Error::Gpu(format!("{what}: out of GPU memory ({})", one_line(&e.to_string()))));
+            return Err(Error::Gpu(format!(
+                "{what}: out of GPU memory ({})",
+                one_line(&e.to_string())
+            )));
         }
         if let Some(e) = v {
             return Err(Error::Gpu(format!("{what}: {}", one_line(&e.to_string()))));

@@ -30,14 +30,24 @@ pub(crate) fn greedy_bytes_per_problem(m: &GpuKtn, max_len: usize) -> u64 {
     let seq = t * m.widest_seq();
     let enc_states: usize = m.enc_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let dec_states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
-    let words = t * m.features + 2 * seq + enc_states + dec_states + m.embed_dim + 2 * m.vocab + hyp_words(max_len) + 1 + 8;
+    let words =
+        t * m.features + 2 * seq + enc_states + dec_states + m.embed_dim + 2 * m.vocab + hyp_words(max_len) + 1 + 8;
     4 * words as u64
 }
 
 /// Largest single buffer one problem contributes to (bytes), for the binding-size limit.
 pub(crate) fn greedy_largest_row_bytes(m: &GpuKtn) -> u64 {
-    let widest_state = m.enc_lstms.iter().chain(&m.dec_lstms).map(|l| 2 * l.units).max().unwrap_or(0);
-    let w = (m.steps * m.widest_seq()).max(m.vocab).max(widest_state).max(m.embed_dim);
+    let widest_state = m
+        .enc_lstms
+        .iter()
+        .chain(&m.dec_lstms)
+        .map(|l| 2 * l.units)
+        .max()
+        .unwrap_or(0);
+    let w = (m.steps * m.widest_seq())
+        .max(m.vocab)
+        .max(widest_state)
+        .max(m.embed_dim);
     4 * w as u64
 }
 
@@ -59,7 +69,10 @@ pub(crate) fn record_encoder(
             ctx,
             enc,
             input.into(),
-            Rows { stride: d.in_dim, offset: 0 },
+            Rows {
+                stride: d.in_dim,
+                offset: 0,
+            },
             (&d.kernel).into(),
             d.bias.as_ref().map(View::from),
             (&out).into(),
@@ -89,11 +102,22 @@ pub(crate) fn record_encoder(
                 ctx,
                 enc,
                 seq_in.into(),
-                Rows { stride: t * dim, offset: step * dim },
+                Rows {
+                    stride: t * dim,
+                    offset: step * dim,
+                },
                 (&lstm.weights).into(),
                 prev.into(),
                 next.into(),
-                out_seq.as_ref().map(|s| (View::from(s), Rows { stride: t * u, offset: step * u })),
+                out_seq.as_ref().map(|s| {
+                    (
+                        View::from(s),
+                        Rows {
+                            stride: t * u,
+                            offset: step * u,
+                        },
+                    )
+                }),
                 rows,
                 dim,
                 u,
@@ -137,7 +161,10 @@ fn record_decoder_step(
             ctx,
             enc,
             x.into(),
-            Rows { stride: lstm.in_dim, offset: 0 },
+            Rows {
+                stride: lstm.in_dim,
+                offset: 0,
+            },
             (&lstm.weights).into(),
             (&cur[l]).into(),
             (&next[l]).into(),
@@ -147,13 +174,18 @@ fn record_decoder_step(
             lstm.units,
         )?;
     }
-    let last = next.last().ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
+    let last = next
+        .last()
+        .ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
     let o = &m.output;
     kernels::dense(
         ctx,
         enc,
         last.into(),
-        Rows { stride: o.in_dim, offset: 0 },
+        Rows {
+            stride: o.in_dim,
+            offset: 0,
+        },
         (&o.kernel).into(),
         o.bias.as_ref().map(View::from),
         scores.into(),
@@ -293,7 +325,11 @@ impl<'a> GpuStepDecoder<'a> {
         for (l, lstm) in m.dec_lstms.iter().enumerate() {
             let hc: Vec<f32> = states.h[l].iter().chain(&states.c[l]).copied().collect();
             cur.push(buffers::upload_f32(ctx, "decoder state", &hc)?);
-            next.push(buffers::zeroed(ctx, "decoder state", 4 * (2 * rows * lstm.units) as u64)?);
+            next.push(buffers::zeroed(
+                ctx,
+                "decoder state",
+                4 * (2 * rows * lstm.units) as u64,
+            )?);
         }
         let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;

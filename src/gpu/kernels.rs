@@ -61,7 +61,8 @@ pub(crate) fn dispatch(
 }
 
 pub(crate) fn encoder(ctx: &GpuContext, label: &str) -> wgpu::CommandEncoder {
-    ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    ctx.device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
 }
 
 fn u32_of(what: &str, v: usize) -> Result<u32> {
@@ -102,7 +103,11 @@ pub(crate) fn dense(
     );
     let kernel = ctx.registry.get(ctx, &key)?;
     let bias = bias.unwrap_or(b);
-    let params = [u32_of("rows", rows)?, u32_of("stride", a_rows.stride)?, u32_of("offset", a_rows.offset)?];
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("stride", a_rows.stride)?,
+        u32_of("offset", a_rows.offset)?,
+    ];
     dispatch(ctx, enc, &kernel, &[a, b, bias, out], &params, (rows * n) as u64)
 }
 
@@ -120,10 +125,21 @@ pub(crate) fn embedding_gather(
 ) -> Result<()> {
     let key = KernelKey::new(
         "embedding_gather",
-        &[("DIM", u32_of("dim", dim)?), ("VOCAB", u32_of("vocab", vocab)?), ("WG", WG)],
+        &[
+            ("DIM", u32_of("dim", dim)?),
+            ("VOCAB", u32_of("vocab", vocab)?),
+            ("WG", WG),
+        ],
     );
     let kernel = ctx.registry.get(ctx, &key)?;
-    dispatch(ctx, enc, &kernel, &[ids, table, out], &[u32_of("rows", rows)?], (rows * dim) as u64)
+    dispatch(
+        ctx,
+        enc,
+        &kernel,
+        &[ids, table, out],
+        &[u32_of("rows", rows)?],
+        (rows * dim) as u64,
+    )
 }
 
 /// One fused LSTM step (lstm_step.wgsl): reads `prev` = [h | c], writes `next` = [h | c] and,
@@ -168,7 +184,14 @@ pub(crate) fn lstm_step(
         u32_of("seq stride", seq_rows.stride)?,
         u32_of("seq offset", seq_rows.offset)?,
     ];
-    dispatch(ctx, enc, &kernel, &[x, weights, prev, next, seq_view], &params, (rows * units) as u64)
+    dispatch(
+        ctx,
+        enc,
+        &kernel,
+        &[x, weights, prev, next, seq_view],
+        &params,
+        (rows * units) as u64,
+    )
 }
 
 /// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
@@ -204,7 +227,11 @@ pub(crate) fn greedy_step(
 ) -> Result<()> {
     let key = KernelKey::new(
         "greedy_step",
-        &[("V", u32_of("vocab", vocab)?), ("MAX_LEN", u32_of("config length", max_len)?), ("WG", WG)],
+        &[
+            ("V", u32_of("vocab", vocab)?),
+            ("MAX_LEN", u32_of("config length", max_len)?),
+            ("WG", WG),
+        ],
     )
     .with_rules(rules_library);
     let kernel = ctx.registry.get(ctx, &key)?;
@@ -267,7 +294,10 @@ pub mod host {
         )?;
         ctx.submit_and_wait("dense", enc)?;
         let (values, sentinels_intact) = out.read(ctx, "dense")?;
-        Ok(Output { values, sentinels_intact })
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
     }
 
     /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
@@ -276,10 +306,22 @@ pub mod host {
         let i = buffers::upload_u32(ctx, "ids", ids)?;
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(ids.len() * dim))?;
         let mut enc = encoder(ctx, "embedding_gather");
-        super::embedding_gather(ctx, &mut enc, (&i).into(), (&t).into(), out.view(), ids.len(), vocab, dim)?;
+        super::embedding_gather(
+            ctx,
+            &mut enc,
+            (&i).into(),
+            (&t).into(),
+            out.view(),
+            ids.len(),
+            vocab,
+            dim,
+        )?;
         ctx.submit_and_wait("embedding_gather", enc)?;
         let (values, sentinels_intact) = out.read(ctx, "embedding_gather")?;
-        Ok(Output { values, sentinels_intact })
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
     }
 
     /// One LSTM step for `rows` rows: returns the new state as `[h (rows*units) | c (rows*units)]`.
@@ -308,7 +350,10 @@ pub mod host {
             ctx,
             &mut enc,
             (&x_buf).into(),
-            Rows { stride: in_dim, offset: 0 },
+            Rows {
+                stride: in_dim,
+                offset: 0,
+            },
             (&w_buf).into(),
             (&prev_buf).into(),
             next.view(),
@@ -319,7 +364,10 @@ pub mod host {
         )?;
         ctx.submit_and_wait("lstm_step", enc)?;
         let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
-        Ok(Output { values, sentinels_intact })
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
     }
 
     /// Row-wise log-softmax of `[rows, width]`.
@@ -330,7 +378,10 @@ pub mod host {
         super::log_softmax(ctx, &mut enc, (&x_buf).into(), out.view(), rows, width)?;
         ctx.submit_and_wait("log_softmax", enc)?;
         let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
-        Ok(Output { values, sentinels_intact })
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
     }
 
     /// Evaluates a solver's WGSL `solver_prefix_valid` (library `rules_library`, e.g.
@@ -359,6 +410,9 @@ pub mod host {
             cases.len() as u64,
         )?;
         ctx.submit_and_wait("rules_check", enc)?;
-        Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?.iter().map(|&w| w == 1).collect())
+        Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?
+            .iter()
+            .map(|&w| w == 1)
+            .collect())
     }
 }

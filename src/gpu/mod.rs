@@ -30,11 +30,15 @@ mod model;
 mod predictor;
 #[cfg(feature = "gpu")]
 pub mod registry;
+#[cfg(feature = "gpu")]
+mod verify;
 
 #[cfg(feature = "gpu")]
 pub use context::{list_adapters, AdapterSummary, GpuContext};
 #[cfg(feature = "gpu")]
 pub use predictor::GpuPredictor;
+#[cfg(feature = "gpu")]
+pub use verify::{verify_ktn_on_gpu, GpuVerifyReport};
 
 /// Which device computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +56,9 @@ impl DeviceChoice {
             "auto" => Ok(DeviceChoice::Auto),
             "gpu" => Ok(DeviceChoice::Gpu),
             "cpu" => Ok(DeviceChoice::Cpu),
-            other => Err(Error::Usage(format!("--device: expected auto, gpu or cpu, got '{other}'"))),
+            other => Err(Error::Usage(format!(
+                "--device: expected auto, gpu or cpu, got '{other}'"
+            ))),
         }
     }
 }
@@ -180,8 +186,9 @@ impl Engine {
                     if let Some(Err(e)) = results.iter().find(|r| matches!(r, Err(Error::Gpu(_)))) {
                         eprintln!("note: {e}; computing on the CPU");
                     }
-                    let redo: Vec<usize> =
-                        (0..results.len()).filter(|&i| matches!(results[i], Err(Error::Gpu(_)))).collect();
+                    let redo: Vec<usize> = (0..results.len())
+                        .filter(|&i| matches!(results[i], Err(Error::Gpu(_))))
+                        .collect();
                     let again: Vec<ConvProblem> = redo.iter().map(|&i| problems[i].clone()).collect();
                     for (i, r) in redo.into_iter().zip(gpu.host().predict_batch(&again, mode)) {
                         results[i] = r;

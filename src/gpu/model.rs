@@ -60,7 +60,11 @@ impl GpuKtn {
                 count(dn.kernel.len() + dn.bias.as_ref().map_or(0, Vec::len));
                 Some(GpuDense {
                     kernel: buffers::upload_f32(ctx, "encoder dense", &dn.kernel)?,
-                    bias: dn.bias.as_ref().map(|b| buffers::upload_f32(ctx, "encoder dense bias", b)).transpose()?,
+                    bias: dn
+                        .bias
+                        .as_ref()
+                        .map(|b| buffers::upload_f32(ctx, "encoder dense bias", b))
+                        .transpose()?,
                     in_dim: dn.input_dim,
                     units: dn.units,
                 })
@@ -89,7 +93,12 @@ impl GpuKtn {
             dec_lstms,
             output: GpuDense {
                 kernel: buffers::upload_f32(ctx, "output dense", &d.output.kernel)?,
-                bias: d.output.bias.as_ref().map(|b| buffers::upload_f32(ctx, "output bias", b)).transpose()?,
+                bias: d
+                    .output
+                    .bias
+                    .as_ref()
+                    .map(|b| buffers::upload_f32(ctx, "output bias", b))
+                    .transpose()?,
                 in_dim: d.output.input_dim,
                 units: d.output.units,
             },

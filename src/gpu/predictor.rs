@@ -38,7 +38,12 @@ impl GpuPredictor {
         GpuPredictor::new(ctx, Target::new(arch), solver, model)
     }
 
-    pub fn new(ctx: Arc<GpuContext>, target: Target, solver: &'static dyn Solver, model: KtnModel) -> Result<GpuPredictor> {
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        target: Target,
+        solver: &'static dyn Solver,
+        model: KtnModel,
+    ) -> Result<GpuPredictor> {
         let gpu = GpuKtn::upload(&ctx, &model)?;
         Ok(GpuPredictor {
             ctx,
@@ -79,7 +84,14 @@ impl GpuPredictor {
     }
 
     fn config_len(&self) -> usize {
-        self.host.model.metadata().num_tuning_params.values().copied().max().unwrap_or(8)
+        self.host
+            .model
+            .metadata()
+            .num_tuning_params
+            .values()
+            .copied()
+            .max()
+            .unwrap_or(8)
     }
 
     /// Problems per chunk so that no buffer exceeds the device's limits nor the memory budget.
@@ -97,7 +109,10 @@ impl GpuPredictor {
         let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
         let max_threads = per_dim * per_dim * u64::from(super::kernels::WG);
         let by_threads = max_threads / (largest / 4).max(1);
-        (CHUNK_BUDGET / per_problem.max(1)).min(limit / largest.max(1)).min(by_threads).max(1) as usize
+        (CHUNK_BUDGET / per_problem.max(1))
+            .min(limit / largest.max(1))
+            .min(by_threads)
+            .max(1) as usize
     }
 
     /// Predicts one problem.
@@ -111,7 +126,10 @@ impl GpuPredictor {
     /// [`Predictor::predict_batch`]); split into chunks that fit the device.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
         let chunk = self.chunk_size(mode);
-        problems.chunks(chunk).flat_map(|part| self.predict_chunk(part, mode)).collect()
+        problems
+            .chunks(chunk)
+            .flat_map(|part| self.predict_chunk(part, mode))
+            .collect()
     }
 
     fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {

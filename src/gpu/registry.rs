@@ -209,7 +209,12 @@ fn compile(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
         })
         .collect();
     let constants: Vec<(&str, f64)> = key.constants.iter().map(|&(k, v)| (k, f64::from(v))).collect();
-    let workgroup = key.constants.iter().find(|(k, _)| *k == "WG").map(|&(_, v)| v).unwrap_or(64);
+    let workgroup = key
+        .constants
+        .iter()
+        .find(|(k, _)| *k == "WG")
+        .map(|&(_, v)| v)
+        .unwrap_or(64);
     ctx.checked(&format!("compiling {name}"), || {
         let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&name),

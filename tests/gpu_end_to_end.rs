@@ -1,0 +1,122 @@
+//! End to end on the GPU: the 12 embedded model tests, and exactly the CPU path's configs (MIOpen
+//! greedy and beam) on a few hundred ConvAsm1x1U problems from `../shared/miopen/perfdb`.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use std::sync::Arc;
+
+use tuneinfer::data::perfdb;
+use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor};
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::seq2seq::find_model_files;
+use tuneinfer::solvers::conv_asm_1x1u::NAME;
+use tuneinfer::{DecodeMode, Predictor};
+
+fn gpu() -> Option<Arc<GpuContext>> {
+    match GpuContext::shared() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
+fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
+    let mut problems: Vec<ConvProblem> = Vec::new();
+    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
+        .expect("../shared/miopen/perfdb")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    dbs.sort();
+    for db in dbs {
+        let rows = perfdb::solver_rows(&db, NAME).expect("perf-db rows");
+        for r in rows.rows.into_iter().take(per_db) {
+            if !problems.contains(&r.problem) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn embedded_model_tests_pass_on_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let dir = common::models_dir();
+    let mut checked = 0;
+    for (arch, solver) in [
+        ("gfx908", "ConvAsm1x1U"),
+        ("gfx90a", "ConvHipIgemmGroupFwdXdlops"),
+        ("gfx90a", "ConvHipIgemmGroupXdlops"),
+        ("gfx942", "ConvHipIgemmGroupFwdXdlops"),
+        ("gfx942", "ConvHipIgemmGroupWrwXdlops"),
+        ("gfx942", "ConvHipIgemmGroupXdlops"),
+    ] {
+        let files = find_model_files(std::slice::from_ref(&dir), arch, solver).expect("model files");
+        for r in verify_ktn_on_gpu(&ctx, &files).expect("gpu verify") {
+            println!(
+                "{} {}: {} tests, max |gpu - keras| {:e}",
+                r.kind, r.source, r.tests, r.max_abs_error
+            );
+            assert!(
+                r.tests > 0 && r.max_abs_error <= 1e-4,
+                "{}: {}",
+                r.source,
+                r.max_abs_error
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 12);
+}
+
+#[test]
+fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
+    let problems = perfdb_problems(100);
+    assert!(problems.len() >= 200, "only {} problems", problems.len());
+    for mode in [
+        DecodeMode::Miopen,
+        DecodeMode::Beam { width: 4, top: 4 },
+        DecodeMode::Beam { width: 1, top: 1 },
+    ] {
+        let want = cpu.predict_batch(&problems, mode);
+        let got = gpu.predict_batch(&problems, mode);
+        assert_eq!(want.len(), got.len());
+        let (mut same, mut worst_score) = (0, 0f32);
+        for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+            match (w, g) {
+                (Ok(w), Ok(g)) => {
+                    let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                    let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                    assert_eq!(wc, gc, "{mode:?} {}", p.to_perfdb_key());
+                    for (a, b) in w.iter().zip(g) {
+                        if let (Some(a), Some(b)) = (a.score, b.score) {
+                            worst_score = worst_score.max((a - b).abs());
+                        }
+                    }
+                    same += 1;
+                }
+                (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+                _ => panic!("{mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+            }
+        }
+        println!(
+            "{mode:?}: {same} of {} problems decoded, identical configs; worst score difference {worst_score:e}",
+            problems.len()
+        );
+        assert!(same >= 100, "{mode:?}: only {same} problems decoded");
+        assert!(worst_score <= 1e-4, "{mode:?}: score difference {worst_score}");
+    }
+}

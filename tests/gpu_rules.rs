@@ -1,0 +1,98 @@
+//! The WGSL twin of ConvAsm1x1U's partial-validity rules (`shaders/conv_asm_1x1u_rules.wgsl`)
+//! against `Rules::prefix_valid` over many random prefixes and problems (random and from the
+//! perf-dbs), both outcomes well represented.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use tuneinfer::data::perfdb;
+use tuneinfer::gpu::kernels::host;
+use tuneinfer::gpu::GpuContext;
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::conv_asm_1x1u::{Rules, NAME};
+use tuneinfer::testutil::Lcg;
+
+/// Plausible values per position (so that long prefixes are often valid), plus junk.
+const PLAUSIBLE: [&[i64]; 8] = [
+    &[1, 2, 3, 4],
+    &[1, 4, 8, 12, 16, 20, 24, 28, 32],
+    &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+    &[1, 2, 4, 8, 16, 32, 64],
+    &[1, 2, 3, 4, 5, 6, 7, 8],
+    &[1, 2, 4, 8, 16, 32],
+    &[1, 2, 3, 4, 5, 6, 7, 8],
+    &[1, 2, 4, 8],
+];
+const JUNK: &[i64] = &[-7, -1, 0, 5, 9, 17, 33, 63, 64, 65, 100, 128];
+
+fn random_problem(rng: &mut Lcg) -> ConvProblem {
+    let pick = |rng: &mut Lcg, v: &[u64]| v[rng.below(v.len() as u64) as usize];
+    let c = pick(rng, &[1, 3, 4, 5, 16, 64, 65, 256, 1000, 2048]);
+    let k = pick(rng, &[1, 2, 4, 6, 8, 32, 128, 250, 512]);
+    let hw = pick(rng, &[1, 2, 3, 7, 14, 28, 56, 112]);
+    let n = pick(rng, &[1, 2, 3, 16, 64, 100, 256]);
+    let prec = if rng.below(2) == 0 { "FP32" } else { "FP16" };
+    let dir = if rng.below(2) == 0 { "F" } else { "B" };
+    let key = format!("{c}-{hw}-{hw}-1x1-{k}-{hw}-{hw}-{n}-0x0-1x1-1x1-0-NCHW-{prec}-{dir}");
+    ConvProblem::from_perfdb_key(&key).expect("valid key")
+}
+
+#[test]
+fn wgsl_rules_match_cpu_rules() {
+    let ctx = match GpuContext::shared() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            return;
+        }
+    };
+    let mut rng = Lcg::new(99);
+    let mut problems: Vec<ConvProblem> = (0..200).map(|_| random_problem(&mut rng)).collect();
+    for db in ["gfx900_56.db", "gfx906_60.db"] {
+        if let Ok(rows) = perfdb::solver_rows(&common::perfdb_dir().join(db), NAME) {
+            problems.extend(rows.rows.into_iter().take(100).map(|r| r.problem));
+        }
+    }
+    let mut cases: Vec<([i32; 8], [i32; 8], u32)> = Vec::new();
+    let mut prefixes: Vec<(Rules, Vec<i64>)> = Vec::new();
+    for p in &problems {
+        let rules = Rules::new(p);
+        for _ in 0..100 {
+            let len = if rng.below(3) == 0 { 8 } else { rng.below(9) as usize };
+            let prefix: Vec<i64> = (0..len)
+                .map(|i| {
+                    if rng.below(12) == 0 {
+                        JUNK[rng.below(JUNK.len() as u64) as usize]
+                    } else {
+                        PLAUSIBLE[i][rng.below(PLAUSIBLE[i].len() as u64) as usize]
+                    }
+                })
+                .collect();
+            let mut words = [0i32; 8];
+            for (w, &v) in words.iter_mut().zip(&prefix) {
+                *w = v as i32;
+            }
+            cases.push((rules.gpu_words(), words, len as u32));
+            prefixes.push((rules.clone(), prefix));
+        }
+    }
+    let got = host::prefix_valid(&ctx, "conv_asm_1x1u_rules", &cases).expect("rules_check");
+    let mut valid_full = 0;
+    let mut valid = 0;
+    for ((rules, prefix), g) in prefixes.iter().zip(&got) {
+        let want = rules.prefix_valid(prefix);
+        assert_eq!(*g, want, "prefix {prefix:?} with rules {:?}", rules.gpu_words());
+        valid += usize::from(want);
+        valid_full += usize::from(want && prefix.len() == 8);
+    }
+    println!("{} cases, {valid} valid, {valid_full} valid full configs", cases.len());
+    assert!(
+        valid > cases.len() / 5 && valid < cases.len() * 4 / 5,
+        "both outcomes must be well covered"
+    );
+    assert!(valid_full > 50, "full configs must be covered ({valid_full})");
+}
