@@ -21,3 +21,4 @@ pub use problem::ConvProblem;
 pub mod cli;
 pub mod data;
 pub mod gpu;
+pub mod workload;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
-use crate::predict::{DecodeMode, Prediction, Predictor, Source};
+use crate::gpu::{DeviceChoice, Engine, Precision};
+use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
@@ -16,7 +17,10 @@ const COMMON_OPTIONS: &str = "\
                      $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
   --beam K           constrained beam search of width K instead
-  --top N            with --beam: print the best N <= K configs (default: K)";
+  --top N            with --beam: print the best N <= K configs (default: K)
+  --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
+                     (any Vulkan adapter, lavapipe included; an error if none) or cpu
+  --precision P      f32 (default, the reference) or f16 (GPU only; not implemented yet)";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -45,11 +49,21 @@ Options:
   --threads N        worker threads (default: all cores)";
 
 const VALUED: &[&str] = &[
-    "arch", "solver", "models", "decode", "beam", "top", "input", "output", "threads",
+    "arch",
+    "solver",
+    "models",
+    "decode",
+    "beam",
+    "top",
+    "input",
+    "output",
+    "threads",
+    "device",
+    "precision",
 ];
 
 pub(super) struct Common {
-    pub predictor: Predictor,
+    pub predictor: Engine,
     pub mode: DecodeMode,
 }
 
@@ -79,7 +93,9 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             DecodeMode::Beam { width, top }
         }
     };
-    let mut predictor = Predictor::load(arch, solver, &dirs)?;
+    let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
+    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
+    let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?;
     if let Some(t) = args.value("threads") {
         let n = t
             .parse::<usize>()
@@ -130,7 +146,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             if p.source == Source::Default {
                 eprintln!(
                     "note: the model found no valid config (MIOpen's walk reached \"-1\"); this is {}'s static default",
-                    c.predictor.solver.name()
+                    c.predictor.host().solver.name()
                 );
             }
         }
@@ -140,7 +156,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
                 if p.source == Source::Default {
                     eprintln!(
                         "note: no valid config found; this is {}'s static default",
-                        c.predictor.solver.name()
+                        c.predictor.host().solver.name()
                     );
                 }
             }

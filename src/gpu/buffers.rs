@@ -95,7 +95,10 @@ pub(crate) fn zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::
 }
 
 fn check_size(ctx: &GpuContext, label: &str, bytes: u64) -> Result<()> {
-    let limit = u64::from(ctx.limits.max_storage_buffer_binding_size).min(ctx.limits.max_buffer_size);
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
     if bytes > limit {
         return Err(Error::Gpu(format!(
             "{label}: {bytes} bytes exceed the device's buffer limit of {limit} bytes (split the batch)"
@@ -176,7 +179,7 @@ impl Guarded {
     pub fn new(ctx: &GpuContext, label: &str, init: &[f32]) -> Result<Guarded> {
         let mut words = vec![SENTINEL; GUARD_WORDS];
         words.extend(init.iter().map(|v| v.to_bits()));
-        words.extend(std::iter::repeat_n(SENTINEL, GUARD_WORDS));
+        words.extend_from_slice(&[SENTINEL; GUARD_WORDS]);
         Ok(Guarded {
             buf: upload_u32(ctx, label, &words)?,
             len: init.len(),

@@ -79,7 +79,7 @@ fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
         driver_info: info.driver_info.clone(),
         software: info.device_type == wgpu::DeviceType::Cpu,
         shader_f16: adapter.features().contains(wgpu::Features::SHADER_F16),
-        max_storage_buffer_binding_size: u64::from(limits.max_storage_buffer_binding_size),
+        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
         max_buffer_size: limits.max_buffer_size,
         max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
         max_compute_workgroup_size_x: limits.max_compute_workgroup_size_x,

@@ -105,7 +105,11 @@ impl GpuPredictor {
             DecodeMode::Beam { width, .. } => width.max(1) as u64,
         };
         let largest = decode::greedy_largest_row_bytes(&self.model) * width;
-        let limit = u64::from(self.ctx.limits.max_storage_buffer_binding_size).min(self.ctx.limits.max_buffer_size);
+        let limit = self
+            .ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.ctx.limits.max_buffer_size);
         let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
         let max_threads = per_dim * per_dim * u64::from(super::kernels::WG);
         let by_threads = max_threads / (largest / 4).max(1);
