@@ -130,3 +130,93 @@ fn solver_prefix_valid(rules: array<i32, 8>, c: array<i32, 8>, len: u32) -> bool
     }
     return true;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Look-ahead. CPU twin: Rules::completable (same depth-first search, same memo of failed states).
+// `domain` holds the vocabulary's accepted integer values, ascending, in its first `domain_len`
+// entries (at most SOLVER_DOMAIN_MAX).
+// ---------------------------------------------------------------------------------------------
+
+const SOLVER_DOMAIN_MAX: u32 = 64u;
+const ASM1X1U_MEMO: u32 = 64u;
+
+// What the rules after position depth - 1 read from the first `depth` values (Rules::state_key).
+fn asm1x1u_state_key(rules: array<i32, 8>, c: array<i32, 8>, depth: u32) -> vec3<i32> {
+    switch depth {
+        case 1u: { return vec3<i32>(c[0], 0, 0); }
+        case 2u: { return vec3<i32>(c[0], c[1], 0); }
+        case 3u: { return vec3<i32>(c[1], c[2], 0); }
+        case 4u: { return vec3<i32>(c[1], c[2], c[3]); }
+        case 5u: { return vec3<i32>(c[1], c[2] * c[4], 0); }
+        case 6u: { return vec3<i32>(c[1], c[5], asm1x1u_vgprs(rules, c[2], c[4], c[5], c[1])); }
+        case 7u: { return vec3<i32>(c[1], c[6], asm1x1u_vgprs(rules, c[2], c[4], c[5], c[1])); }
+        default: { return vec3<i32>(0, 0, 0); }
+    }
+}
+
+fn solver_completable(
+    rules: array<i32, 8>,
+    prefix: array<i32, 8>,
+    len: u32,
+    domain: array<i32, SOLVER_DOMAIN_MAX>,
+    domain_len: u32,
+) -> bool {
+    if (!solver_prefix_valid(rules, prefix, len)) {
+        return false;
+    }
+    if (len >= 8u) {
+        return true;
+    }
+    let dn = min(domain_len, SOLVER_DOMAIN_MAX);
+    var buf = prefix;
+    var next: array<u32, 9>;
+    var memo_depth: array<u32, ASM1X1U_MEMO>;
+    var memo_key: array<vec3<i32>, ASM1X1U_MEMO>;
+    var memo_n = 0u;
+    var d = len;
+    next[d] = 0u;
+    loop {
+        if (d >= 8u) {
+            return true;
+        }
+        var failed_before = false;
+        if (next[d] == 0u && d > 0u) {
+            let key = asm1x1u_state_key(rules, buf, d);
+            for (var m = 0u; m < memo_n; m++) {
+                if (memo_depth[m] == d && all(memo_key[m] == key)) {
+                    failed_before = true;
+                    break;
+                }
+            }
+        }
+        var advanced = false;
+        if (!failed_before) {
+            while (next[d] < dn) {
+                buf[d] = domain[next[d]];
+                next[d] += 1u;
+                if (solver_prefix_valid(rules, buf, d + 1u)) {
+                    advanced = true;
+                    break;
+                }
+            }
+        }
+        if (advanced) {
+            d += 1u;
+            if (d < 8u) {
+                next[d] = 0u;
+            }
+            continue;
+        }
+        // Every value failed at depth d: remember the state, go back up.
+        if (d > 0u && !failed_before && memo_n < ASM1X1U_MEMO) {
+            memo_depth[memo_n] = d;
+            memo_key[memo_n] = asm1x1u_state_key(rules, buf, d);
+            memo_n += 1u;
+        }
+        if (d == len) {
+            return false;
+        }
+        d -= 1u;
+    }
+    return false;
+}

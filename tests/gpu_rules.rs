@@ -6,6 +6,7 @@
 mod common;
 
 use tuneinfer::data::perfdb;
+use tuneinfer::format::metadata::KtnMetadata;
 use tuneinfer::gpu::kernels::host;
 use tuneinfer::gpu::GpuContext;
 use tuneinfer::problem::ConvProblem;
@@ -80,16 +81,43 @@ fn wgsl_rules_match_cpu_rules() {
             prefixes.push((rules.clone(), prefix));
         }
     }
-    let got = host::prefix_valid(&ctx, "conv_asm_1x1u_rules", &cases).expect("rules_check");
-    let mut valid_full = 0;
-    let mut valid = 0;
-    for ((rules, prefix), g) in prefixes.iter().zip(&got) {
+    // The gfx908 model's accepted values, as the beam search's look-ahead uses them.
+    let meta =
+        KtnMetadata::load(&common::models_dir().join("gfx908_ConvAsm1x1U_metadata.ktn.model")).expect("metadata");
+    let mut domain: Vec<i64> = meta
+        .token_values
+        .iter()
+        .filter_map(|s| s.trim().parse::<i64>().ok())
+        .filter(|&v| v != -1)
+        .collect();
+    domain.sort_unstable();
+    domain.dedup();
+    let domain32: Vec<i32> = domain.iter().map(|&v| v as i32).collect();
+    let got = host::rules_check(&ctx, "conv_asm_1x1u_rules", &cases, &domain32).expect("rules_check");
+    let (mut valid_full, mut valid, mut completable, mut dead_ends) = (0, 0, 0, 0);
+    for ((rules, prefix), &(g_valid, g_completable)) in prefixes.iter().zip(&got) {
         let want = rules.prefix_valid(prefix);
-        assert_eq!(*g, want, "prefix {prefix:?} with rules {:?}", rules.gpu_words());
+        assert_eq!(g_valid, want, "prefix {prefix:?} with rules {:?}", rules.gpu_words());
+        let want_c = rules.completable(prefix, &domain);
+        assert_eq!(
+            g_completable,
+            want_c,
+            "look-ahead of {prefix:?} with rules {:?}",
+            rules.gpu_words()
+        );
         valid += usize::from(want);
         valid_full += usize::from(want && prefix.len() == 8);
+        completable += usize::from(want_c);
+        dead_ends += usize::from(want && !want_c);
     }
-    println!("{} cases, {valid} valid, {valid_full} valid full configs", cases.len());
+    println!(
+        "{} cases, {valid} valid, {valid_full} valid full configs, {completable} completable, {dead_ends} valid dead ends",
+        cases.len()
+    );
+    assert!(
+        dead_ends > 100,
+        "the look-ahead's failures must be covered ({dead_ends})"
+    );
     assert!(
         valid > cases.len() / 5 && valid < cases.len() * 4 / 5,
         "both outcomes must be well covered"

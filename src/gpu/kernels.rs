@@ -245,6 +245,59 @@ pub(crate) fn greedy_step(
     )
 }
 
+/// One position of the constrained beam search for every problem (beam_step.wgsl); twin
+/// `search::beam_search`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn beam_step(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    rules_library: &'static str,
+    views: [View<'_>; 8],
+    problems: usize,
+    values: usize,
+    domain_len: usize,
+    vocab: usize,
+    width: usize,
+    max_len: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "beam_step",
+        &[
+            ("V", u32_of("vocab", vocab)?),
+            ("WIDTH", u32_of("width", width)?),
+            ("MAX_LEN", u32_of("config length", max_len)?),
+            ("WG", WG),
+        ],
+    )
+    .with_rules(rules_library);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let params = [
+        u32_of("problems", problems)?,
+        u32_of("values", values)?,
+        u32_of("domain", domain_len)?,
+    ];
+    dispatch(ctx, enc, &kernel, &views, &params, problems as u64)
+}
+
+/// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
+/// `States::gather_from`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reorder_rows(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    rows: View<'_>,
+    src: View<'_>,
+    dst: View<'_>,
+    dst_rows: usize,
+    src_rows: usize,
+    units: usize,
+) -> Result<()> {
+    let key = KernelKey::new("reorder_rows", &[("UNITS", u32_of("units", units)?), ("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let params = [u32_of("rows", dst_rows)?, u32_of("rows", src_rows)?];
+    dispatch(ctx, enc, &kernel, &[rows, src, dst], &params, (dst_rows * units) as u64)
+}
+
 /// Slice-in, slice-out versions of the kernels for tests and benchmarks. Each output comes back
 /// with `sentinels_intact`: false when the kernel wrote outside its output.
 pub mod host {
@@ -384,19 +437,46 @@ pub mod host {
         })
     }
 
-    /// Evaluates a solver's WGSL `solver_prefix_valid` (library `rules_library`, e.g.
-    /// "conv_asm_1x1u_rules") on each (rule words, prefix, length).
-    pub fn prefix_valid(
+    /// `dst[r] = src[rows[r]]` for a state `[src_rows, units] h | [src_rows, units] c`.
+    pub fn reorder_rows(ctx: &GpuContext, src: &[f32], rows: &[u32], src_rows: usize, units: usize) -> Result<Output> {
+        let s = buffers::upload_f32(ctx, "src", src)?;
+        let r = buffers::upload_u32(ctx, "rows", rows)?;
+        let out = buffers::Guarded::new(ctx, "dst", &nan_filled(2 * rows.len() * units))?;
+        let mut enc = encoder(ctx, "reorder_rows");
+        super::reorder_rows(
+            ctx,
+            &mut enc,
+            (&r).into(),
+            (&s).into(),
+            out.view(),
+            rows.len(),
+            src_rows,
+            units,
+        )?;
+        ctx.submit_and_wait("reorder_rows", enc)?;
+        let (values, sentinels_intact) = out.read(ctx, "reorder_rows")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// Evaluates a solver's WGSL `solver_prefix_valid` and `solver_completable` (library
+    /// `rules_library`, e.g. "conv_asm_1x1u_rules") on each (rule words, prefix, length), with
+    /// `domain` the accepted values ascending. Returns (valid, completable) per case.
+    pub fn rules_check(
         ctx: &GpuContext,
         rules_library: &'static str,
         cases: &[([i32; 8], [i32; 8], u32)],
-    ) -> Result<Vec<bool>> {
+        domain: &[i32],
+    ) -> Result<Vec<(bool, bool)>> {
         let rules: Vec<i32> = cases.iter().flat_map(|c| c.0).collect();
         let prefixes: Vec<i32> = cases.iter().flat_map(|c| c.1).collect();
         let lens: Vec<u32> = cases.iter().map(|c| c.2).collect();
         let r = buffers::upload_i32(ctx, "rules", &rules)?;
         let p = buffers::upload_i32(ctx, "prefixes", &prefixes)?;
         let l = buffers::upload_u32(ctx, "lens", &lens)?;
+        let d = buffers::upload_i32(ctx, "domain", domain)?;
         let ok = buffers::zeroed(ctx, "ok", 4 * cases.len() as u64)?;
         let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
         let kernel = ctx.registry.get(ctx, &key)?;
@@ -405,14 +485,14 @@ pub mod host {
             ctx,
             &mut enc,
             &kernel,
-            &[(&r).into(), (&p).into(), (&l).into(), (&ok).into()],
-            &[u32_of("cases", cases.len())?],
+            &[(&r).into(), (&p).into(), (&l).into(), (&d).into(), (&ok).into()],
+            &[u32_of("cases", cases.len())?, u32_of("domain", domain.len())?],
             cases.len() as u64,
         )?;
         ctx.submit_and_wait("rules_check", enc)?;
         Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?
             .iter()
-            .map(|&w| w == 1)
+            .map(|&w| (w & 1 != 0, w & 2 != 0))
             .collect())
     }
 }

@@ -63,9 +63,21 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: true,
     },
     ShaderFile {
+        name: "beam_step",
+        text: include_str!("../../shaders/beam_step.wgsl"),
+        slots: Some(&[Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, Uniform]),
+        needs_rules: true,
+    },
+    ShaderFile {
+        name: "reorder_rows",
+        text: include_str!("../../shaders/reorder_rows.wgsl"),
+        slots: Some(&[Read, Read, ReadWrite, Uniform]),
+        needs_rules: false,
+    },
+    ShaderFile {
         name: "rules_check",
         text: include_str!("../../shaders/rules_check.wgsl"),
-        slots: Some(&[Read, Read, Read, ReadWrite, Uniform]),
+        slots: Some(&[Read, Read, Read, Read, ReadWrite, Uniform]),
         needs_rules: true,
     },
     ShaderFile {
