@@ -119,4 +119,8 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
         assert!(same >= 100, "{mode:?}: only {same} problems decoded");
         assert!(worst_score <= 1e-4, "{mode:?}: score difference {worst_score}");
     }
+    // Both searches really ran resident on the GPU (not the host search with GPU steps).
+    let kernels = gpu.context().compiled_kernels().join(" ");
+    assert!(kernels.contains("greedy_step+conv_asm_1x1u_rules"), "{kernels}");
+    assert!(kernels.contains("beam_step+conv_asm_1x1u_rules"), "{kernels}");
 }

@@ -19,6 +19,11 @@ use crate::error::{Error, Result};
 use crate::search::Hypothesis;
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
+/// Largest width x vocabulary `beam_step.wgsl` takes (its candidate bit mask).
+pub(crate) const MAX_BEAM_CANDIDATES: usize = 2048;
+/// Largest look-ahead domain of the WGSL rules libraries (`SOLVER_DOMAIN_MAX`).
+pub(crate) const MAX_DOMAIN: usize = 64;
+
 /// Words of one row's hypothesis record in `greedy_step.wgsl` for configs of `max_len`.
 pub(crate) fn hyp_words(max_len: usize) -> usize {
     2 * max_len + 4
@@ -267,6 +272,133 @@ pub(crate) fn greedy_resident(ctx: &GpuContext, m: &GpuKtn, job: &GreedyJob<'_>)
             })
         })
         .collect())
+}
+
+/// What the resident beam search needs besides the model.
+pub(crate) struct BeamJob<'a> {
+    /// `[problems, T, F]` encoder inputs.
+    pub inputs: &'a [f32],
+    pub rules: &'a [[i32; 8]],
+    /// `vocab_words` (tokens | values | domain length | domain).
+    pub vocab_words: &'a [i32],
+    /// Number of distinct values and of domain entries in `vocab_words`.
+    pub values: usize,
+    pub domain_len: usize,
+    pub rules_library: &'static str,
+    pub max_len: usize,
+    pub width: usize,
+    pub top: usize,
+}
+
+/// The constrained beam search for every problem, resident on the GPU: per problem, up to
+/// `top` finished hypotheses, best first (as `search::beam_search` orders them).
+pub(crate) fn beam_resident(ctx: &GpuContext, m: &GpuKtn, job: &BeamJob<'_>) -> Result<Vec<Vec<Hypothesis>>> {
+    let problems = job.rules.len();
+    if problems == 0 {
+        return Ok(Vec::new());
+    }
+    let (w, v, l) = (job.width.max(1), m.output.units, job.max_len);
+    let rows = problems * w;
+    let words = hyp_words(l);
+    let input = buffers::upload_f32(ctx, "encoder input", job.inputs)?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = buffers::upload_i32(ctx, "rules", &rules)?;
+    let vocab_words = buffers::upload_i32(ctx, "vocabulary", job.vocab_words)?;
+    // Slot 0 of each problem is live with an empty prefix, the others dead.
+    let mut init = vec![0u32; rows * words];
+    for (r, h) in init.chunks_exact_mut(words).enumerate() {
+        h[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
+    }
+    let mut hyp_a = buffers::upload_u32(ctx, "hypotheses", &init)?;
+    let mut hyp_b = buffers::zeroed(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    // Row r of the beam starts from problem r / w's encoder state.
+    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+    let parents = buffers::upload_u32(ctx, "parents", &first)?;
+    let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
+    let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+    let scores = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
+    let logp = buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
+    let mut enc = kernels::encoder(ctx, "beam");
+    let encoded = record_encoder(ctx, &mut enc, m, &input, problems)?;
+    let mut cur = Vec::new();
+    let mut next = Vec::new();
+    for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+        let bytes = 4 * (2 * rows * lstm.units) as u64;
+        let c = buffers::zeroed(ctx, "beam state", bytes)?;
+        kernels::reorder_rows(
+            ctx,
+            &mut enc,
+            (&parents).into(),
+            (&encoded[layer]).into(),
+            (&c).into(),
+            rows,
+            problems,
+            lstm.units,
+        )?;
+        cur.push(c);
+        next.push(buffers::zeroed(ctx, "beam state", bytes)?);
+    }
+    for _ in 0..l {
+        record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        kernels::log_softmax(ctx, &mut enc, (&scores).into(), (&logp).into(), rows, v)?;
+        kernels::beam_step(
+            ctx,
+            &mut enc,
+            job.rules_library,
+            [
+                (&scores).into(),
+                (&logp).into(),
+                (&vocab_words).into(),
+                (&rules).into(),
+                (&hyp_a).into(),
+                (&hyp_b).into(),
+                (&parents).into(),
+                (&feed).into(),
+            ],
+            problems,
+            job.values,
+            job.domain_len,
+            v,
+            w,
+            l,
+        )?;
+        for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+            kernels::reorder_rows(
+                ctx,
+                &mut enc,
+                (&parents).into(),
+                (&next[layer]).into(),
+                (&cur[layer]).into(),
+                rows,
+                rows,
+                lstm.units,
+            )?;
+        }
+        std::mem::swap(&mut hyp_a, &mut hyp_b);
+    }
+    ctx.submit_and_wait("beam search", enc)?;
+    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
+    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
+    for slots in out.chunks_exact(words * w) {
+        let mut list: Vec<Hypothesis> = slots
+            .chunks_exact(words)
+            .filter(|h| h[2 * l + 1] == 1 && h[2 * l] as usize == l)
+            .map(|h| Hypothesis {
+                tokens: h[..l].to_vec(),
+                values: h[l..2 * l].to_vec(),
+                score: f32::from_bits(h[2 * l + 2]),
+            })
+            .collect();
+        // search::beam_search's final order: score, then larger last token.
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
+        });
+        list.truncate(job.top);
+        found.push(list);
+    }
+    Ok(found)
 }
 
 /// Encodes `rows` problems on the GPU and reads the decoder's initial states back.

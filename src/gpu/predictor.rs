@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::context::GpuContext;
-use super::decode::{self, GpuStepDecoder, GreedyJob};
+use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
 use super::model::GpuKtn;
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor};
@@ -209,26 +209,72 @@ impl GpuPredictor {
                 let found = decode::greedy_resident(&self.ctx, &self.model, &job)?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
-            _ => {
-                let states = decode::encode_to_states(&self.ctx, &self.model, inputs, constraints.len())?;
-                let decoder = GpuStepDecoder::new(&self.ctx, &self.model);
-                let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
-                let found: Vec<Vec<Hypothesis>> = match mode {
-                    DecodeMode::Miopen => greedy_miopen(&decoder, vocab, states, &refs)
-                        .into_iter()
-                        .map(|h| h.into_iter().collect())
-                        .collect(),
-                    DecodeMode::Beam { width, top } => {
-                        beam_search(&decoder, vocab, states, &refs, width, top.clamp(1, width.max(1)))
-                    }
-                };
-                match decoder.take_error() {
-                    Some(e) => Err(e),
-                    None => Ok(found),
+            (DecodeMode::Beam { width, top }, Some(lib))
+                if fixed_len && max_len <= 8 && width * vocab.len() <= decode::MAX_BEAM_CANDIDATES =>
+            {
+                let (words, values, domain_len) = beam_vocab_words(vocab);
+                if domain_len <= decode::MAX_DOMAIN {
+                    let job = BeamJob {
+                        inputs,
+                        rules,
+                        vocab_words: &words,
+                        values,
+                        domain_len,
+                        rules_library: lib,
+                        max_len,
+                        width: width.max(1),
+                        top: top.clamp(1, width.max(1)),
+                    };
+                    return decode::beam_resident(&self.ctx, &self.model, &job);
                 }
+                self.decode_on_host(inputs, constraints, mode)
             }
+            _ => self.decode_on_host(inputs, constraints, mode),
         }
     }
+
+    /// The model on the GPU, the search on the host (solvers without a WGSL rules library).
+    fn decode_on_host(
+        &self,
+        inputs: &[f32],
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        mode: DecodeMode,
+    ) -> Result<Vec<Vec<Hypothesis>>> {
+        let vocab = self.host.model.vocab();
+        let states = decode::encode_to_states(&self.ctx, &self.model, inputs, constraints.len())?;
+        let decoder = GpuStepDecoder::new(&self.ctx, &self.model);
+        let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+        let found: Vec<Vec<Hypothesis>> = match mode {
+            DecodeMode::Miopen => greedy_miopen(&decoder, vocab, states, &refs)
+                .into_iter()
+                .map(|h| h.into_iter().collect())
+                .collect(),
+            DecodeMode::Beam { width, top } => {
+                beam_search(&decoder, vocab, states, &refs, width, top.clamp(1, width.max(1)))
+            }
+        };
+        match decoder.take_error() {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+}
+
+/// `beam_step.wgsl`'s vocabulary table: [`vocab_words`], then the number of accepted values
+/// and those values ascending (the look-ahead's domain). Also returns the counts.
+pub(crate) fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
+    let mut words = vocab_words(vocab);
+    let values = vocab.values.len();
+    let mut domain: Vec<i32> = words[vocab.len()..]
+        .iter()
+        .copied()
+        .filter(|&v| v != END_VALUE && v != NEVER_VALUE)
+        .collect();
+    domain.sort_unstable();
+    domain.dedup();
+    words.push(domain.len() as i32);
+    words.extend_from_slice(&domain);
+    (words, values, domain.len())
 }
 
 /// `greedy_step.wgsl`'s vocabulary table: the value id of each token, then each value as an

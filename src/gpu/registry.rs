@@ -27,7 +27,7 @@ pub struct ShaderFile {
     /// Kernels have one `main` entry point and a binding list; libraries only define functions.
     pub(crate) slots: Option<&'static [Slot]>,
     /// Kernels that call a solver's rules library (prepended at compile time).
-    pub(crate) needs_rules: bool,
+    pub needs_rules: bool,
 }
 
 /// All shaders, one per file.
