@@ -1,8 +1,6 @@
 //! Buffer helpers: upload, zeroed work buffers, small uniforms, read-back, and sentinel-guarded
 //! output buffers for the kernel tests.
 
-use wgpu::util::DeviceExt;
-
 use super::context::GpuContext;
 use crate::error::{Error, Result};
 
@@ -60,12 +58,17 @@ pub(crate) fn upload(ctx: &GpuContext, label: &str, data: &[u8]) -> Result<wgpu:
     } else {
         data
     };
+    // create_buffer + write_buffer rather than a buffer mapped at creation: on a lost device
+    // the latter panics, this only reports an error.
     ctx.checked(&format!("uploading {label}"), || {
-        ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            contents,
+            size: contents.len() as u64,
             usage: STORAGE,
-        })
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&buf, 0, contents);
+        buf
     })
 }
 
@@ -111,11 +114,14 @@ fn check_size(ctx: &GpuContext, label: &str, bytes: u64) -> Result<()> {
 pub(crate) fn uniform(ctx: &GpuContext, words: &[u32]) -> wgpu::Buffer {
     let mut w = words.to_vec();
     w.resize(words.len().next_multiple_of(4).max(4), 0);
-    ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("params"),
-        contents: bytemuck::cast_slice(&w),
-        usage: wgpu::BufferUsages::UNIFORM,
-    })
+        size: 4 * w.len() as u64,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue.write_buffer(&buf, 0, bytemuck::cast_slice(&w));
+    buf
 }
 
 /// Copies `bytes` from `buf` at `offset` back to the host (waits for the GPU).

@@ -135,7 +135,7 @@ impl GpuContext {
         let lost = fault.clone();
         device.set_device_lost_callback(move |reason, message| {
             if let Ok(mut f) = lost.lock() {
-                f.get_or_insert(format!("device lost ({reason:?}): {message}"));
+                f.get_or_insert(format!("device lost ({reason:?}) {message}").trim().to_string());
             }
         });
         let uncaptured = fault.clone();
@@ -176,6 +176,11 @@ impl GpuContext {
         let out = work();
         let v = pollster::block_on(validation.pop());
         let o = pollster::block_on(oom.pop());
+        if v.is_some() || o.is_some() {
+            // A lost device shows up as invalid objects: report the loss, not its symptoms.
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            self.check_fault(what)?;
+        }
         if let Some(e) = o {
             return Err(Error::Gpu(format!(
                 "{what}: out of GPU memory ({})",
@@ -213,6 +218,13 @@ impl GpuContext {
             })
             .map_err(|e| Error::Gpu(format!("{what}: waiting for the GPU failed: {e}")))?;
         self.check_fault(what)
+    }
+
+    /// Destroys the device, as a driver reset would: every later call must fail with a clear
+    /// error (tests of the fault paths use this).
+    #[doc(hidden)]
+    pub fn simulate_device_loss(&self) {
+        self.device.destroy();
     }
 
     /// Readable keys of the pipelines compiled so far (e.g. `lstm_step{IN_DIM=8,UNITS=64,...}`).

@@ -148,11 +148,28 @@ pub fn kernel_source(kernel: &str, rules: Option<&str>) -> Result<String> {
 pub fn validate_wgsl(name: &str, text: &str) -> Result<()> {
     use wgpu::naga;
     let module = naga::front::wgsl::parse_str(text)
-        .map_err(|e| Error::Gpu(format!("shader {name}: {}", e.emit_to_string(text).trim())))?;
+        .map_err(|e| Error::Gpu(format!("shader {name}: {}", one_line_report(&e.emit_to_string(text)))))?;
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(&module)
-        .map_err(|e| Error::Gpu(format!("shader {name}: {}", e.emit_to_string(text).trim())))?;
+        .map_err(|e| Error::Gpu(format!("shader {name}: {}", one_line_report(&e.emit_to_string(text)))))?;
     Ok(())
+}
+
+/// naga's multi-line report as one line: its first line and where (`wgsl:LINE:COLUMN`).
+fn one_line_report(report: &str) -> String {
+    let first = report
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid WGSL");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match report
+        .lines()
+        .find_map(|l| l.split_once("wgsl:").map(|(_, at)| at.trim().to_string()))
+    {
+        Some(at) => format!("{first} (at {at})"),
+        None => first.to_string(),
+    }
 }
 
 /// A compiled pipeline with its bind group layout.
