@@ -9,6 +9,10 @@
 //   3 out   storage read_write  [rows, N_DIM] f32
 //   4 p     uniform             Params
 // Overrides: K_DIM, N_DIM (model sizes), WG (workgroup size), HAS_BIAS, ACCUMULATE.
+// Precision: `Weight` (b and bias) is f32, or f16 in the registry's f16 variant (which adds
+// `enable f16;`); arithmetic is f32 either way.
+
+alias Weight = f32;
 
 override K_DIM: u32 = 1u;
 override N_DIM: u32 = 1u;
@@ -24,8 +28,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<Weight>;
+@group(0) @binding(2) var<storage, read> bias: array<Weight>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
@@ -41,11 +45,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (ACCUMULATE) {
         acc = out[i];
     } else if (HAS_BIAS) {
-        acc = bias[n];
+        acc = f32(bias[n]);
     }
     let a0 = p.a_offset + r * p.a_stride;
     for (var k = 0u; k < K_DIM; k++) {
-        acc = fma(a[a0 + k], b[k * N_DIM + n], acc);
+        acc = fma(a[a0 + k], f32(b[k * N_DIM + n]), acc);
     }
     out[i] = acc;
 }

@@ -12,6 +12,10 @@
 //   4 seq_out     storage read_write  h copy at seq_offset + r * seq_stride (when WRITE_SEQ)
 //   5 p           uniform             Params
 // Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ.
+// Precision: `Weight` is f32, or f16 in the registry's f16 variant (which adds `enable f16;`);
+// arithmetic and state are f32 either way.
+
+alias Weight = f32;
 
 override IN_DIM: u32 = 1u;
 override UNITS: u32 = 1u;
@@ -30,7 +34,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> weights: array<f32>;
+@group(0) @binding(1) var<storage, read> weights: array<Weight>;
 @group(0) @binding(2) var<storage, read> state_prev: array<f32>;
 @group(0) @binding(3) var<storage, read_write> state_next: array<f32>;
 @group(0) @binding(4) var<storage, read_write> seq_out: array<f32>;
@@ -58,14 +62,14 @@ fn tanh_ref(x: f32) -> f32 {
 fn gate(r: u32, col: u32) -> f32 {
     let g = 4u * UNITS;
     let rec0 = IN_DIM * g;
-    var acc = weights[rec0 + UNITS * g + col];
+    var acc = f32(weights[rec0 + UNITS * g + col]);
     let x0 = p.x_offset + r * p.x_stride;
     for (var k = 0u; k < IN_DIM; k++) {
-        acc = fma(x[x0 + k], weights[k * g + col], acc);
+        acc = fma(x[x0 + k], f32(weights[k * g + col]), acc);
     }
     let h0 = r * UNITS;
     for (var k = 0u; k < UNITS; k++) {
-        acc = fma(state_prev[h0 + k], weights[rec0 + k * g + col], acc);
+        acc = fma(state_prev[h0 + k], f32(weights[rec0 + k * g + col]), acc);
     }
     return acc;
 }

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use tuneinfer::data::perfdb;
-use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor};
+use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor, Precision};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
@@ -123,4 +123,31 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
     let kernels = gpu.context().compiled_kernels().join(" ");
     assert!(kernels.contains("greedy_step+conv_asm_1x1u_rules"), "{kernels}");
     assert!(kernels.contains("beam_step+conv_asm_1x1u_rules"), "{kernels}");
+}
+
+#[test]
+fn f16_weights_change_few_predictions() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let dirs = vec![common::models_dir()];
+    let f32_gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("f32 model");
+    let f16_gpu = GpuPredictor::load_with("gfx908", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
+    let problems = perfdb_problems(100);
+    for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 1 }] {
+        let a = f32_gpu.predict_batch(&problems, mode);
+        let b = f16_gpu.predict_batch(&problems, mode);
+        let (mut decoded, mut changed) = (0, 0);
+        for (x, y) in a.iter().zip(&b) {
+            if let (Ok(x), Ok(y)) = (x, y) {
+                decoded += 1;
+                changed += usize::from(x[0].config != y[0].config);
+            }
+        }
+        println!("{mode:?}: f16 weights change {changed} of {decoded} predictions");
+        assert!(decoded >= 100);
+        assert!(changed * 5 <= decoded, "{mode:?}: f16 changed {changed} of {decoded}");
+    }
 }

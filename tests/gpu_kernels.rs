@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tuneinfer::cpu;
 use tuneinfer::gpu::kernels::host;
-use tuneinfer::gpu::registry::{kernel_source, validate_wgsl, SHADERS};
+use tuneinfer::gpu::registry::{half_variant, kernel_source, validate_wgsl, SHADERS};
 use tuneinfer::gpu::GpuContext;
 use tuneinfer::testutil::Lcg;
 
@@ -65,6 +65,12 @@ fn every_shader_parses_and_validates_with_naga() {
         };
         if let Err(e) = validate_wgsl(s.name, &text) {
             panic!("{e}");
+        }
+        if text.contains("alias Weight = f32;") {
+            let half = half_variant(s.name, &text).expect("f16 variant");
+            if let Err(e) = validate_wgsl(s.name, &half) {
+                panic!("f16 variant: {e}");
+            }
         }
         assert!(s.text.contains("CPU twin"), "{}: header must name its CPU twin", s.name);
     }
@@ -198,6 +204,60 @@ fn reorder_rows_matches_states_gather() {
         let (gh, gc) = got.values.split_at(dst_rows * units);
         assert_eq!(worst(gh, &want.h[0]), 0.0);
         assert_eq!(worst(gc, &want.c[0]), 0.0);
+    }
+}
+
+/// Rounds weights through f16, as the f16 kernels store them.
+fn f16_rounded(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+#[test]
+fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let mut rng = Lcg::new(26);
+    for &(rows, in_dim, units) in &[(1, 1, 1), (3, 17, 63), (65, 8, 128), (4, 128, 128)] {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let (kernel, recurrent, bias) = (rng.vec(in_dim * g, 0.3), rng.vec(units * g, 0.3), rng.vec(g, 0.5));
+        let (h0, c0) = (rng.vec(rows * units, 1.0), rng.vec(rows * units, 2.0));
+        let (k16, r16, b16) = (f16_rounded(&kernel), f16_rounded(&recurrent), f16_rounded(&bias));
+        let mut z = vec![0.0; rows * g];
+        cpu::dense(&x, &k16, Some(&b16), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(&h0, &r16, &mut z, rows, units, g);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let got = host::lstm_step_with(
+            &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true,
+        )
+        .expect("lstm f16");
+        assert!(got.sentinels_intact);
+        let (gh, gc) = got.values.split_at(rows * units);
+        let (wh, wc) = (worst(gh, &h), worst(gc, &c));
+        assert!(
+            wh <= 2e-6 && wc <= 2e-6,
+            "lstm f16 ({rows},{in_dim},{units}): h {wh}, c {wc}"
+        );
+        let out_w = rng.vec(units * 38, 0.3);
+        let out_b = rng.vec(38, 0.3);
+        let mut want = vec![0.0; rows * 38];
+        cpu::dense(
+            &h0,
+            &f16_rounded(&out_w),
+            Some(&f16_rounded(&out_b)),
+            &mut want,
+            rows,
+            units,
+            38,
+        );
+        let got = host::dense_with(&ctx, &h0, &out_w, Some(&out_b), None, rows, units, 38, true).expect("dense f16");
+        assert!(got.sentinels_intact);
+        let w = worst(&got.values, &want);
+        assert!(w <= 1e-5, "dense f16 ({rows},{units}): {w}");
     }
 }
 

@@ -76,6 +76,16 @@ pub(crate) fn upload_f32(ctx: &GpuContext, label: &str, data: &[f32]) -> Result<
     upload(ctx, label, bytemuck::cast_slice(data))
 }
 
+/// Weights as f32, or rounded to f16 (`half`) for the kernels' f16 variants.
+pub(crate) fn upload_weights(ctx: &GpuContext, label: &str, data: &[f32], half: bool) -> Result<wgpu::Buffer> {
+    if half {
+        let bits: Vec<u16> = data.iter().map(|&v| half::f16::from_f32(v).to_bits()).collect();
+        upload(ctx, label, bytemuck::cast_slice(&bits))
+    } else {
+        upload_f32(ctx, label, data)
+    }
+}
+
 pub(crate) fn upload_u32(ctx: &GpuContext, label: &str, data: &[u32]) -> Result<wgpu::Buffer> {
     upload(ctx, label, bytemuck::cast_slice(data))
 }

@@ -85,6 +85,7 @@ pub(crate) fn record_encoder(
             d.in_dim,
             d.units,
             false,
+            m.half,
         )?;
         owned = Some(out);
         dim = d.units;
@@ -126,6 +127,7 @@ pub(crate) fn record_encoder(
                 rows,
                 dim,
                 u,
+                m.half,
             )?;
         }
         finals.push(if t % 2 == 0 { a } else { b });
@@ -177,6 +179,7 @@ fn record_decoder_step(
             rows,
             lstm.in_dim,
             lstm.units,
+            m.half,
         )?;
     }
     let last = next
@@ -198,6 +201,7 @@ fn record_decoder_step(
         o.in_dim,
         o.units,
         false,
+        m.half,
     )
 }
 

@@ -90,6 +90,7 @@ pub(crate) fn dense(
     k: usize,
     n: usize,
     accumulate: bool,
+    half: bool,
 ) -> Result<()> {
     let key = KernelKey::new(
         "dense",
@@ -100,7 +101,8 @@ pub(crate) fn dense(
             ("HAS_BIAS", u32::from(bias.is_some())),
             ("ACCUMULATE", u32::from(accumulate)),
         ],
-    );
+    )
+    .with_half(half);
     let kernel = ctx.registry.get(ctx, &key)?;
     let bias = bias.unwrap_or(b);
     let params = [
@@ -157,6 +159,7 @@ pub(crate) fn lstm_step(
     rows: usize,
     in_dim: usize,
     units: usize,
+    half: bool,
 ) -> Result<()> {
     let key = KernelKey::new(
         "lstm_step",
@@ -166,7 +169,8 @@ pub(crate) fn lstm_step(
             ("WG", WG),
             ("WRITE_SEQ", u32::from(seq.is_some())),
         ],
-    );
+    )
+    .with_half(half);
     let kernel = ctx.registry.get(ctx, &key)?;
     // Without a sequence output the slot still needs a buffer of its own.
     let dummy;
@@ -327,9 +331,27 @@ pub mod host {
         k: usize,
         n: usize,
     ) -> Result<Output> {
+        dense_with(ctx, a, b, bias, init, rows, k, n, false)
+    }
+
+    /// [`dense`] with `b` and `bias` stored as f16 on the device (`half`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_with(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+    ) -> Result<Output> {
         let a_buf = buffers::upload_f32(ctx, "a", a)?;
-        let b_buf = buffers::upload_f32(ctx, "b", b)?;
-        let bias_buf = bias.map(|v| buffers::upload_f32(ctx, "bias", v)).transpose()?;
+        let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
+        let bias_buf = bias
+            .map(|v| buffers::upload_weights(ctx, "bias", v, half))
+            .transpose()?;
         let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
         let mut enc = encoder(ctx, "dense");
         super::dense(
@@ -344,6 +366,7 @@ pub mod host {
             k,
             n,
             init.is_some(),
+            half,
         )?;
         ctx.submit_and_wait("dense", enc)?;
         let (values, sentinels_intact) = out.read(ctx, "dense")?;
@@ -392,10 +415,28 @@ pub mod host {
         in_dim: usize,
         units: usize,
     ) -> Result<Output> {
+        lstm_step_with(ctx, x, kernel, recurrent, bias, h, c, rows, in_dim, units, false)
+    }
+
+    /// [`lstm_step`] with the weights stored as f16 on the device (`half`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_with(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+    ) -> Result<Output> {
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
-        let w_buf = buffers::upload_f32(ctx, "weights", &w)?;
+        let w_buf = buffers::upload_weights(ctx, "weights", &w, half)?;
         let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
         let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
         let mut enc = encoder(ctx, "lstm_step");
@@ -414,6 +455,7 @@ pub mod host {
             rows,
             in_dim,
             units,
+            half,
         )?;
         ctx.submit_and_wait("lstm_step", enc)?;
         let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;

@@ -104,15 +104,17 @@ impl Engine {
         device: DeviceChoice,
         precision: Precision,
     ) -> Result<Engine> {
-        if precision == Precision::F16 {
-            return Err(Error::Usage(
-                "--precision f16 is not implemented yet (f32 is the default and the reference)".into(),
-            ));
-        }
         match device {
-            DeviceChoice::Cpu => Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?)),
-            DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false),
-            DeviceChoice::Auto => match Engine::load_gpu(arch, solver, model_dirs, false, true) {
+            DeviceChoice::Cpu => {
+                if precision == Precision::F16 {
+                    return Err(Error::Usage(
+                        "--precision f16 is for the GPU; the CPU computes in f32".into(),
+                    ));
+                }
+                Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?))
+            }
+            DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false, precision),
+            DeviceChoice::Auto => match Engine::load_gpu(arch, solver, model_dirs, false, true, precision) {
                 Ok(engine) => Ok(engine),
                 Err(e @ (Error::NoGpu(_) | Error::Gpu(_))) => {
                     eprintln!("note: {e}; computing on the CPU");
@@ -124,13 +126,20 @@ impl Engine {
     }
 
     #[cfg(feature = "gpu")]
-    fn load_gpu(arch: &str, solver: &str, dirs: &[PathBuf], allow_software: bool, fallback: bool) -> Result<Engine> {
+    fn load_gpu(
+        arch: &str,
+        solver: &str,
+        dirs: &[PathBuf],
+        allow_software: bool,
+        fallback: bool,
+        precision: Precision,
+    ) -> Result<Engine> {
         let ctx = if allow_software {
             GpuContext::shared()?
         } else {
             std::sync::Arc::new(GpuContext::open(false)?)
         };
-        let gpu = GpuPredictor::load(arch, solver, dirs, ctx)?;
+        let gpu = GpuPredictor::load_with(arch, solver, dirs, ctx, precision)?;
         Ok(Engine::Gpu {
             gpu: Box::new(gpu),
             fallback,
@@ -138,7 +147,14 @@ impl Engine {
     }
 
     #[cfg(not(feature = "gpu"))]
-    fn load_gpu(_arch: &str, _solver: &str, _dirs: &[PathBuf], _software: bool, _fallback: bool) -> Result<Engine> {
+    fn load_gpu(
+        _arch: &str,
+        _solver: &str,
+        _dirs: &[PathBuf],
+        _software: bool,
+        _fallback: bool,
+        _precision: Precision,
+    ) -> Result<Engine> {
         Err(Error::NoGpu(NOT_COMPILED.into()))
     }
 

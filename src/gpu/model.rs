@@ -15,10 +15,10 @@ pub(crate) struct GpuLstm {
 }
 
 impl GpuLstm {
-    fn upload(ctx: &GpuContext, label: &str, l: &LstmWeights) -> Result<GpuLstm> {
+    fn upload(ctx: &GpuContext, label: &str, l: &LstmWeights, half: bool) -> Result<GpuLstm> {
         let w: Vec<f32> = l.kernel.iter().chain(&l.recurrent).chain(&l.bias).copied().collect();
         Ok(GpuLstm {
-            weights: buffers::upload_f32(ctx, label, &w)?,
+            weights: buffers::upload_weights(ctx, label, &w, half)?,
             in_dim: l.input_dim,
             units: l.units,
         })
@@ -47,23 +47,26 @@ pub(crate) struct GpuKtn {
     pub output: GpuDense,
     /// Bytes of weights on the device.
     pub weight_bytes: u64,
+    /// Weights stored as f16 (arithmetic stays f32).
+    pub half: bool,
 }
 
 impl GpuKtn {
-    pub fn upload(ctx: &GpuContext, m: &KtnModel) -> Result<GpuKtn> {
+    pub fn upload(ctx: &GpuContext, m: &KtnModel, half: bool) -> Result<GpuKtn> {
         let e = &m.encoder;
         let d = &m.decoder;
         let mut weight_bytes = 0u64;
-        let mut count = |n: usize| weight_bytes += 4 * n as u64;
+        let bytes_per_weight = if half { 2 } else { 4 };
+        let mut count = |n: usize| weight_bytes += bytes_per_weight * n as u64;
         let enc_dense = match &e.dense {
             Some(dn) => {
                 count(dn.kernel.len() + dn.bias.as_ref().map_or(0, Vec::len));
                 Some(GpuDense {
-                    kernel: buffers::upload_f32(ctx, "encoder dense", &dn.kernel)?,
+                    kernel: buffers::upload_weights(ctx, "encoder dense", &dn.kernel, half)?,
                     bias: dn
                         .bias
                         .as_ref()
-                        .map(|b| buffers::upload_f32(ctx, "encoder dense bias", b))
+                        .map(|b| buffers::upload_weights(ctx, "encoder dense bias", b, half))
                         .transpose()?,
                     in_dim: dn.input_dim,
                     units: dn.units,
@@ -74,12 +77,12 @@ impl GpuKtn {
         let mut enc_lstms = Vec::new();
         for (i, l) in e.lstms.iter().enumerate() {
             count(l.kernel.len() + l.recurrent.len() + l.bias.len());
-            enc_lstms.push(GpuLstm::upload(ctx, &format!("encoder lstm {i}"), l)?);
+            enc_lstms.push(GpuLstm::upload(ctx, &format!("encoder lstm {i}"), l, half)?);
         }
         let mut dec_lstms = Vec::new();
         for (i, l) in d.lstms.iter().enumerate() {
             count(l.kernel.len() + l.recurrent.len() + l.bias.len());
-            dec_lstms.push(GpuLstm::upload(ctx, &format!("decoder lstm {i}"), l)?);
+            dec_lstms.push(GpuLstm::upload(ctx, &format!("decoder lstm {i}"), l, half)?);
         }
         count(d.embedding.table.len() + d.output.kernel.len() + d.output.bias.as_ref().map_or(0, Vec::len));
         Ok(GpuKtn {
@@ -92,17 +95,18 @@ impl GpuKtn {
             embed_dim: d.embedding.output_dim,
             dec_lstms,
             output: GpuDense {
-                kernel: buffers::upload_f32(ctx, "output dense", &d.output.kernel)?,
+                kernel: buffers::upload_weights(ctx, "output dense", &d.output.kernel, half)?,
                 bias: d
                     .output
                     .bias
                     .as_ref()
-                    .map(|b| buffers::upload_f32(ctx, "output bias", b))
+                    .map(|b| buffers::upload_weights(ctx, "output bias", b, half))
                     .transpose()?,
                 in_dim: d.output.input_dim,
                 units: d.output.units,
             },
             weight_bytes,
+            half,
         })
     }
 

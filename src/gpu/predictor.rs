@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
 use super::model::GpuKtn;
+use super::Precision;
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
@@ -33,9 +34,20 @@ pub struct GpuPredictor {
 impl GpuPredictor {
     /// Finds and loads the model of `solver` on `arch` and uploads its weights to `ctx`.
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf], ctx: Arc<GpuContext>) -> Result<GpuPredictor> {
+        GpuPredictor::load_with(arch, solver, model_dirs, ctx, Precision::F32)
+    }
+
+    /// [`GpuPredictor::load`] with a weight precision (f16 needs an adapter with shader f16).
+    pub fn load_with(
+        arch: &str,
+        solver: &str,
+        model_dirs: &[PathBuf],
+        ctx: Arc<GpuContext>,
+        precision: Precision,
+    ) -> Result<GpuPredictor> {
         let solver = solvers::by_name(solver)?;
         let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
-        GpuPredictor::new(ctx, Target::new(arch), solver, model)
+        GpuPredictor::new(ctx, Target::new(arch), solver, model, precision)
     }
 
     pub fn new(
@@ -43,8 +55,15 @@ impl GpuPredictor {
         target: Target,
         solver: &'static dyn Solver,
         model: KtnModel,
+        precision: Precision,
     ) -> Result<GpuPredictor> {
-        let gpu = GpuKtn::upload(&ctx, &model)?;
+        if precision == Precision::F16 && !ctx.adapter().shader_f16 {
+            return Err(Error::NoGpu(format!(
+                "{} has no shader f16 support; use --precision f32",
+                ctx.adapter().name
+            )));
+        }
+        let gpu = GpuKtn::upload(&ctx, &model, precision == Precision::F16)?;
         Ok(GpuPredictor {
             ctx,
             model: gpu,

@@ -104,6 +104,8 @@ pub struct KernelKey {
     pub rules: Option<&'static str>,
     /// Override constants, sorted by name; booleans as 0/1.
     pub constants: Vec<(&'static str, u32)>,
+    /// Weights stored as f16 (the shader's `alias Weight = f32;` becomes f16).
+    pub half: bool,
 }
 
 impl KernelKey {
@@ -114,7 +116,14 @@ impl KernelKey {
             kernel,
             rules: None,
             constants,
+            half: false,
         }
+    }
+
+    /// The variant with f16 weights.
+    pub fn with_half(mut self, half: bool) -> KernelKey {
+        self.half = half;
+        self
     }
 
     pub fn with_rules(mut self, rules: &'static str) -> KernelKey {
@@ -129,6 +138,9 @@ impl fmt::Display for KernelKey {
         if let Some(r) = self.rules {
             write!(f, "+{r}")?;
         }
+        if self.half {
+            write!(f, "+f16")?;
+        }
         let c: Vec<String> = self.constants.iter().map(|(k, v)| format!("{k}={v}")).collect();
         write!(f, "{{{}}}", c.join(","))
     }
@@ -142,6 +154,15 @@ pub fn kernel_source(kernel: &str, rules: Option<&str>) -> Result<String> {
         (true, None) => Err(Error::Gpu(format!("kernel {kernel} needs a solver rules library"))),
         (false, _) => Ok(file.text.to_string()),
     }
+}
+
+/// The f16-weight variant of a kernel's text: `enable f16;` first, `Weight` aliased to f16.
+pub fn half_variant(kernel: &str, text: &str) -> Result<String> {
+    const F32: &str = "alias Weight = f32;";
+    if !text.contains(F32) {
+        return Err(Error::Gpu(format!("kernel {kernel} has no f16 variant")));
+    }
+    Ok(format!("enable f16;\n{}", text.replace(F32, "alias Weight = f16;")))
 }
 
 /// Parses and validates WGSL text with naga (no device needed); errors name the shader.
@@ -216,7 +237,10 @@ fn compile(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
     let slots = file
         .slots
         .ok_or_else(|| Error::Gpu(format!("shader {} is a library, not a kernel", key.kernel)))?;
-    let text = kernel_source(key.kernel, key.rules)?;
+    let mut text = kernel_source(key.kernel, key.rules)?;
+    if key.half {
+        text = half_variant(key.kernel, &text)?;
+    }
     let name = key.to_string();
     validate_wgsl(&name, &text)?;
     let entries: Vec<wgpu::BindGroupLayoutEntry> = slots

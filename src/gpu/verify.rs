@@ -36,7 +36,7 @@ fn worst(got: &[f32], want: &Tensor) -> f32 {
 /// Runs the encoder's and the decoder's embedded tests of a KTN model on `ctx`.
 pub fn verify_ktn_on_gpu(ctx: &GpuContext, files: &ModelFiles) -> Result<Vec<GpuVerifyReport>> {
     let model = KtnModel::load(files)?;
-    let gpu = GpuKtn::upload(ctx, &model)?;
+    let gpu = GpuKtn::upload(ctx, &model, false)?;
     let mut reports = Vec::new();
     let enc = KerasModel::load(&files.encoder)?;
     let mut max_abs_error = 0f32;
