@@ -25,6 +25,7 @@ Options:
   --input FILE       problems to read instead
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk)
+  --precision P      the GPU's weights: f32 (default) or f16
   --arch, --solver, --models   as for predict";
 
 pub(super) fn bench(words: &[String]) -> Result<i32> {
@@ -35,7 +36,16 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: &["problems", "input", "devices", "beam", "arch", "solver", "models"],
+            valued: &[
+                "problems",
+                "input",
+                "devices",
+                "beam",
+                "arch",
+                "solver",
+                "models",
+                "precision",
+            ],
             flags: &[],
             options_after_positionals: false,
         },
@@ -61,6 +71,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         }
         None => asm1x1u_problems(args.positive("problems", 1000)?, 1),
     };
+    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let mut devices = Vec::new();
     for d in args.value("devices").unwrap_or("cpu,gpu").split(',') {
         devices.push(match d.trim() {
@@ -73,7 +84,12 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     println!("{:6} {:>10} {:>14}  device", "", "seconds", "predictions/s");
     let mut reference: Option<Vec<Result<Vec<Prediction>>>> = None;
     for device in devices {
-        let engine = match Engine::load(arch, solver, &dirs, device, Precision::F32) {
+        let p = if device == DeviceChoice::Gpu {
+            precision
+        } else {
+            Precision::F32
+        };
+        let engine = match Engine::load(arch, solver, &dirs, device, p) {
             Ok(e) => e,
             Err(e) => {
                 println!("{:6} {:>10} {:>14}  {e}", device_label(device), "-", "-");
@@ -92,6 +108,20 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             problems.len() as f64 / secs.max(1e-9),
             engine.device_name()
         );
+        #[cfg(feature = "gpu")]
+        if let Engine::Gpu { gpu, .. } = &engine {
+            let per_problem = match mode {
+                DecodeMode::Miopen => gpu.greedy_bytes_per_problem(),
+                DecodeMode::Beam { width, .. } => gpu.beam_bytes_per_problem(width),
+            };
+            println!(
+                "       device memory: {} bytes per problem, {} KiB of weights ({:?}), {} problems per chunk",
+                per_problem,
+                gpu.weight_bytes() >> 10,
+                p,
+                gpu.chunk_size(mode)
+            );
+        }
         match &reference {
             None => reference = Some(results),
             Some(r) => {
