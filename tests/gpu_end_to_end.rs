@@ -94,6 +94,20 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
         let want = cpu.predict_batch(&problems, mode);
         let got = gpu.predict_batch(&problems, mode);
         assert_eq!(want.len(), got.len());
+        if matches!(mode, DecodeMode::Miopen | DecodeMode::Beam { width: 4, .. }) {
+            // A second decode of the same batch reuses the pooled work buffers: same answers.
+            let again = gpu.predict_batch(&problems, mode);
+            let configs = |r: &Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
+                r.iter()
+                    .map(|x| x.as_ref().map(|v| v[0].config.clone()).unwrap_or_default())
+                    .collect()
+            };
+            assert_eq!(
+                configs(&again),
+                configs(&got),
+                "{mode:?}: reused buffers changed answers"
+            );
+        }
         let (mut same, mut worst_score) = (0, 0f32);
         for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
             match (w, g) {

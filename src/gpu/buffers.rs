@@ -94,6 +94,54 @@ pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<
     upload(ctx, label, bytemuck::cast_slice(data))
 }
 
+/// Work buffers kept between decodes: a decode of the same (model, batch, width) takes back the
+/// buffers the previous one used instead of allocating. Contents are not cleared; decoders clear
+/// what they read before writing.
+#[derive(Default)]
+pub(crate) struct Pool {
+    free: std::collections::HashMap<(&'static str, u64), Vec<wgpu::Buffer>>,
+    used: Vec<((&'static str, u64), wgpu::Buffer)>,
+}
+
+impl Pool {
+    /// A storage buffer of at least `bytes` for the role `label`.
+    pub fn take(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
+        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4));
+        let buf = match self.free.get_mut(&key).and_then(Vec::pop) {
+            Some(b) => b,
+            None => zeroed(ctx, label, key.1)?,
+        };
+        self.used.push((key, buf.clone()));
+        Ok(buf)
+    }
+
+    /// A pooled buffer holding `data` (written by the queue before the next submission).
+    pub fn upload(&mut self, ctx: &GpuContext, label: &'static str, data: &[u8]) -> Result<wgpu::Buffer> {
+        let buf = self.take(ctx, label, data.len() as u64)?;
+        let mut padded = data.to_vec();
+        padded.resize(data.len().next_multiple_of(4), 0);
+        if !padded.is_empty() {
+            ctx.checked(&format!("uploading {label}"), || {
+                ctx.queue.write_buffer(&buf, 0, &padded)
+            })?;
+        }
+        Ok(buf)
+    }
+
+    /// Makes every buffer taken since the last call available again (after the GPU is done).
+    pub fn recycle(&mut self) {
+        for (key, buf) in self.used.drain(..) {
+            self.free.entry(key).or_default().push(buf);
+        }
+    }
+
+    /// Drops every buffer (after a failure, or to give the memory back).
+    pub fn clear(&mut self) {
+        self.free.clear();
+        self.used.clear();
+    }
+}
+
 /// A zero-filled storage buffer of `bytes` (at least 16).
 pub(crate) fn zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
     check_size(ctx, label, bytes)?;

@@ -11,7 +11,7 @@
 
 use std::sync::Mutex;
 
-use super::buffers::{self, View};
+use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
 use super::kernels::{self, Rows};
 use super::model::GpuKtn;
@@ -60,6 +60,7 @@ pub(crate) fn greedy_largest_row_bytes(m: &GpuKtn) -> u64 {
 /// `[h | c]` buffer of each LSTM layer.
 pub(crate) fn record_encoder(
     ctx: &GpuContext,
+    pool: &mut Pool,
     enc: &mut wgpu::CommandEncoder,
     m: &GpuKtn,
     input: &wgpu::Buffer,
@@ -69,7 +70,7 @@ pub(crate) fn record_encoder(
     let mut owned: Option<wgpu::Buffer> = None;
     let mut dim = m.features;
     if let Some(d) = &m.enc_dense {
-        let out = buffers::zeroed(ctx, "encoder dense out", 4 * (rows * t * d.units) as u64)?;
+        let out = pool.take(ctx, "encoder dense out", 4 * (rows * t * d.units) as u64)?;
         kernels::dense(
             ctx,
             enc,
@@ -97,10 +98,12 @@ pub(crate) fn record_encoder(
         let out_seq = if last {
             None
         } else {
-            Some(buffers::zeroed(ctx, "encoder sequence", 4 * (rows * t * u) as u64)?)
+            Some(pool.take(ctx, "encoder sequence", 4 * (rows * t * u) as u64)?)
         };
-        let a = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
-        let b = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
+        let a = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
+        let b = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
+        // The initial state is zero.
+        enc.clear_buffer(&a, 0, None);
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -220,28 +223,36 @@ pub(crate) struct GreedyJob<'a> {
 
 /// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU. Per problem: the
 /// hypothesis, or None where the walk fails.
-pub(crate) fn greedy_resident(ctx: &GpuContext, m: &GpuKtn, job: &GreedyJob<'_>) -> Result<Vec<Option<Hypothesis>>> {
+pub(crate) fn greedy_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    m: &GpuKtn,
+    job: &GreedyJob<'_>,
+) -> Result<Vec<Option<Hypothesis>>> {
     let rows = job.rules.len();
     if rows == 0 {
         return Ok(Vec::new());
     }
     let v = m.output.units;
-    let input = buffers::upload_f32(ctx, "encoder input", job.inputs)?;
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
     let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
-    let rules = buffers::upload_i32(ctx, "rules", &rules)?;
-    let vocab_words = buffers::upload_i32(ctx, "vocabulary", job.vocab_words)?;
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     let words = hyp_words(job.max_len);
-    let hyp = buffers::zeroed(ctx, "hypotheses", 4 * (rows * words) as u64)?;
-    let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
-    let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
-    let scores = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
-    let logp = buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
+    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
+    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
+    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut enc = kernels::encoder(ctx, "greedy");
-    let mut cur = record_encoder(ctx, &mut enc, m, &input, rows)?;
+    // Every walk starts running, empty, with score 0, fed token 0.
+    enc.clear_buffer(&hyp, 0, None);
+    enc.clear_buffer(&feed, 0, None);
+    let mut cur = record_encoder(ctx, pool, &mut enc, m, &input, rows)?;
     let mut next: Vec<wgpu::Buffer> = m
         .dec_lstms
         .iter()
-        .map(|l| buffers::zeroed(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
+        .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
         record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &scores, rows)?;
@@ -296,7 +307,12 @@ pub(crate) struct BeamJob<'a> {
 
 /// The constrained beam search for every problem, resident on the GPU: per problem, up to
 /// `top` finished hypotheses, best first (as `search::beam_search` orders them).
-pub(crate) fn beam_resident(ctx: &GpuContext, m: &GpuKtn, job: &BeamJob<'_>) -> Result<Vec<Vec<Hypothesis>>> {
+pub(crate) fn beam_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    m: &GpuKtn,
+    job: &BeamJob<'_>,
+) -> Result<Vec<Vec<Hypothesis>>> {
     let problems = job.rules.len();
     if problems == 0 {
         return Ok(Vec::new());
@@ -304,31 +320,32 @@ pub(crate) fn beam_resident(ctx: &GpuContext, m: &GpuKtn, job: &BeamJob<'_>) -> 
     let (w, v, l) = (job.width.max(1), m.output.units, job.max_len);
     let rows = problems * w;
     let words = hyp_words(l);
-    let input = buffers::upload_f32(ctx, "encoder input", job.inputs)?;
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
     let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
-    let rules = buffers::upload_i32(ctx, "rules", &rules)?;
-    let vocab_words = buffers::upload_i32(ctx, "vocabulary", job.vocab_words)?;
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     // Slot 0 of each problem is live with an empty prefix, the others dead.
     let mut init = vec![0u32; rows * words];
     for (r, h) in init.chunks_exact_mut(words).enumerate() {
         h[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
     }
-    let mut hyp_a = buffers::upload_u32(ctx, "hypotheses", &init)?;
-    let mut hyp_b = buffers::zeroed(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
     // Row r of the beam starts from problem r / w's encoder state.
     let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-    let parents = buffers::upload_u32(ctx, "parents", &first)?;
-    let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
-    let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
-    let scores = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
-    let logp = buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
+    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
+    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
+    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut enc = kernels::encoder(ctx, "beam");
-    let encoded = record_encoder(ctx, &mut enc, m, &input, problems)?;
+    enc.clear_buffer(&feed, 0, None);
+    let encoded = record_encoder(ctx, pool, &mut enc, m, &input, problems)?;
     let mut cur = Vec::new();
     let mut next = Vec::new();
     for (layer, lstm) in m.dec_lstms.iter().enumerate() {
         let bytes = 4 * (2 * rows * lstm.units) as u64;
-        let c = buffers::zeroed(ctx, "beam state", bytes)?;
+        let c = pool.take(ctx, "beam state", bytes)?;
         kernels::reorder_rows(
             ctx,
             &mut enc,
@@ -340,7 +357,7 @@ pub(crate) fn beam_resident(ctx: &GpuContext, m: &GpuKtn, job: &BeamJob<'_>) -> 
             lstm.units,
         )?;
         cur.push(c);
-        next.push(buffers::zeroed(ctx, "beam state", bytes)?);
+        next.push(pool.take(ctx, "beam state", bytes)?);
     }
     for _ in 0..l {
         record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &scores, rows)?;
@@ -412,9 +429,10 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], row
     if rows == 0 {
         return Ok(states);
     }
-    let input = buffers::upload_f32(ctx, "encoder input", inputs)?;
+    let mut pool = Pool::default();
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
     let mut enc = kernels::encoder(ctx, "encoder");
-    let finals = record_encoder(ctx, &mut enc, m, &input, rows)?;
+    let finals = record_encoder(ctx, &mut pool, &mut enc, m, &input, rows)?;
     ctx.submit_and_wait("encoder", enc)?;
     for (l, buf) in finals.iter().enumerate() {
         let u = units[l];

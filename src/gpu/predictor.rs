@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::buffers::Pool;
 use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
 use super::model::GpuKtn;
@@ -29,6 +30,8 @@ pub struct GpuPredictor {
     ctx: Arc<GpuContext>,
     model: GpuKtn,
     host: Predictor,
+    /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
+    pool: std::sync::Mutex<Pool>,
 }
 
 impl GpuPredictor {
@@ -68,6 +71,7 @@ impl GpuPredictor {
             ctx,
             model: gpu,
             host: Predictor::new(target, solver, Box::new(model)),
+            pool: std::sync::Mutex::new(Pool::default()),
         })
     }
 
@@ -225,7 +229,7 @@ impl GpuPredictor {
                     rules_library: lib,
                     max_len,
                 };
-                let found = decode::greedy_resident(&self.ctx, &self.model, &job)?;
+                let found = self.with_pool(|pool| decode::greedy_resident(&self.ctx, pool, &self.model, &job))?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
@@ -244,12 +248,27 @@ impl GpuPredictor {
                         width: width.max(1),
                         top: top.clamp(1, width.max(1)),
                     };
-                    return decode::beam_resident(&self.ctx, &self.model, &job);
+                    return self.with_pool(|pool| decode::beam_resident(&self.ctx, pool, &self.model, &job));
                 }
                 self.decode_on_host(inputs, constraints, mode)
             }
             _ => self.decode_on_host(inputs, constraints, mode),
         }
+    }
+
+    /// Runs a decode with the work-buffer pool: buffers come back to it after success and are
+    /// dropped after a failure.
+    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool) -> Result<T>) -> Result<T> {
+        let mut pool = self
+            .pool
+            .lock()
+            .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
+        let out = decode(&mut pool);
+        match out {
+            Ok(_) => pool.recycle(),
+            Err(_) => pool.clear(),
+        }
+        out
     }
 
     /// The model on the GPU, the search on the host (solvers without a WGSL rules library).
