@@ -2,8 +2,8 @@
 // CPU twin: cpu::dense(x, kernel, bias) + cpu::matmul_acc(h, recurrent) + cpu::lstm_cell, as in
 // seq2seq::Decoder::step and seq2seq::Encoder::run (gate order i, f, g, o):
 //   z = x·W + h·U + b;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
-// Each thread owns one (row, unit) and sums its four gates in the CPU's order (bias, then x·W,
-// then h·U, p ascending, fused multiply-add), with the CPU's exp/σ/tanh.
+// Each thread owns one unit of ROWS_PER_THREAD rows and sums its four gates in the CPU's order
+// (bias, then x·W, then h·U, p ascending, fused multiply-add), with the CPU's exp/σ/tanh.
 // Bindings (group 0):
 //   0 x           storage read        input rows: row r at x_offset + r * x_stride, IN_DIM values
 //   1 weights     storage read        [IN_DIM, 4U] kernel | [U, 4U] recurrent | [4U] bias
@@ -59,39 +59,59 @@ fn tanh_ref(x: f32) -> f32 {
     return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
 }
 
-fn gate(r: u32, col: u32) -> f32 {
-    let g = 4u * UNITS;
-    let rec0 = IN_DIM * g;
-    var acc = f32(weights[rec0 + UNITS * g + col]);
-    let x0 = p.x_offset + r * p.x_stride;
-    for (var k = 0u; k < IN_DIM; k++) {
-        acc = fma(x[x0 + k], f32(weights[k * g + col]), acc);
-    }
-    let h0 = r * UNITS;
-    for (var k = 0u; k < UNITS; k++) {
-        acc = fma(state_prev[h0 + k], f32(weights[rec0 + k * g + col]), acc);
-    }
-    return acc;
+// Rows each thread computes: the four weights of a unit are loaded once per k and used for
+// this many rows (the weights dominate memory traffic).
+const ROWS_PER_THREAD: u32 = 4u;
+
+fn weight4(at: u32) -> vec4<f32> {
+    return vec4<f32>(f32(weights[at]), f32(weights[at + UNITS]), f32(weights[at + 2u * UNITS]), f32(weights[at + 3u * UNITS]));
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * WG;
-    let total = p.rows * UNITS;
-    if (i >= total) {
+    let blocks = (p.rows + ROWS_PER_THREAD - 1u) / ROWS_PER_THREAD;
+    if (i >= blocks * UNITS) {
         return;
     }
-    let r = i / UNITS;
     let j = i % UNITS;
-    let zi = sigmoid_ref(gate(r, j));
-    let zf = sigmoid_ref(gate(r, UNITS + j));
-    let zg = tanh_ref(gate(r, 2u * UNITS + j));
-    let zo = sigmoid_ref(gate(r, 3u * UNITS + j));
-    let c_new = zf * state_prev[total + i] + zi * zg;
-    let h_new = zo * tanh_ref(c_new);
-    state_next[i] = h_new;
-    state_next[total + i] = c_new;
-    if (WRITE_SEQ) {
-        seq_out[p.seq_offset + r * p.seq_stride + j] = h_new;
+    let r0 = (i / UNITS) * ROWS_PER_THREAD;
+    let n = min(ROWS_PER_THREAD, p.rows - r0);
+    let g = 4u * UNITS;
+    let rec0 = IN_DIM * g;
+    // Gate pre-activations (i, f, g, o) of each row, summed like the CPU: bias, x·W, h·U.
+    var acc: array<vec4<f32>, ROWS_PER_THREAD>;
+    let bias = weight4(rec0 + UNITS * g + j);
+    for (var r = 0u; r < ROWS_PER_THREAD; r++) {
+        acc[r] = bias;
+    }
+    for (var k = 0u; k < IN_DIM; k++) {
+        let w = weight4(k * g + j);
+        for (var r = 0u; r < n; r++) {
+            let xv = x[p.x_offset + (r0 + r) * p.x_stride + k];
+            acc[r] = fma(vec4<f32>(xv), w, acc[r]);
+        }
+    }
+    for (var k = 0u; k < UNITS; k++) {
+        let u = weight4(rec0 + k * g + j);
+        for (var r = 0u; r < n; r++) {
+            let hv = state_prev[(r0 + r) * UNITS + k];
+            acc[r] = fma(vec4<f32>(hv), u, acc[r]);
+        }
+    }
+    let total = p.rows * UNITS;
+    for (var r = 0u; r < n; r++) {
+        let at = (r0 + r) * UNITS + j;
+        let zi = sigmoid_ref(acc[r].x);
+        let zf = sigmoid_ref(acc[r].y);
+        let zg = tanh_ref(acc[r].z);
+        let zo = sigmoid_ref(acc[r].w);
+        let c_new = zf * state_prev[total + at] + zi * zg;
+        let h_new = zo * tanh_ref(c_new);
+        state_next[at] = h_new;
+        state_next[total + at] = c_new;
+        if (WRITE_SEQ) {
+            seq_out[p.seq_offset + (r0 + r) * p.seq_stride + j] = h_new;
+        }
     }
 }

@@ -9,6 +9,9 @@ use crate::error::{Error, Result};
 /// Workgroup size of every kernel (an override constant of each shader).
 pub const WG: u32 = 64;
 
+/// Rows one `lstm_step.wgsl` thread computes (its `ROWS_PER_THREAD`).
+const LSTM_ROWS_PER_THREAD: usize = 4;
+
 /// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
 /// exceeds the per-dimension limit).
 pub(crate) fn dispatch(
@@ -194,7 +197,7 @@ pub(crate) fn lstm_step(
         &kernel,
         &[x, weights, prev, next, seq_view],
         &params,
-        (rows * units) as u64,
+        (rows.div_ceil(LSTM_ROWS_PER_THREAD) * units) as u64,
     )
 }
 
