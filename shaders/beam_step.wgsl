@@ -68,6 +68,11 @@ fn before(a_s: f32, ar: f32, at: u32, sa: u32, bs: f32, br: f32, bt: u32, sb: u3
     return sa < sb;
 }
 
+// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
+fn is_nan_bits(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let prob = gid.x + gid.y * nwg.x * WG;
@@ -106,7 +111,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var t = 0u; t < V; t++) {
             let value = value_of(t);
             let lp = logp[(base + s) * V + t];
-            if (value == END_VALUE || value == NEVER_VALUE || lp != lp) {
+            if (value == END_VALUE || value == NEVER_VALUE || is_nan_bits(lp)) {
                 continue;
             }
             var cand = buf;

@@ -39,6 +39,11 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> feed: array<u32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
+// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
+fn is_nan_bits(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let r = gid.x + gid.y * nwg.x * WG;
@@ -56,7 +61,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var fail = false;
     for (var t = 0u; t < V; t++) {
         let s = scores[base + t];
-        fail = fail || (s != s);
+        fail = fail || is_nan_bits(s);
     }
     var rule: array<i32, 8>;
     var buf: array<i32, 8>;

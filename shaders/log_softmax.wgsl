@@ -33,6 +33,11 @@ fn exp_ref(x: f32) -> f32 {
     return q * bitcast<f32>(u32(i32(n) + 127) << 23u);
 }
 
+// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
+fn is_nan_bits(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let r = gid.x + gid.y * nwg.x * WG;
@@ -44,7 +49,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var nan = false;
     for (var j = 0u; j < V; j++) {
         let v = x[base + j];
-        nan = nan || (v != v);
+        nan = nan || is_nan_bits(v);
         m = max(m, v);
     }
     var sum = 0.0;

@@ -262,6 +262,15 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
 }
 
 #[test]
+fn log_softmax_propagates_nan_like_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let x = [1.0, f32::NAN, 2.0, 0.5, 0.25, 3.0];
+    let got = host::log_softmax(&ctx, &x, 2, 3).expect("log_softmax");
+    assert!(got.values[..3].iter().all(|v| v.is_nan()), "{:?}", got.values);
+    assert!(got.values[3..].iter().all(|v| !v.is_nan()), "{:?}", got.values);
+}
+
+#[test]
 fn nan_never_passes_the_comparison() {
     assert_eq!(worst(&[f32::NAN], &[1.0]), f64::INFINITY);
     assert_eq!(worst(&[1.0], &[f32::NAN]), f64::INFINITY);

@@ -124,3 +124,132 @@ fn wgsl_rules_match_cpu_rules() {
     );
     assert!(valid_full > 50, "full configs must be covered ({valid_full})");
 }
+
+/// greedy_step.wgsl against MIOpen's walk written out by hand (rank by raw score, ties to the
+/// larger token id; "-1" fails; the first accepted value is taken), on scores drawn from four
+/// levels so that ties are everywhere, prefixes of every length, finished rows and NaN rows.
+#[test]
+fn greedy_step_matches_the_miopen_walk_with_ties() {
+    use tuneinfer::search::{Constraint, Vocabulary};
+    use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
+    let ctx = match GpuContext::shared() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            return;
+        }
+    };
+    let meta =
+        KtnMetadata::load(&common::models_dir().join("gfx908_ConvAsm1x1U_metadata.ktn.model")).expect("metadata");
+    let vocab = Vocabulary::from_token_values(&meta.token_values);
+    let v = vocab.len();
+    let max_len = 8;
+    let words = 2 * max_len + 4;
+    let mut rng = Lcg::new(7);
+    let problems = tuneinfer::workload::asm1x1u_problems(60, 3);
+    let (mut rules, mut hyp, mut scores, mut logp) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut constraints = Vec::new();
+    for p in &problems {
+        let c = Asm1x1UConstraint::new(p, &vocab);
+        for _ in 0..10 {
+            // A random accepted prefix.
+            let want_len = rng.below(8) as usize;
+            let (mut tokens, mut values) = (Vec::new(), Vec::new());
+            while tokens.len() < want_len {
+                let ok: Vec<usize> = (0..v)
+                    .filter(|&t| !vocab.is_end(t) && c.accepts(&values, vocab.token_value[t]))
+                    .collect();
+                if ok.is_empty() {
+                    break;
+                }
+                let t = ok[rng.below(ok.len() as u64) as usize];
+                tokens.push(t as u32);
+                values.push(vocab.token_value[t]);
+            }
+            let mut h = vec![0u32; words];
+            h[..tokens.len()].copy_from_slice(&tokens);
+            h[max_len..max_len + values.len()].copy_from_slice(&values);
+            h[2 * max_len] = tokens.len() as u32;
+            h[2 * max_len + 1] = [0, 0, 0, 0, 0, 0, 0, 1, 2][rng.below(9) as usize];
+            h[2 * max_len + 2] = (-(rng.next_f32() * 3.0)).to_bits();
+            hyp.extend_from_slice(&h);
+            let nan_row = rng.below(25) == 0;
+            for t in 0..v {
+                scores.push(if nan_row && t == 5 {
+                    f32::NAN
+                } else {
+                    rng.below(4) as f32
+                });
+                logp.push(-rng.next_f32() * 4.0);
+            }
+            rules.push(tuneinfer::solvers::conv_asm_1x1u::Rules::new(p).gpu_words());
+            constraints.push(c.clone());
+        }
+    }
+    let words32 = tuneinfer::gpu::vocab_words(&vocab);
+    let (out, feed) = host::greedy_step(
+        &ctx,
+        "conv_asm_1x1u_rules",
+        &scores,
+        &logp,
+        &words32,
+        &rules,
+        &hyp,
+        v,
+        max_len,
+    )
+    .expect("kernel");
+    let (mut taken, mut failed) = (0, 0);
+    for (row, c) in constraints.iter().enumerate() {
+        let h = &hyp[row * words..(row + 1) * words];
+        let got = &out[row * words..(row + 1) * words];
+        let len = h[2 * max_len] as usize;
+        if h[2 * max_len + 1] != 0 {
+            assert_eq!(got, h, "row {row}: a finished or failed row must be left alone");
+            continue;
+        }
+        let raw = &scores[row * v..(row + 1) * v];
+        let values: Vec<u32> = h[max_len..max_len + len].to_vec();
+        let mut order: Vec<usize> = (0..v).collect();
+        order.sort_by(|&a, &b| raw[b].total_cmp(&raw[a]).then(b.cmp(&a)));
+        let mut pick = None;
+        if raw.iter().all(|s| !s.is_nan()) {
+            for t in order {
+                if vocab.is_end(t) {
+                    break;
+                }
+                if c.accepts(&values, vocab.token_value[t]) {
+                    pick = Some(t);
+                    break;
+                }
+            }
+        }
+        match pick {
+            None => {
+                failed += 1;
+                assert_eq!(
+                    got[2 * max_len + 1],
+                    2,
+                    "row {row}: the walk fails (nan {}, raw {raw:?}, got {got:?})",
+                    raw.iter().any(|s| s.is_nan())
+                );
+            }
+            Some(t) => {
+                taken += 1;
+                assert_eq!(got[len], t as u32, "row {row}: token");
+                assert_eq!(got[max_len + len], vocab.token_value[t], "row {row}: value");
+                assert_eq!(got[2 * max_len] as usize, len + 1);
+                assert_eq!(got[2 * max_len + 1], u32::from(len + 1 >= max_len), "row {row}: status");
+                let score = f32::from_bits(h[2 * max_len + 2]) + logp[row * v + t];
+                assert_eq!(got[2 * max_len + 2], score.to_bits(), "row {row}: score");
+                assert_eq!(feed[row], t as u32);
+            }
+        }
+    }
+    println!("{taken} rows took a token, {failed} failed");
+    assert!(taken > 100 && failed > 5);
+}

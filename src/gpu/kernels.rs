@@ -540,4 +540,49 @@ pub mod host {
             .map(|&w| (w & 1 != 0, w & 2 != 0))
             .collect())
     }
+
+    /// One position of MIOpen's greedy walk (greedy_step.wgsl) for `rows` rows: `hyp` holds
+    /// each row's record (`2 * max_len + 4` words: tokens, values, len, status, score bits,
+    /// spare); returns the updated records and the fed tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn greedy_step(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        scores: &[f32],
+        logp: &[f32],
+        vocab_words: &[i32],
+        rules: &[[i32; 8]],
+        hyp: &[u32],
+        vocab: usize,
+        max_len: usize,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        let rows = rules.len();
+        let s = buffers::upload_f32(ctx, "scores", scores)?;
+        let l = buffers::upload_f32(ctx, "logp", logp)?;
+        let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
+        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let r = buffers::upload_i32(ctx, "rules", &flat)?;
+        let h = buffers::upload_u32(ctx, "hypotheses", hyp)?;
+        let f = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
+        let mut enc = encoder(ctx, "greedy_step");
+        super::greedy_step(
+            ctx,
+            &mut enc,
+            rules_library,
+            (&s).into(),
+            (&l).into(),
+            (&v).into(),
+            (&r).into(),
+            (&h).into(),
+            (&f).into(),
+            rows,
+            vocab,
+            max_len,
+        )?;
+        ctx.submit_and_wait("greedy_step", enc)?;
+        Ok((
+            buffers::read_u32(ctx, "greedy_step", &h, 0, hyp.len())?,
+            buffers::read_u32(ctx, "greedy_step", &f, 0, rows)?,
+        ))
+    }
 }

@@ -317,7 +317,7 @@ pub(crate) fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
 
 /// `greedy_step.wgsl`'s vocabulary table: the value id of each token, then each value as an
 /// i32 ([`END_VALUE`] for "-1", [`NEVER_VALUE`] for anything that is not a small integer).
-pub(crate) fn vocab_words(vocab: &Vocabulary) -> Vec<i32> {
+pub fn vocab_words(vocab: &Vocabulary) -> Vec<i32> {
     let mut words: Vec<i32> = vocab.token_value.iter().map(|&v| v as i32).collect();
     words.extend(vocab.values.iter().map(|s| {
         if s == "-1" {
