@@ -253,3 +253,161 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
     println!("{taken} rows took a token, {failed} failed");
     assert!(taken > 100 && failed > 5);
 }
+
+/// beam_step.wgsl against one iteration of the beam search written out by hand: candidates are
+/// (live slot, token) with a non-"-1" value the rules accept and a non-NaN log-probability,
+/// taken by (score, raw score, larger token, lower slot), skipping value prefixes already kept
+/// and prefixes that cannot be completed, until `width` are kept. Scores come from few levels
+/// so ties and merges are common.
+#[test]
+fn beam_step_matches_the_beam_iteration_with_ties() {
+    use tuneinfer::search::{Constraint, Vocabulary};
+    use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
+    let ctx = match GpuContext::shared() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            return;
+        }
+    };
+    let meta =
+        KtnMetadata::load(&common::models_dir().join("gfx908_ConvAsm1x1U_metadata.ktn.model")).expect("metadata");
+    let vocab = Vocabulary::from_token_values(&meta.token_values);
+    let (v, max_len, width) = (vocab.len(), 8usize, 4usize);
+    let words = 2 * max_len + 4;
+    let mut rng = Lcg::new(8);
+    let problems = tuneinfer::workload::asm1x1u_problems(80, 9);
+    let (mut rules, mut hyp, mut scores, mut logp, mut constraints) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &problems {
+        let c = Asm1x1UConstraint::new(p, &vocab);
+        // All live slots of a problem share one prefix length (as in the search).
+        let len = rng.below(8) as usize;
+        for slot in 0..width {
+            let (mut tokens, mut values) = (Vec::new(), Vec::new());
+            while tokens.len() < len {
+                let ok: Vec<usize> = (0..v)
+                    .filter(|&t| !vocab.is_end(t) && c.accepts(&values, vocab.token_value[t]))
+                    .collect();
+                if ok.is_empty() {
+                    break;
+                }
+                // Few choices so that slots often share prefixes (merging).
+                let t = ok[rng.below(ok.len().min(2) as u64) as usize];
+                tokens.push(t as u32);
+                values.push(vocab.token_value[t]);
+            }
+            let mut h = vec![0u32; words];
+            h[..tokens.len()].copy_from_slice(&tokens);
+            h[max_len..max_len + values.len()].copy_from_slice(&values);
+            h[2 * max_len] = tokens.len() as u32;
+            let dead = tokens.len() < len || (slot > 0 && rng.below(4) == 0);
+            h[2 * max_len + 1] = if dead { 2 } else { 0 };
+            h[2 * max_len + 2] = (-(rng.below(3) as f32) * 0.5).to_bits();
+            hyp.extend_from_slice(&h);
+            for _ in 0..v {
+                scores.push(rng.below(3) as f32);
+                logp.push(if rng.below(60) == 0 {
+                    f32::NAN
+                } else {
+                    -(rng.below(4) as f32) * 0.25
+                });
+            }
+        }
+        rules.push(tuneinfer::solvers::conv_asm_1x1u::Rules::new(p).gpu_words());
+        constraints.push(c);
+    }
+    let (words32, values, domain_len) = tuneinfer::gpu::beam_vocab_words(&vocab);
+    let (out, parents, feed) = host::beam_step(
+        &ctx,
+        "conv_asm_1x1u_rules",
+        &scores,
+        &logp,
+        &words32,
+        values,
+        domain_len,
+        &rules,
+        &hyp,
+        v,
+        width,
+        max_len,
+    )
+    .expect("kernel");
+    let (mut kept_total, mut merged) = (0, 0);
+    for (p, c) in constraints.iter().enumerate() {
+        let slot = |s: usize| &hyp[(p * width + s) * words..(p * width + s + 1) * words];
+        // (score, raw, token, slot)
+        let mut cands: Vec<(f32, f32, usize, usize)> = Vec::new();
+        for s in 0..width {
+            let h = slot(s);
+            let len = h[2 * max_len] as usize;
+            if h[2 * max_len + 1] != 0 || len >= max_len {
+                continue;
+            }
+            let prefix = &h[max_len..max_len + len];
+            for t in 0..v {
+                let row = p * width + s;
+                let lp = logp[row * v + t];
+                if vocab.is_end(t) || lp.is_nan() || !c.accepts(prefix, vocab.token_value[t]) {
+                    continue;
+                }
+                cands.push((f32::from_bits(h[2 * max_len + 2]) + lp, scores[row * v + t], t, s));
+            }
+        }
+        cands.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(b.2.cmp(&a.2))
+                .then(a.3.cmp(&b.3))
+        });
+        let mut kept: Vec<(Vec<u32>, usize, usize, f32)> = Vec::new();
+        for &(score, _, t, s) in &cands {
+            if kept.len() == width {
+                break;
+            }
+            let h = slot(s);
+            let len = h[2 * max_len] as usize;
+            let mut values: Vec<u32> = h[max_len..max_len + len].to_vec();
+            values.push(vocab.token_value[t]);
+            if kept.iter().any(|k| k.0 == values) {
+                merged += 1;
+                continue;
+            }
+            if !c.completable(&values) {
+                continue;
+            }
+            kept.push((values, t, s, score));
+        }
+        kept_total += kept.len();
+        for q in 0..width {
+            let got = &out[(p * width + q) * words..(p * width + q + 1) * words];
+            match kept.get(q) {
+                None => assert_eq!(got[2 * max_len + 1], 2, "problem {p} slot {q}: dead"),
+                Some((values, t, s, score)) => {
+                    let len = values.len();
+                    assert_eq!(
+                        &got[max_len..max_len + len],
+                        &values[..],
+                        "problem {p} slot {q}: values"
+                    );
+                    assert_eq!(got[len - 1], *t as u32, "problem {p} slot {q}: token");
+                    assert_eq!(got[2 * max_len] as usize, len);
+                    assert_eq!(got[2 * max_len + 1], u32::from(len >= max_len));
+                    assert_eq!(got[2 * max_len + 2], score.to_bits(), "problem {p} slot {q}: score");
+                    assert_eq!(
+                        parents[p * width + q] as usize,
+                        p * width + s,
+                        "problem {p} slot {q}: parent"
+                    );
+                    assert_eq!(feed[p * width + q], *t as u32);
+                }
+            }
+        }
+    }
+    println!("{kept_total} hypotheses kept, {merged} merged away");
+    assert!(kept_total > 100 && merged > 10);
+}

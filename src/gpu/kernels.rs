@@ -585,4 +585,63 @@ pub mod host {
             buffers::read_u32(ctx, "greedy_step", &f, 0, rows)?,
         ))
     }
+
+    /// One position of the constrained beam search (beam_step.wgsl) for `rules.len()` problems
+    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it. Returns the new records,
+    /// the parent row of each new slot, and the fed tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn beam_step(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        scores: &[f32],
+        logp: &[f32],
+        vocab_words: &[i32],
+        values: usize,
+        domain_len: usize,
+        rules: &[[i32; 8]],
+        hyp: &[u32],
+        vocab: usize,
+        width: usize,
+        max_len: usize,
+    ) -> Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        let problems = rules.len();
+        let rows = problems * width;
+        let s = buffers::upload_f32(ctx, "scores", scores)?;
+        let l = buffers::upload_f32(ctx, "logp", logp)?;
+        let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
+        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let r = buffers::upload_i32(ctx, "rules", &flat)?;
+        let h_in = buffers::upload_u32(ctx, "hypotheses", hyp)?;
+        let h_out = buffers::zeroed(ctx, "hypotheses", 4 * hyp.len() as u64)?;
+        let parents = buffers::zeroed(ctx, "parents", 4 * rows as u64)?;
+        let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
+        let mut enc = encoder(ctx, "beam_step");
+        super::beam_step(
+            ctx,
+            &mut enc,
+            rules_library,
+            [
+                (&s).into(),
+                (&l).into(),
+                (&v).into(),
+                (&r).into(),
+                (&h_in).into(),
+                (&h_out).into(),
+                (&parents).into(),
+                (&feed).into(),
+            ],
+            problems,
+            values,
+            domain_len,
+            vocab,
+            width,
+            max_len,
+        )?;
+        ctx.submit_and_wait("beam_step", enc)?;
+        Ok((
+            buffers::read_u32(ctx, "beam_step", &h_out, 0, hyp.len())?,
+            buffers::read_u32(ctx, "beam_step", &parents, 0, rows)?,
+            buffers::read_u32(ctx, "beam_step", &feed, 0, rows)?,
+        ))
+    }
 }

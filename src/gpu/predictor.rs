@@ -300,7 +300,7 @@ impl GpuPredictor {
 
 /// `beam_step.wgsl`'s vocabulary table: [`vocab_words`], then the number of accepted values
 /// and those values ascending (the look-ahead's domain). Also returns the counts.
-pub(crate) fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
+pub fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
     let mut words = vocab_words(vocab);
     let values = vocab.values.len();
     let mut domain: Vec<i32> = words[vocab.len()..]
