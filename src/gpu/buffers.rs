@@ -95,7 +95,7 @@ pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<
 }
 
 /// Work buffers kept between decodes: a decode of the same (model, batch, width) takes back the
-/// buffers the previous one used instead of allocating. Contents are not cleared; decoders clear
+/// buffers the previous one used instead of allocating; a decode of another size replaces them. Contents are not cleared; decoders clear
 /// what they read before writing.
 #[derive(Default)]
 pub(crate) struct Pool {
@@ -128,8 +128,10 @@ impl Pool {
         Ok(buf)
     }
 
-    /// Makes every buffer taken since the last call available again (after the GPU is done).
+    /// Keeps the buffers of the decode that just finished for the next one and frees the rest,
+    /// so the pool holds one decode's worth (memory does not grow with varying batch sizes).
     pub fn recycle(&mut self) {
+        self.free.clear();
         for (key, buf) in self.used.drain(..) {
             self.free.entry(key).or_default().push(buf);
         }
