@@ -82,3 +82,24 @@ fn a_shader_compile_error_names_the_shader() {
     assert!(e.to_string().starts_with("GPU error: shader lstm_step{UNITS=7}"), "{e}");
     assert_eq!(e.to_string().lines().count(), 1, "one line: {e}");
 }
+
+#[test]
+fn auto_falls_back_to_the_cpu_when_the_gpu_fails() {
+    use tuneinfer::gpu::Engine;
+    let Some(ctx) = fresh_gpu() else { return };
+    let ctx = Arc::new(ctx);
+    let gpu = GpuPredictor::load("gfx908", NAME, &[common::models_dir()], ctx.clone()).expect("model");
+    let cpu = tuneinfer::Predictor::load("gfx908", NAME, &[common::models_dir()]).expect("cpu model");
+    let engine = Engine::Gpu {
+        gpu: Box::new(gpu),
+        fallback: true,
+    };
+    let problems = tuneinfer::workload::asm1x1u_problems(5, 6);
+    ctx.simulate_device_loss();
+    let got = engine.predict_batch(&problems, DecodeMode::Miopen);
+    let want = cpu.predict_batch(&problems, DecodeMode::Miopen);
+    for (g, w) in got.iter().zip(&want) {
+        let (g, w) = (g.as_ref().expect("answered on the CPU"), w.as_ref().expect("cpu"));
+        assert_eq!(g[0].config, w[0].config);
+    }
+}
