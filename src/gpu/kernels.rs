@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 /// Workgroup size of every kernel (an override constant of each shader).
 pub const WG: u32 = 64;
 
+/// Rows one `dense.wgsl` thread computes (its `ROWS_PER_THREAD`).
+const DENSE_ROWS_PER_THREAD: usize = 4;
 /// Rows one `lstm_step.wgsl` thread computes (its `ROWS_PER_THREAD`).
 const LSTM_ROWS_PER_THREAD: usize = 4;
 
@@ -113,7 +115,14 @@ pub(crate) fn dense(
         u32_of("stride", a_rows.stride)?,
         u32_of("offset", a_rows.offset)?,
     ];
-    dispatch(ctx, enc, &kernel, &[a, b, bias, out], &params, (rows * n) as u64)
+    dispatch(
+        ctx,
+        enc,
+        &kernel,
+        &[a, b, bias, out],
+        &params,
+        (rows.div_ceil(DENSE_ROWS_PER_THREAD) * n) as u64,
+    )
 }
 
 /// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
