@@ -20,7 +20,8 @@ const COMMON_OPTIONS: &str = "\
   --top N            with --beam: print the best N <= K configs (default: K)
   --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
                      (any Vulkan adapter, lavapipe included; an error if none) or cpu
-  --precision P      f32 (default, the reference) or f16 (GPU only; not implemented yet)";
+  --precision P      f32 (default, the reference) or f16 (GPU weights stored as f16;
+                     needs an adapter with shader f16)";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM

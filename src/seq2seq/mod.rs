@@ -11,7 +11,7 @@ mod states;
 pub mod verify;
 
 pub use decoder::Decoder;
+pub use model::{DecoderScratch, Seq2SeqModel, StepDecoder};
 pub use encoder::Encoder;
 pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};
-pub use model::{DecoderScratch, Seq2SeqModel, StepDecoder};
 pub use states::States;

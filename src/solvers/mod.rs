@@ -19,10 +19,7 @@ pub struct Target {
 
 impl Target {
     pub fn new(arch: &str) -> Target {
-        Target {
-            arch: arch.to_string(),
-            compute_units: None,
-        }
+        Target { arch: arch.to_string(), compute_units: None }
     }
 }
 
@@ -58,8 +55,9 @@ pub trait Solver: Send + Sync {
     fn format_config(&self, values: &[String]) -> String;
 
     /// For GPU-resident decoding: the solver's WGSL rules library in `shaders/` (a file defining
-    /// `solver_prefix_valid`, the twin of [`Constraint::accepts`] for integer values). None: the
-    /// GPU runs the model and the host runs the search.
+    /// `solver_prefix_valid` and `solver_completable`, the twins of [`Constraint::accepts`] and
+    /// [`Constraint::completable`] for integer values). None: the GPU runs the model and the host
+    /// runs the search.
     fn wgsl_rules(&self) -> Option<&'static str> {
         None
     }
