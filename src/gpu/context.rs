@@ -158,7 +158,12 @@ impl GpuContext {
     pub fn shared() -> Result<Arc<GpuContext>> {
         static SHARED: OnceLock<std::result::Result<Arc<GpuContext>, String>> = OnceLock::new();
         SHARED
-            .get_or_init(|| GpuContext::open(true).map(Arc::new).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                GpuContext::open(true).map(Arc::new).map_err(|e| match e {
+                    Error::NoGpu(msg) => msg,
+                    other => other.to_string(),
+                })
+            })
             .clone()
             .map_err(Error::NoGpu)
     }
