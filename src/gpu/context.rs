@@ -90,15 +90,23 @@ fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
+/// Adapter order: discrete GPUs first, software rasterisers last.
+fn preference(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
 /// Every Vulkan adapter on this machine (hardware first, then software), without opening any.
 pub fn list_adapters() -> Vec<AdapterSummary> {
     let instance = new_instance();
-    let mut all: Vec<AdapterSummary> = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
-        .iter()
-        .map(summarize)
-        .collect();
-    all.sort_by_key(|a| a.software);
-    all
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    adapters.sort_by_key(|a| preference(a.get_info().device_type));
+    adapters.iter().map(summarize).collect()
 }
 
 impl GpuContext {
@@ -107,7 +115,7 @@ impl GpuContext {
     pub fn open(allow_software: bool) -> Result<GpuContext> {
         let instance = new_instance();
         let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-        adapters.sort_by_key(|a| a.get_info().device_type == wgpu::DeviceType::Cpu);
+        adapters.sort_by_key(|a| preference(a.get_info().device_type));
         let adapter = adapters
             .into_iter()
             .find(|a| allow_software || a.get_info().device_type != wgpu::DeviceType::Cpu)
