@@ -29,15 +29,36 @@ pub(crate) fn hyp_words(max_len: usize) -> usize {
     2 * max_len + 4
 }
 
-/// Device bytes one problem needs in `greedy_resident` (all buffers, both state copies).
-pub(crate) fn greedy_bytes_per_problem(m: &GpuKtn, max_len: usize) -> u64 {
+/// Encoder words per problem: input, dense output, sequences between LSTMs, both state copies.
+fn encoder_words(m: &GpuKtn) -> usize {
     let t = m.steps;
-    let seq = t * m.widest_seq();
-    let enc_states: usize = m.enc_lstms.iter().map(|l| 2 * 2 * l.units).sum();
-    let dec_states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
-    let words =
-        t * m.features + 2 * seq + enc_states + dec_states + m.embed_dim + 2 * m.vocab + hyp_words(max_len) + 1 + 8;
-    4 * words as u64
+    let dense = m.enc_dense.as_ref().map_or(0, |d| t * d.units);
+    let n = m.enc_lstms.len();
+    let seqs: usize = m.enc_lstms.iter().take(n.saturating_sub(1)).map(|l| t * l.units).sum();
+    let states: usize = m.enc_lstms.iter().map(|l| 2 * 2 * l.units).sum();
+    t * m.features + dense + seqs + states
+}
+
+/// Decoder words per beam row: hypothesis records, feed, embedding, scores, log-probabilities,
+/// both state copies (and the second record and the parent for a beam).
+fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
+    let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
+    let records = if beam {
+        2 * hyp_words(max_len) + 1
+    } else {
+        hyp_words(max_len)
+    };
+    records + 1 + m.embed_dim + 2 * m.output.units + states
+}
+
+/// Device bytes one problem needs in `greedy_resident` (`width` 1) or `beam_resident`: every
+/// work buffer, both state copies (weights not included).
+pub(crate) fn bytes_per_problem(m: &GpuKtn, max_len: usize, width: Option<usize>) -> u64 {
+    let rows = match width {
+        None => decoder_row_words(m, max_len, false),
+        Some(w) => w.max(1) * decoder_row_words(m, max_len, true),
+    };
+    4 * (encoder_words(m) + 8 + rows) as u64
 }
 
 /// Largest single buffer one problem contributes to (bytes), for the binding-size limit.

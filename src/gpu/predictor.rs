@@ -97,13 +97,13 @@ impl GpuPredictor {
 
     /// Device bytes per problem of a GPU-resident greedy decode.
     pub fn greedy_bytes_per_problem(&self) -> u64 {
-        decode::greedy_bytes_per_problem(&self.model, self.config_len())
+        decode::bytes_per_problem(&self.model, self.config_len(), None)
     }
 
     /// Device bytes per problem of a beam decode of `width` (states, scores and step buffers of
     /// `width` rows).
     pub fn beam_bytes_per_problem(&self, width: usize) -> u64 {
-        width.max(1) as u64 * decode::greedy_bytes_per_problem(&self.model, self.config_len())
+        decode::bytes_per_problem(&self.model, self.config_len(), Some(width))
     }
 
     fn config_len(&self) -> usize {
