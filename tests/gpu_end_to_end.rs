@@ -107,6 +107,13 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
                 configs(&got),
                 "{mode:?}: reused buffers changed answers"
             );
+            // A third one also reuses the bind groups recorded by the second.
+            let third = gpu.predict_batch(&problems, mode);
+            assert_eq!(
+                configs(&third),
+                configs(&got),
+                "{mode:?}: cached bind groups changed answers"
+            );
         }
         let (mut same, mut worst_score) = (0, 0f32);
         for ((p, w), g) in problems.iter().zip(&want).zip(&got) {

@@ -101,15 +101,21 @@ pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<
 pub(crate) struct Pool {
     free: std::collections::HashMap<(&'static str, u64), Vec<wgpu::Buffer>>,
     used: Vec<((&'static str, u64), wgpu::Buffer)>,
+    /// Buffers were allocated since the last `recycle` (the set of buffers changed).
+    pub allocated: bool,
 }
 
 impl Pool {
     /// A storage buffer of at least `bytes` for the role `label`.
     pub fn take(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
         let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4));
-        let buf = match self.free.get_mut(&key).and_then(Vec::pop) {
+        // First in, first out: a repeated decode gets every buffer back in the same role.
+        let buf = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
             Some(b) => b,
-            None => zeroed(ctx, label, key.1)?,
+            None => {
+                self.allocated = true;
+                zeroed(ctx, label, key.1)?
+            }
         };
         self.used.push((key, buf.clone()));
         Ok(buf)
@@ -130,17 +136,22 @@ impl Pool {
 
     /// Keeps the buffers of the decode that just finished for the next one and frees the rest,
     /// so the pool holds one decode's worth (memory does not grow with varying batch sizes).
-    pub fn recycle(&mut self) {
+    /// Returns true when the set of buffers changed (some were allocated or dropped).
+    pub fn recycle(&mut self) -> bool {
+        let changed = self.allocated || self.free.values().any(|v| !v.is_empty());
+        self.allocated = false;
         self.free.clear();
         for (key, buf) in self.used.drain(..) {
             self.free.entry(key).or_default().push(buf);
         }
+        changed
     }
 
     /// Drops every buffer (after a failure, or to give the memory back).
     pub fn clear(&mut self) {
         self.free.clear();
         self.used.clear();
+        self.allocated = false;
     }
 }
 

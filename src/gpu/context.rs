@@ -51,6 +51,8 @@ pub struct GpuContext {
     pub(crate) queue: wgpu::Queue,
     pub(crate) limits: wgpu::Limits,
     pub(crate) registry: super::registry::Registry,
+    /// A small buffer bound where a kernel's optional output is not used.
+    pub(crate) unused: wgpu::Buffer,
     summary: AdapterSummary,
     /// Set by the device-lost callback or the uncaptured-error handler; checked after each wait.
     fault: Arc<Mutex<Option<String>>>,
@@ -152,11 +154,18 @@ impl GpuContext {
                 f.get_or_insert(one_line(&e.to_string()));
             }
         }));
+        let unused = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("unused"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         Ok(GpuContext {
             device,
             queue,
             limits,
             registry: super::registry::Registry::default(),
+            unused,
             summary,
             fault,
         })

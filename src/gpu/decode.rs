@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::kernels::{self, Rows};
+use super::kernels::{self, BindCache, Recorder, Rows};
 use super::model::GpuKtn;
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
@@ -82,7 +82,7 @@ pub(crate) fn greedy_largest_row_bytes(m: &GpuKtn) -> u64 {
 pub(crate) fn record_encoder(
     ctx: &GpuContext,
     pool: &mut Pool,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     m: &GpuKtn,
     input: &wgpu::Buffer,
     rows: usize,
@@ -94,7 +94,7 @@ pub(crate) fn record_encoder(
         let out = pool.take(ctx, "encoder dense out", 4 * (rows * t * d.units) as u64)?;
         kernels::dense(
             ctx,
-            enc,
+            rec,
             input.into(),
             Rows {
                 stride: d.in_dim,
@@ -124,13 +124,13 @@ pub(crate) fn record_encoder(
         let a = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         let b = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         // The initial state is zero.
-        enc.clear_buffer(&a, 0, None);
+        rec.enc.clear_buffer(&a, 0, None);
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
             kernels::lstm_step(
                 ctx,
-                enc,
+                rec,
                 seq_in.into(),
                 Rows {
                     stride: t * dim,
@@ -167,7 +167,7 @@ pub(crate) fn record_encoder(
 #[allow(clippy::too_many_arguments)]
 fn record_decoder_step(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     m: &GpuKtn,
     feed: &wgpu::Buffer,
     embedded: &wgpu::Buffer,
@@ -178,7 +178,7 @@ fn record_decoder_step(
 ) -> Result<()> {
     kernels::embedding_gather(
         ctx,
-        enc,
+        rec,
         feed.into(),
         (&m.embedding).into(),
         embedded.into(),
@@ -190,7 +190,7 @@ fn record_decoder_step(
         let x: &wgpu::Buffer = if l == 0 { embedded } else { &next[l - 1] };
         kernels::lstm_step(
             ctx,
-            enc,
+            rec,
             x.into(),
             Rows {
                 stride: lstm.in_dim,
@@ -212,7 +212,7 @@ fn record_decoder_step(
     let o = &m.output;
     kernels::dense(
         ctx,
-        enc,
+        rec,
         last.into(),
         Rows {
             stride: o.in_dim,
@@ -247,6 +247,7 @@ pub(crate) struct GreedyJob<'a> {
 pub(crate) fn greedy_resident(
     ctx: &GpuContext,
     pool: &mut Pool,
+    cache: &mut BindCache,
     m: &GpuKtn,
     job: &GreedyJob<'_>,
 ) -> Result<Vec<Option<Hypothesis>>> {
@@ -265,22 +266,22 @@ pub(crate) fn greedy_resident(
     let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
-    let mut enc = kernels::encoder(ctx, "greedy");
+    let mut rec = Recorder::with_cache(ctx, "greedy", cache);
     // Every walk starts running, empty, with score 0, fed token 0.
-    enc.clear_buffer(&hyp, 0, None);
-    enc.clear_buffer(&feed, 0, None);
-    let mut cur = record_encoder(ctx, pool, &mut enc, m, &input, rows)?;
+    rec.enc.clear_buffer(&hyp, 0, None);
+    rec.enc.clear_buffer(&feed, 0, None);
+    let mut cur = record_encoder(ctx, pool, &mut rec, m, &input, rows)?;
     let mut next: Vec<wgpu::Buffer> = m
         .dec_lstms
         .iter()
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut enc, (&scores).into(), (&logp).into(), rows, v)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::greedy_step(
             ctx,
-            &mut enc,
+            &mut rec,
             job.rules_library,
             (&scores).into(),
             (&logp).into(),
@@ -294,7 +295,7 @@ pub(crate) fn greedy_resident(
         )?;
         std::mem::swap(&mut cur, &mut next);
     }
-    ctx.submit_and_wait("greedy decoding", enc)?;
+    ctx.submit_and_wait("greedy decoding", rec.finish())?;
     let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
     let l = job.max_len;
     Ok(out
@@ -331,6 +332,7 @@ pub(crate) struct BeamJob<'a> {
 pub(crate) fn beam_resident(
     ctx: &GpuContext,
     pool: &mut Pool,
+    cache: &mut BindCache,
     m: &GpuKtn,
     job: &BeamJob<'_>,
 ) -> Result<Vec<Vec<Hypothesis>>> {
@@ -359,9 +361,9 @@ pub(crate) fn beam_resident(
     let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
-    let mut enc = kernels::encoder(ctx, "beam");
-    enc.clear_buffer(&feed, 0, None);
-    let encoded = record_encoder(ctx, pool, &mut enc, m, &input, problems)?;
+    let mut rec = Recorder::with_cache(ctx, "beam", cache);
+    rec.enc.clear_buffer(&feed, 0, None);
+    let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
     let mut cur = Vec::new();
     let mut next = Vec::new();
     for (layer, lstm) in m.dec_lstms.iter().enumerate() {
@@ -369,7 +371,7 @@ pub(crate) fn beam_resident(
         let c = pool.take(ctx, "beam state", bytes)?;
         kernels::reorder_rows(
             ctx,
-            &mut enc,
+            &mut rec,
             (&parents).into(),
             (&encoded[layer]).into(),
             (&c).into(),
@@ -381,11 +383,11 @@ pub(crate) fn beam_resident(
         next.push(pool.take(ctx, "beam state", bytes)?);
     }
     for _ in 0..l {
-        record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut enc, (&scores).into(), (&logp).into(), rows, v)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::beam_step(
             ctx,
-            &mut enc,
+            &mut rec,
             job.rules_library,
             [
                 (&scores).into(),
@@ -407,7 +409,7 @@ pub(crate) fn beam_resident(
         for (layer, lstm) in m.dec_lstms.iter().enumerate() {
             kernels::reorder_rows(
                 ctx,
-                &mut enc,
+                &mut rec,
                 (&parents).into(),
                 (&next[layer]).into(),
                 (&cur[layer]).into(),
@@ -418,7 +420,7 @@ pub(crate) fn beam_resident(
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
-    ctx.submit_and_wait("beam search", enc)?;
+    ctx.submit_and_wait("beam search", rec.finish())?;
     let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
     let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
     for slots in out.chunks_exact(words * w) {
@@ -452,9 +454,9 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], row
     }
     let mut pool = Pool::default();
     let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
-    let mut enc = kernels::encoder(ctx, "encoder");
-    let finals = record_encoder(ctx, &mut pool, &mut enc, m, &input, rows)?;
-    ctx.submit_and_wait("encoder", enc)?;
+    let mut rec = Recorder::new(ctx, "encoder");
+    let finals = record_encoder(ctx, &mut pool, &mut rec, m, &input, rows)?;
+    ctx.submit_and_wait("encoder", rec.finish())?;
     for (l, buf) in finals.iter().enumerate() {
         let u = units[l];
         let hc = buffers::read_f32(ctx, "encoder states", buf, 0, 2 * rows * u)?;
@@ -508,9 +510,9 @@ impl<'a> GpuStepDecoder<'a> {
         }
         let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
-        let mut enc = kernels::encoder(ctx, "decoder step");
-        record_decoder_step(ctx, &mut enc, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
-        ctx.submit_and_wait("decoder step", enc)?;
+        let mut rec = Recorder::new(ctx, "decoder step");
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
+        ctx.submit_and_wait("decoder step", rec.finish())?;
         for (l, lstm) in m.dec_lstms.iter().enumerate() {
             let u = lstm.units;
             let hc = buffers::read_f32(ctx, "decoder states", &next[l], 0, 2 * rows * u)?;

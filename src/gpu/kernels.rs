@@ -18,7 +18,7 @@ const LSTM_ROWS_PER_THREAD: usize = 4;
 /// exceeds the per-dimension limit).
 pub(crate) fn dispatch(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     kernel: &Kernel,
     views: &[View<'_>],
     params: &[u32],
@@ -37,25 +37,38 @@ pub(crate) fn dispatch(
             kernel.key
         )));
     }
-    let uniform = buffers::uniform(ctx, params);
-    let mut entries: Vec<wgpu::BindGroupEntry> = views
-        .iter()
-        .enumerate()
-        .map(|(i, v)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: v.binding(),
+    let make = || {
+        let uniform = buffers::uniform(ctx, params);
+        let mut entries: Vec<wgpu::BindGroupEntry> = views
+            .iter()
+            .enumerate()
+            .map(|(i, v)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: v.binding(),
+            })
+            .collect();
+        entries.push(wgpu::BindGroupEntry {
+            binding: views.len() as u32,
+            resource: uniform.as_entire_binding(),
+        });
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &kernel.layout,
+            entries: &entries,
         })
-        .collect();
-    entries.push(wgpu::BindGroupEntry {
-        binding: views.len() as u32,
-        resource: uniform.as_entire_binding(),
-    });
-    let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &kernel.layout,
-        entries: &entries,
-    });
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+    };
+    let group = match rec.cache.as_deref_mut() {
+        Some(cache) => {
+            let key = BindKey {
+                kernel: kernel.key.clone(),
+                views: views.iter().map(|v| (v.buf.clone(), v.offset, v.size)).collect(),
+                params: params.to_vec(),
+            };
+            cache.groups.entry(key).or_insert_with(make).clone()
+        }
+        None => make(),
+    };
+    let mut pass = rec.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: None,
         timestamp_writes: None,
     });
@@ -65,9 +78,53 @@ pub(crate) fn dispatch(
     Ok(())
 }
 
-pub(crate) fn encoder(ctx: &GpuContext, label: &str) -> wgpu::CommandEncoder {
-    ctx.device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+/// What a bind group is made of: the kernel, its buffers (with offset and size) and its
+/// parameters.
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct BindKey {
+    kernel: KernelKey,
+    views: Vec<(wgpu::Buffer, u64, Option<u64>)>,
+    params: Vec<u32>,
+}
+
+/// Bind groups (with their parameter buffers) of decodes that reuse the same pooled buffers, so
+/// a repeated decode of the same size creates no wgpu objects at all.
+#[derive(Default)]
+pub(crate) struct BindCache {
+    groups: std::collections::HashMap<BindKey, wgpu::BindGroup>,
+}
+
+impl BindCache {
+    pub fn clear(&mut self) {
+        self.groups.clear();
+    }
+}
+
+/// A command encoder being recorded, with the bind-group cache of the decode (if any).
+pub(crate) struct Recorder<'a> {
+    pub enc: wgpu::CommandEncoder,
+    cache: Option<&'a mut BindCache>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(ctx: &GpuContext, label: &str) -> Recorder<'a> {
+        Recorder {
+            enc: ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) }),
+            cache: None,
+        }
+    }
+
+    pub fn with_cache(ctx: &GpuContext, label: &str, cache: &'a mut BindCache) -> Recorder<'a> {
+        let mut r = Recorder::new(ctx, label);
+        r.cache = Some(cache);
+        r
+    }
+
+    pub fn finish(self) -> wgpu::CommandEncoder {
+        self.enc
+    }
 }
 
 fn u32_of(what: &str, v: usize) -> Result<u32> {
@@ -85,7 +142,7 @@ pub(crate) struct Rows {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dense(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     a: View<'_>,
     a_rows: Rows,
     b: View<'_>,
@@ -117,7 +174,7 @@ pub(crate) fn dense(
     ];
     dispatch(
         ctx,
-        enc,
+        rec,
         &kernel,
         &[a, b, bias, out],
         &params,
@@ -129,7 +186,7 @@ pub(crate) fn dense(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn embedding_gather(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     ids: View<'_>,
     table: View<'_>,
     out: View<'_>,
@@ -148,7 +205,7 @@ pub(crate) fn embedding_gather(
     let kernel = ctx.registry.get(ctx, &key)?;
     dispatch(
         ctx,
-        enc,
+        rec,
         &kernel,
         &[ids, table, out],
         &[u32_of("rows", rows)?],
@@ -161,7 +218,7 @@ pub(crate) fn embedding_gather(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lstm_step(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     x: View<'_>,
     x_rows: Rows,
     weights: View<'_>,
@@ -185,14 +242,7 @@ pub(crate) fn lstm_step(
     .with_half(half);
     let kernel = ctx.registry.get(ctx, &key)?;
     // Without a sequence output the slot still needs a buffer of its own.
-    let dummy;
-    let (seq_view, seq_rows) = match seq {
-        Some(s) => s,
-        None => {
-            dummy = buffers::zeroed(ctx, "unused", 16)?;
-            ((&dummy).into(), Rows { stride: 0, offset: 0 })
-        }
-    };
+    let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
     let params = [
         u32_of("rows", rows)?,
         u32_of("x stride", x_rows.stride)?,
@@ -202,7 +252,7 @@ pub(crate) fn lstm_step(
     ];
     dispatch(
         ctx,
-        enc,
+        rec,
         &kernel,
         &[x, weights, prev, next, seq_view],
         &params,
@@ -213,7 +263,7 @@ pub(crate) fn lstm_step(
 /// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
 pub(crate) fn log_softmax(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     x: View<'_>,
     out: View<'_>,
     rows: usize,
@@ -221,7 +271,7 @@ pub(crate) fn log_softmax(
 ) -> Result<()> {
     let key = KernelKey::new("log_softmax", &[("V", u32_of("width", width)?), ("WG", WG)]);
     let kernel = ctx.registry.get(ctx, &key)?;
-    dispatch(ctx, enc, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
+    dispatch(ctx, rec, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
 }
 
 /// One position of MIOpen's greedy walk for every row (greedy_step.wgsl); twin
@@ -229,7 +279,7 @@ pub(crate) fn log_softmax(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn greedy_step(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     rules_library: &'static str,
     scores: View<'_>,
     logp: View<'_>,
@@ -253,7 +303,7 @@ pub(crate) fn greedy_step(
     let kernel = ctx.registry.get(ctx, &key)?;
     dispatch(
         ctx,
-        enc,
+        rec,
         &kernel,
         &[scores, logp, vocab_words, rules, hyp, feed],
         &[u32_of("rows", rows)?],
@@ -266,7 +316,7 @@ pub(crate) fn greedy_step(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn beam_step(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     rules_library: &'static str,
     views: [View<'_>; 8],
     problems: usize,
@@ -292,7 +342,7 @@ pub(crate) fn beam_step(
         u32_of("values", values)?,
         u32_of("domain", domain_len)?,
     ];
-    dispatch(ctx, enc, &kernel, &views, &params, problems as u64)
+    dispatch(ctx, rec, &kernel, &views, &params, problems as u64)
 }
 
 /// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
@@ -300,7 +350,7 @@ pub(crate) fn beam_step(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reorder_rows(
     ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
+    rec: &mut Recorder<'_>,
     rows: View<'_>,
     src: View<'_>,
     dst: View<'_>,
@@ -311,7 +361,7 @@ pub(crate) fn reorder_rows(
     let key = KernelKey::new("reorder_rows", &[("UNITS", u32_of("units", units)?), ("WG", WG)]);
     let kernel = ctx.registry.get(ctx, &key)?;
     let params = [u32_of("rows", dst_rows)?, u32_of("rows", src_rows)?];
-    dispatch(ctx, enc, &kernel, &[rows, src, dst], &params, (dst_rows * units) as u64)
+    dispatch(ctx, rec, &kernel, &[rows, src, dst], &params, (dst_rows * units) as u64)
 }
 
 /// Slice-in, slice-out versions of the kernels for tests and benchmarks. Each output comes back
@@ -365,10 +415,10 @@ pub mod host {
             .map(|v| buffers::upload_weights(ctx, "bias", v, half))
             .transpose()?;
         let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
-        let mut enc = encoder(ctx, "dense");
+        let mut rec = Recorder::new(ctx, "dense");
         super::dense(
             ctx,
-            &mut enc,
+            &mut rec,
             (&a_buf).into(),
             Rows { stride: k, offset: 0 },
             (&b_buf).into(),
@@ -380,7 +430,7 @@ pub mod host {
             init.is_some(),
             half,
         )?;
-        ctx.submit_and_wait("dense", enc)?;
+        ctx.submit_and_wait("dense", rec.finish())?;
         let (values, sentinels_intact) = out.read(ctx, "dense")?;
         Ok(Output {
             values,
@@ -393,10 +443,10 @@ pub mod host {
         let t = buffers::upload_f32(ctx, "table", table)?;
         let i = buffers::upload_u32(ctx, "ids", ids)?;
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(ids.len() * dim))?;
-        let mut enc = encoder(ctx, "embedding_gather");
+        let mut rec = Recorder::new(ctx, "embedding_gather");
         super::embedding_gather(
             ctx,
-            &mut enc,
+            &mut rec,
             (&i).into(),
             (&t).into(),
             out.view(),
@@ -404,7 +454,7 @@ pub mod host {
             vocab,
             dim,
         )?;
-        ctx.submit_and_wait("embedding_gather", enc)?;
+        ctx.submit_and_wait("embedding_gather", rec.finish())?;
         let (values, sentinels_intact) = out.read(ctx, "embedding_gather")?;
         Ok(Output {
             values,
@@ -451,10 +501,10 @@ pub mod host {
         let w_buf = buffers::upload_weights(ctx, "weights", &w, half)?;
         let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
         let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
-        let mut enc = encoder(ctx, "lstm_step");
+        let mut rec = Recorder::new(ctx, "lstm_step");
         super::lstm_step(
             ctx,
-            &mut enc,
+            &mut rec,
             (&x_buf).into(),
             Rows {
                 stride: in_dim,
@@ -469,7 +519,7 @@ pub mod host {
             units,
             half,
         )?;
-        ctx.submit_and_wait("lstm_step", enc)?;
+        ctx.submit_and_wait("lstm_step", rec.finish())?;
         let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
         Ok(Output {
             values,
@@ -481,9 +531,9 @@ pub mod host {
     pub fn log_softmax(ctx: &GpuContext, x: &[f32], rows: usize, width: usize) -> Result<Output> {
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * width))?;
-        let mut enc = encoder(ctx, "log_softmax");
-        super::log_softmax(ctx, &mut enc, (&x_buf).into(), out.view(), rows, width)?;
-        ctx.submit_and_wait("log_softmax", enc)?;
+        let mut rec = Recorder::new(ctx, "log_softmax");
+        super::log_softmax(ctx, &mut rec, (&x_buf).into(), out.view(), rows, width)?;
+        ctx.submit_and_wait("log_softmax", rec.finish())?;
         let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
         Ok(Output {
             values,
@@ -496,10 +546,10 @@ pub mod host {
         let s = buffers::upload_f32(ctx, "src", src)?;
         let r = buffers::upload_u32(ctx, "rows", rows)?;
         let out = buffers::Guarded::new(ctx, "dst", &nan_filled(2 * rows.len() * units))?;
-        let mut enc = encoder(ctx, "reorder_rows");
+        let mut rec = Recorder::new(ctx, "reorder_rows");
         super::reorder_rows(
             ctx,
-            &mut enc,
+            &mut rec,
             (&r).into(),
             (&s).into(),
             out.view(),
@@ -507,7 +557,7 @@ pub mod host {
             src_rows,
             units,
         )?;
-        ctx.submit_and_wait("reorder_rows", enc)?;
+        ctx.submit_and_wait("reorder_rows", rec.finish())?;
         let (values, sentinels_intact) = out.read(ctx, "reorder_rows")?;
         Ok(Output {
             values,
@@ -534,16 +584,16 @@ pub mod host {
         let ok = buffers::zeroed(ctx, "ok", 4 * cases.len() as u64)?;
         let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
         let kernel = ctx.registry.get(ctx, &key)?;
-        let mut enc = encoder(ctx, "rules_check");
+        let mut rec = Recorder::new(ctx, "rules_check");
         dispatch(
             ctx,
-            &mut enc,
+            &mut rec,
             &kernel,
             &[(&r).into(), (&p).into(), (&l).into(), (&d).into(), (&ok).into()],
             &[u32_of("cases", cases.len())?, u32_of("domain", domain.len())?],
             cases.len() as u64,
         )?;
-        ctx.submit_and_wait("rules_check", enc)?;
+        ctx.submit_and_wait("rules_check", rec.finish())?;
         Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?
             .iter()
             .map(|&w| (w & 1 != 0, w & 2 != 0))
@@ -573,10 +623,10 @@ pub mod host {
         let r = buffers::upload_i32(ctx, "rules", &flat)?;
         let h = buffers::upload_u32(ctx, "hypotheses", hyp)?;
         let f = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
-        let mut enc = encoder(ctx, "greedy_step");
+        let mut rec = Recorder::new(ctx, "greedy_step");
         super::greedy_step(
             ctx,
-            &mut enc,
+            &mut rec,
             rules_library,
             (&s).into(),
             (&l).into(),
@@ -588,7 +638,7 @@ pub mod host {
             vocab,
             max_len,
         )?;
-        ctx.submit_and_wait("greedy_step", enc)?;
+        ctx.submit_and_wait("greedy_step", rec.finish())?;
         Ok((
             buffers::read_u32(ctx, "greedy_step", &h, 0, hyp.len())?,
             buffers::read_u32(ctx, "greedy_step", &f, 0, rows)?,
@@ -624,10 +674,10 @@ pub mod host {
         let h_out = buffers::zeroed(ctx, "hypotheses", 4 * hyp.len() as u64)?;
         let parents = buffers::zeroed(ctx, "parents", 4 * rows as u64)?;
         let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
-        let mut enc = encoder(ctx, "beam_step");
+        let mut rec = Recorder::new(ctx, "beam_step");
         super::beam_step(
             ctx,
-            &mut enc,
+            &mut rec,
             rules_library,
             [
                 (&s).into(),
@@ -646,7 +696,7 @@ pub mod host {
             width,
             max_len,
         )?;
-        ctx.submit_and_wait("beam_step", enc)?;
+        ctx.submit_and_wait("beam_step", rec.finish())?;
         Ok((
             buffers::read_u32(ctx, "beam_step", &h_out, 0, hyp.len())?,
             buffers::read_u32(ctx, "beam_step", &parents, 0, rows)?,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::buffers::Pool;
 use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
+use super::kernels::BindCache;
 use super::model::GpuKtn;
 use super::Precision;
 use crate::error::{Error, Result};
@@ -31,7 +32,7 @@ pub struct GpuPredictor {
     model: GpuKtn,
     host: Predictor,
     /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
-    pool: std::sync::Mutex<Pool>,
+    pool: std::sync::Mutex<(Pool, BindCache)>,
 }
 
 impl GpuPredictor {
@@ -71,7 +72,7 @@ impl GpuPredictor {
             ctx,
             model: gpu,
             host: Predictor::new(target, solver, Box::new(model)),
-            pool: std::sync::Mutex::new(Pool::default()),
+            pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
         })
     }
 
@@ -229,7 +230,8 @@ impl GpuPredictor {
                     rules_library: lib,
                     max_len,
                 };
-                let found = self.with_pool(|pool| decode::greedy_resident(&self.ctx, pool, &self.model, &job))?;
+                let found =
+                    self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, &self.model, &job))?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
@@ -248,7 +250,8 @@ impl GpuPredictor {
                         width: width.max(1),
                         top: top.clamp(1, width.max(1)),
                     };
-                    return self.with_pool(|pool| decode::beam_resident(&self.ctx, pool, &self.model, &job));
+                    return self
+                        .with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, &self.model, &job));
                 }
                 self.decode_on_host(inputs, constraints, mode)
             }
@@ -258,15 +261,24 @@ impl GpuPredictor {
 
     /// Runs a decode with the work-buffer pool: buffers come back to it after success and are
     /// dropped after a failure.
-    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool) -> Result<T>) -> Result<T> {
-        let mut pool = self
+    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool, &mut BindCache) -> Result<T>) -> Result<T> {
+        let mut guard = self
             .pool
             .lock()
             .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
-        let out = decode(&mut pool);
+        let (pool, cache) = &mut *guard;
+        let out = decode(pool, cache);
         match out {
-            Ok(_) => pool.recycle(),
-            Err(_) => pool.clear(),
+            // Bind groups stay valid while decodes keep finding the same buffers in the pool.
+            Ok(_) => {
+                if pool.recycle() {
+                    cache.clear();
+                }
+            }
+            Err(_) => {
+                pool.clear();
+                cache.clear();
+            }
         }
         out
     }
