@@ -41,6 +41,10 @@ pub enum Error {
     VerifyMismatch { path: String, detail: String },
     /// Bad command-line usage.
     Usage(String),
+    /// No usable GPU (no adapter, or the binary was built without the `gpu` feature).
+    NoGpu(String),
+    /// A GPU call failed: device lost, out of memory, shader compile or validation error.
+    Gpu(String),
 }
 
 /// `Result` with tuneinfer's [`Error`].
@@ -57,6 +61,7 @@ impl Error {
             Error::UnknownSolver { .. } | Error::ModelNotFound { .. } => 6,
             Error::Database { .. } => 7,
             Error::VerifyMismatch { .. } => 8,
+            Error::NoGpu(_) | Error::Gpu(_) => 9,
         }
     }
 
@@ -121,6 +126,8 @@ impl fmt::Display for Error {
             Error::Database { path, detail } => write!(f, "{path}: {detail}"),
             Error::VerifyMismatch { path, detail } => write!(f, "{path}: {detail}"),
             Error::Usage(msg) => write!(f, "{msg}"),
+            Error::NoGpu(msg) => write!(f, "no GPU: {msg}"),
+            Error::Gpu(msg) => write!(f, "GPU error: {msg}"),
         }
     }
 }

@@ -193,7 +193,7 @@ impl Predictor {
             .collect()
     }
 
-    fn answers(
+    pub(crate) fn answers(
         &self,
         problem: &ConvProblem,
         hyps: Vec<Hypothesis>,

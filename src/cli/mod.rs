@@ -1,6 +1,8 @@
 //! The `tuneinfer` command line: `predict`, `batch`, `verify`.
 
 mod args;
+mod bench;
+mod info;
 mod predict;
 mod verify;
 
@@ -17,10 +19,13 @@ Commands:
   predict   predict the tuning parameters of one convolution problem
   batch     predict for many problems (one per line) and write a TSV
   verify    run model files' embedded test vectors and report the largest errors
+  info      show the GPU adapters (limits, features) and the models found
+  bench     predictions per second on the CPU and the GPU, side by side
 
 Run 'tuneinfer <COMMAND> --help' for a command's options.
 Exit codes: 0 success, 1 some inputs failed, 2 usage, 3 file I/O, 4 model format,
-5 invalid/unsupported problem, 6 unknown solver or model not found, 7 database, 8 verify mismatch.";
+5 invalid/unsupported problem, 6 unknown solver or model not found, 7 database, 8 verify mismatch,
+9 GPU unavailable or failed.";
 
 /// Runs the CLI on `argv` (without the program name) and returns the process exit code.
 pub fn run(argv: &[String]) -> i32 {
@@ -33,6 +38,8 @@ pub fn run(argv: &[String]) -> i32 {
         "predict" => predict::predict(rest),
         "batch" => predict::batch(rest),
         "verify" => verify::verify(rest),
+        "info" => info::info(rest),
+        "bench" => bench::bench(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(0)

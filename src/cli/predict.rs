@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
-use crate::predict::{DecodeMode, Prediction, Predictor, Source};
+use crate::gpu::{DeviceChoice, Engine, Precision};
+use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
@@ -22,7 +23,12 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
                      (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210)
   --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
                      ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
-                     ../shared/miopen/ck next to the crate";
+                     ../shared/miopen/ck next to the crate
+
+  --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
+                     (any Vulkan adapter, lavapipe included; an error if none) or cpu
+  --precision P      f32 (default, the reference) or f16 (GPU weights stored as f16;
+                     needs an adapter with shader f16)";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -63,10 +69,12 @@ const VALUED: &[&str] = &[
     "threads",
     "cu",
     "catalogue",
+    "device",
+    "precision",
 ];
 
 pub(super) struct Common {
-    pub predictor: Predictor,
+    pub predictor: Engine,
     pub mode: DecodeMode,
 }
 
@@ -105,9 +113,11 @@ pub(super) fn common(args: &Args) -> Result<Common> {
                 .ok_or_else(|| Error::Usage(format!("--cu: expected a positive integer, got '{t}'")))?,
         ),
     };
-    let mut predictor = Predictor::load(arch, solver, &dirs)?
-        .with_compute_units(compute_units)
-        .with_catalogue_dir(args.value("catalogue").map(PathBuf::from));
+    let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
+    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
+    let catalogue = args.value("catalogue").map(PathBuf::from);
+    let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?
+        .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
     if let Some(t) = args.value("threads") {
         let n = t
             .parse::<usize>()
@@ -158,7 +168,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             if p.source == Source::Default {
                 eprintln!(
                     "note: MIOpen's walk found no valid config; this is {}'s default (MIOpen's fallback)",
-                    c.predictor.solver.name()
+                    c.predictor.host().solver.name()
                 );
             }
         }
@@ -168,7 +178,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
                 if p.source == Source::Default {
                     eprintln!(
                         "note: no valid config found; this is {}'s static default",
-                        c.predictor.solver.name()
+                        c.predictor.host().solver.name()
                     );
                 }
             }

@@ -9,12 +9,13 @@ use crate::format::metadata::KtnMetadata;
 use crate::seq2seq::verify::verify_model;
 
 const HELP: &str = "\
-Usage: tuneinfer verify [--tolerance T] FILE...
+Usage: tuneinfer verify [--tolerance T] [--device cpu|gpu|auto] FILE...
 
 Runs each frugally-deep model file's embedded test vectors through the engine and prints the
 largest absolute error per output, and whether the file's weight hash matches. Metadata files
 are parsed and summarised. Exit code 8 when any output is off by more than T (default 1e-4)
-or a hash differs.";
+or a hash differs. With --device gpu (or auto and a hardware GPU), KTN encoder and decoder
+files are also run on the GPU (their model's three files must sit side by side).";
 
 pub(super) fn verify(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -24,7 +25,7 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: &["tolerance"],
+            valued: &["tolerance", "device"],
             flags: &[],
             options_after_positionals: true,
         },
@@ -40,10 +41,13 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
     if args.rest.is_empty() {
         return Err(Error::Usage("verify needs at least one FILE; see --help".into()));
     }
+    let device = crate::gpu::DeviceChoice::parse(args.value("device").unwrap_or("cpu"))?;
     let mut failures = 0;
     let mut first_error: Option<Error> = None;
     for file in &args.rest {
-        match verify_file(Path::new(file), tolerance) {
+        let result = verify_file(Path::new(file), tolerance)
+            .and_then(|ok| Ok(ok & gpu::verify_on_gpu(Path::new(file), tolerance, device)?));
+        match result {
             Ok(true) => {}
             Ok(false) => failures += 1,
             Err(e) => {
@@ -110,4 +114,70 @@ fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
         }
     );
     Ok(passes)
+}
+
+/// The GPU side of `verify --device`.
+mod gpu {
+    use std::path::Path;
+
+    use crate::error::Result;
+    use crate::gpu::DeviceChoice;
+
+    /// Runs the file's model on the GPU when `device` asks for it; true when it passes (or the
+    /// GPU is not asked for, or the file is not a KTN encoder/decoder).
+    #[cfg(feature = "gpu")]
+    pub fn verify_on_gpu(path: &Path, tolerance: f32, device: DeviceChoice) -> Result<bool> {
+        use crate::error::Error;
+        use crate::gpu::{verify_ktn_on_gpu, GpuContext};
+        use crate::seq2seq::ModelFiles;
+        let ctx = match device {
+            DeviceChoice::Cpu => return Ok(true),
+            DeviceChoice::Gpu => GpuContext::shared()?,
+            DeviceChoice::Auto => match GpuContext::open(false) {
+                Ok(c) => std::sync::Arc::new(c),
+                Err(e) => {
+                    eprintln!("note: {e}; verified on the CPU only");
+                    return Ok(true);
+                }
+            },
+        };
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let (prefix, kind) = match (
+            name.strip_suffix("_encoder.ktn.model"),
+            name.strip_suffix("_decoder.ktn.model"),
+        ) {
+            (Some(p), _) => (p, "encoder"),
+            (_, Some(p)) => (p, "decoder"),
+            _ => return Ok(true),
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let file = |part: &str| dir.join(format!("{prefix}_{part}.ktn.model"));
+        let files = ModelFiles {
+            encoder: file("encoder"),
+            decoder: file("decoder"),
+            metadata: file("metadata"),
+        };
+        let reports = verify_ktn_on_gpu(&ctx, &files)?;
+        let report = reports
+            .iter()
+            .find(|r| r.kind == kind)
+            .ok_or_else(|| Error::Gpu(format!("{}: no GPU {kind} report", path.display())))?;
+        let ok = report.max_abs_error <= tolerance;
+        println!(
+            "  gpu ({}): max |err| {:.3e} over {} test(s) {}",
+            ctx.adapter().name,
+            report.max_abs_error,
+            report.tests,
+            if ok { "ok" } else { "MISMATCH" }
+        );
+        Ok(ok)
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    pub fn verify_on_gpu(_path: &Path, _tolerance: f32, device: DeviceChoice) -> Result<bool> {
+        match device {
+            DeviceChoice::Gpu => Err(crate::error::Error::NoGpu(crate::gpu::NOT_COMPILED.into())),
+            _ => Ok(true),
+        }
+    }
 }

@@ -309,6 +309,23 @@ impl Rules {
         4 + 2 * in_gprs + cpw * n_mult * k_mult + i128::from(self.hw_out_mod_e != 0) + 1
     }
 
+    /// The rule context as the WGSL twin of [`Rules::prefix_valid`] reads it
+    /// (`shaders/conv_asm_1x1u_rules.wgsl`): `[e, backward, c_in, k_out, hw_out, hw_out % e, n, 0]`,
+    /// sizes saturated to `i32::MAX` (applicable problems are far below it).
+    pub fn gpu_words(&self) -> [i32; 8] {
+        let sat = |v: i128| i32::try_from(v.max(0)).unwrap_or(i32::MAX);
+        [
+            sat(self.e),
+            i32::from(self.backward),
+            sat(self.c_in),
+            sat(self.k_out),
+            sat(self.hw_out),
+            sat(self.hw_out_mod_e),
+            sat(self.n),
+            0,
+        ]
+    }
+
     /// Checks 1..=prefix.len() of the README's list hold (false when prefix.len() > 8).
     pub fn prefix_valid(&self, prefix: &[i64]) -> bool {
         let len = prefix.len();
@@ -714,5 +731,13 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
 
     fn format_config(&self, values: &[String]) -> String {
         values.join(",")
+    }
+
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        Some("conv_asm_1x1u_rules")
+    }
+
+    fn wgsl_rule_words(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Option<[i32; 8]> {
+        Some(Rules::new(problem).gpu_words())
     }
 }

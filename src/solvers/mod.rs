@@ -61,6 +61,19 @@ pub trait Solver: Send + Sync {
 
     /// How MIOpen prints a config (e.g. `4,8,4,16,1,4,1,8`).
     fn format_config(&self, values: &[String]) -> String;
+
+    /// For GPU-resident decoding: the solver's WGSL rules library in `shaders/` (a file defining
+    /// `solver_prefix_valid` and `solver_completable`, the twins of [`Constraint::accepts`] and
+    /// [`Constraint::completable`] for integer values). None: the GPU runs the model and the host
+    /// runs the search.
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The per-problem words the WGSL rules library reads (None without a library).
+    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
+        None
+    }
 }
 
 /// Every solver tuneinfer implements.

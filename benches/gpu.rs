@@ -1,0 +1,131 @@
+//! CPU vs GPU benchmarks (criterion): every kernel, a single prediction, and batches at beam
+//! widths 1 (MIOpen's greedy walk) and 4. Names start with `cpu_` or `gpu_`; GPU times include
+//! the device sync (each call waits for its results).
+//!
+//! Batch sizes: 100 by default (lavapipe, the software Vulkan of CI, is slow); set
+//! `TUNEINFER_BENCH_SIZES=1000,10000,100000` on a real GPU. Models come from
+//! `$TUNEINFER_MODELS` or `../shared/miopen/models`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use tuneinfer::cpu;
+use tuneinfer::gpu::kernels::host;
+use tuneinfer::gpu::{GpuContext, GpuPredictor};
+use tuneinfer::testutil::Lcg;
+use tuneinfer::workload::asm1x1u_problems;
+use tuneinfer::{DecodeMode, Predictor};
+
+fn model_dirs() -> Vec<PathBuf> {
+    match std::env::var_os("TUNEINFER_MODELS") {
+        Some(d) => vec![PathBuf::from(d)],
+        None => vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen/models")],
+    }
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("TUNEINFER_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![100])
+}
+
+fn gpu() -> Option<Arc<GpuContext>> {
+    match GpuContext::shared() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("skipped GPU benchmarks: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+fn kernels(c: &mut Criterion) {
+    let ctx = gpu();
+    let mut rng = Lcg::new(1);
+    let mut g = c.benchmark_group("kernels");
+    g.sample_size(10);
+    // gfx908 decoder shapes at 1,000 rows: LSTM 128 units (input 128), output dense 128 -> 38.
+    let (rows, units, vocab) = (1000, 128, 38);
+    let x = rng.vec(rows * units, 1.0);
+    let w = rng.vec(units * 4 * units, 0.1);
+    let u = rng.vec(units * 4 * units, 0.1);
+    let b = rng.vec(4 * units, 0.1);
+    let h = rng.vec(rows * units, 1.0);
+    let cst = rng.vec(rows * units, 1.0);
+    let out_w = rng.vec(units * vocab, 0.1);
+    let scores = rng.vec(rows * vocab, 5.0);
+    g.bench_function("cpu_lstm_step_1000x128", |bn| {
+        let mut z = vec![0.0; rows * 4 * units];
+        let (mut hh, mut cc) = (h.clone(), cst.clone());
+        bn.iter(|| {
+            cpu::dense(&x, &w, Some(&b), &mut z, rows, units, 4 * units);
+            cpu::matmul_acc(&hh.clone(), &u, &mut z, rows, units, 4 * units);
+            cpu::lstm_cell(&z, &mut cc, &mut hh, rows, units);
+        })
+    });
+    g.bench_function("cpu_dense_1000x128x38", |bn| {
+        let mut o = vec![0.0; rows * vocab];
+        bn.iter(|| cpu::dense(&h, &out_w, None, &mut o, rows, units, vocab))
+    });
+    g.bench_function("cpu_log_softmax_1000x38", |bn| {
+        let mut o = vec![0.0; rows * vocab];
+        bn.iter(|| cpu::log_softmax_rows(&scores, &mut o, rows, vocab))
+    });
+    if let Some(ctx) = ctx {
+        g.bench_function("gpu_lstm_step_1000x128", |bn| {
+            bn.iter(|| host::lstm_step(&ctx, &x, &w, &u, &b, &h, &cst, rows, units, units).map(|o| o.values.len()))
+        });
+        g.bench_function("gpu_dense_1000x128x38", |bn| {
+            bn.iter(|| host::dense(&ctx, &h, &out_w, None, None, rows, units, vocab).map(|o| o.values.len()))
+        });
+        g.bench_function("gpu_log_softmax_1000x38", |bn| {
+            bn.iter(|| host::log_softmax(&ctx, &scores, rows, vocab).map(|o| o.values.len()))
+        });
+    }
+    g.finish();
+}
+
+fn predictions(c: &mut Criterion) {
+    let dirs = model_dirs();
+    let Ok(cpu_p) = Predictor::load("gfx908", "ConvAsm1x1U", &dirs) else {
+        eprintln!("skipped prediction benchmarks: gfx908 ConvAsm1x1U model not found in {dirs:?}");
+        return;
+    };
+    let gpu_p = gpu().and_then(|ctx| GpuPredictor::load("gfx908", "ConvAsm1x1U", &dirs, ctx).ok());
+    let mut g = c.benchmark_group("predict");
+    g.sample_size(10);
+    let one = asm1x1u_problems(1, 7);
+    g.bench_function("cpu_single", |bn| {
+        bn.iter(|| cpu_p.predict_batch(&one, DecodeMode::Miopen).len())
+    });
+    if let Some(gp) = &gpu_p {
+        g.bench_function("gpu_single", |bn| {
+            bn.iter(|| gp.predict_batch(&one, DecodeMode::Miopen).len())
+        });
+    }
+    for n in sizes() {
+        let problems = asm1x1u_problems(n, 11);
+        for width in [1usize, 4] {
+            let mode = if width == 1 {
+                DecodeMode::Miopen
+            } else {
+                DecodeMode::Beam { width, top: width }
+            };
+            let id = format!("{n}_w{width}");
+            g.bench_with_input(BenchmarkId::new("cpu_batch", &id), &problems, |bn, p| {
+                bn.iter(|| cpu_p.predict_batch(p, mode).len())
+            });
+            if let Some(gp) = &gpu_p {
+                g.bench_with_input(BenchmarkId::new("gpu_batch", &id), &problems, |bn, p| {
+                    bn.iter(|| gp.predict_batch(p, mode).len())
+                });
+            }
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, kernels, predictions);
+criterion_main!(benches);

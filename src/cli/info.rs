@@ -1,0 +1,109 @@
+//! `tuneinfer info`: the GPU adapters (limits and features that matter) and the models found.
+
+use std::path::Path;
+
+use super::{wants_help, Args, Spec};
+use crate::error::Result;
+use crate::seq2seq::default_model_dirs;
+use crate::solvers;
+
+const HELP: &str = "\
+Usage: tuneinfer info [--models DIR]
+
+Prints the Vulkan adapters (backend, driver, the limits and features the GPU engine uses),
+which one each --device choice would use, and the models found in the model directories.";
+
+pub(super) fn info(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: &["models"],
+            flags: &[],
+            options_after_positionals: false,
+        },
+    )?;
+    println!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
+    print_gpu();
+    println!("models:");
+    let dirs = default_model_dirs(args.value("models").map(Path::new));
+    let mut any = false;
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix("_encoder.ktn.model").map(String::from))
+            .collect();
+        names.sort();
+        for name in names {
+            any = true;
+            let (arch, solver) = name.split_once('_').unwrap_or((name.as_str(), ""));
+            let known = solvers::by_name(solver).is_ok();
+            println!(
+                "  {arch:8} {solver:32} {}  ({})",
+                if known {
+                    "solver implemented"
+                } else {
+                    "no solver rules yet"
+                },
+                dir.display()
+            );
+        }
+    }
+    if !any {
+        let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        println!("  none found (searched: {})", searched.join(", "));
+    }
+    Ok(0)
+}
+
+#[cfg(feature = "gpu")]
+fn print_gpu() {
+    use crate::gpu::{list_adapters, GpuContext};
+    let adapters = list_adapters();
+    if adapters.is_empty() {
+        println!("gpu: no Vulkan adapter (--device auto computes on the CPU; --device gpu fails)");
+        return;
+    }
+    for (i, a) in adapters.iter().enumerate() {
+        println!("adapter {i}: {}", a.name);
+        println!(
+            "  backend {}, type {}{}",
+            a.backend,
+            a.device_type,
+            if a.software { " (software)" } else { "" }
+        );
+        println!("  driver {} {}", a.driver, a.driver_info);
+        println!("  shader f16: {}", if a.shader_f16 { "yes" } else { "no" });
+        println!(
+            "  max storage buffer binding {} MiB, max buffer {} MiB, {} storage buffers per stage",
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_buffer_size >> 20,
+            a.max_storage_buffers_per_shader_stage
+        );
+        println!(
+            "  workgroup: max size x {}, max invocations {}, max groups per dimension {}, shared memory {} KiB",
+            a.max_compute_workgroup_size_x,
+            a.max_compute_invocations_per_workgroup,
+            a.max_compute_workgroups_per_dimension,
+            a.max_compute_workgroup_storage_size >> 10
+        );
+    }
+    let hardware = adapters.iter().find(|a| !a.software);
+    println!(
+        "--device auto: {}",
+        hardware.map_or("cpu (no hardware GPU)".to_string(), |a| a.name.clone())
+    );
+    match GpuContext::shared() {
+        Ok(ctx) => println!("--device gpu: {}", ctx.adapter().one_line()),
+        Err(e) => println!("--device gpu: fails ({e})"),
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn print_gpu() {
+    println!("gpu: {}", crate::gpu::NOT_COMPILED);
+}

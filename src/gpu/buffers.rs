@@ -1,0 +1,287 @@
+//! Buffer helpers: upload, zeroed work buffers, small uniforms, read-back, and sentinel-guarded
+//! output buffers for the kernel tests.
+
+use super::context::GpuContext;
+use crate::error::{Error, Result};
+
+/// Smallest buffer created (bindings of zero bytes are not allowed).
+const MIN_BYTES: u64 = 16;
+
+/// Sentinel words on each side of a guarded output: 256 bytes, the largest storage offset
+/// alignment wgpu allows, so the output can be bound at an aligned offset after them.
+pub const GUARD_WORDS: usize = 64;
+/// The sentinel: a NaN bit pattern no kernel writes.
+pub const SENTINEL: u32 = 0x7fa5_a5a5;
+
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+/// A part of a buffer bound to one slot.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub buf: &'a wgpu::Buffer,
+    /// Bytes; a multiple of the storage offset alignment.
+    pub offset: u64,
+    /// Bytes; `None`: the rest of the buffer.
+    pub size: Option<u64>,
+}
+
+impl<'a> From<&'a wgpu::Buffer> for View<'a> {
+    fn from(buf: &'a wgpu::Buffer) -> View<'a> {
+        View {
+            buf,
+            offset: 0,
+            size: None,
+        }
+    }
+}
+
+impl<'a> View<'a> {
+    pub fn binding(&self) -> wgpu::BindingResource<'a> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: self.buf,
+            offset: self.offset,
+            size: self.size.and_then(wgpu::BufferSize::new),
+        })
+    }
+}
+
+/// A storage buffer holding `data` (padded to at least 16 bytes).
+pub(crate) fn upload(ctx: &GpuContext, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
+    check_size(ctx, label, data.len() as u64)?;
+    let mut padded;
+    let contents = if (data.len() as u64) < MIN_BYTES || data.len() % 4 != 0 {
+        padded = data.to_vec();
+        padded.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
+        &padded[..]
+    } else {
+        data
+    };
+    // create_buffer + write_buffer rather than a buffer mapped at creation: on a lost device
+    // the latter panics, this only reports an error.
+    ctx.checked(&format!("uploading {label}"), || {
+        let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: contents.len() as u64,
+            usage: STORAGE,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&buf, 0, contents);
+        buf
+    })
+}
+
+pub(crate) fn upload_f32(ctx: &GpuContext, label: &str, data: &[f32]) -> Result<wgpu::Buffer> {
+    upload(ctx, label, bytemuck::cast_slice(data))
+}
+
+/// Weights as f32, or rounded to f16 (`half`) for the kernels' f16 variants.
+pub(crate) fn upload_weights(ctx: &GpuContext, label: &str, data: &[f32], half: bool) -> Result<wgpu::Buffer> {
+    if half {
+        let bits: Vec<u16> = data.iter().map(|&v| half::f16::from_f32(v).to_bits()).collect();
+        upload(ctx, label, bytemuck::cast_slice(&bits))
+    } else {
+        upload_f32(ctx, label, data)
+    }
+}
+
+pub(crate) fn upload_u32(ctx: &GpuContext, label: &str, data: &[u32]) -> Result<wgpu::Buffer> {
+    upload(ctx, label, bytemuck::cast_slice(data))
+}
+
+pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<wgpu::Buffer> {
+    upload(ctx, label, bytemuck::cast_slice(data))
+}
+
+/// Work buffers kept between decodes: a decode of the same (model, batch, width) takes back the
+/// buffers the previous one used instead of allocating; a decode of another size replaces them. Contents are not cleared; decoders clear
+/// what they read before writing.
+#[derive(Default)]
+pub(crate) struct Pool {
+    free: std::collections::HashMap<(&'static str, u64), Vec<wgpu::Buffer>>,
+    used: Vec<((&'static str, u64), wgpu::Buffer)>,
+    /// Buffers were allocated since the last `recycle` (the set of buffers changed).
+    pub allocated: bool,
+}
+
+impl Pool {
+    /// A storage buffer of at least `bytes` for the role `label`.
+    pub fn take(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
+        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4));
+        // First in, first out: a repeated decode gets every buffer back in the same role.
+        let buf = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
+            Some(b) => b,
+            None => {
+                self.allocated = true;
+                zeroed(ctx, label, key.1)?
+            }
+        };
+        self.used.push((key, buf.clone()));
+        Ok(buf)
+    }
+
+    /// A pooled buffer holding `data` (written by the queue before the next submission).
+    pub fn upload(&mut self, ctx: &GpuContext, label: &'static str, data: &[u8]) -> Result<wgpu::Buffer> {
+        let buf = self.take(ctx, label, data.len() as u64)?;
+        let mut padded = data.to_vec();
+        padded.resize(data.len().next_multiple_of(4), 0);
+        if !padded.is_empty() {
+            ctx.checked(&format!("uploading {label}"), || {
+                ctx.queue.write_buffer(&buf, 0, &padded)
+            })?;
+        }
+        Ok(buf)
+    }
+
+    /// Keeps the buffers of the decode that just finished for the next one and frees the rest,
+    /// so the pool holds one decode's worth (memory does not grow with varying batch sizes).
+    /// Returns true when the set of buffers changed (some were allocated or dropped).
+    pub fn recycle(&mut self) -> bool {
+        let changed = self.allocated || self.free.values().any(|v| !v.is_empty());
+        self.allocated = false;
+        self.free.clear();
+        for (key, buf) in self.used.drain(..) {
+            self.free.entry(key).or_default().push(buf);
+        }
+        changed
+    }
+
+    /// Drops every buffer (after a failure, or to give the memory back).
+    pub fn clear(&mut self) {
+        self.free.clear();
+        self.used.clear();
+        self.allocated = false;
+    }
+}
+
+/// A zero-filled storage buffer of `bytes` (at least 16).
+pub(crate) fn zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
+    check_size(ctx, label, bytes)?;
+    ctx.checked(&format!("allocating {label}"), || {
+        ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.max(MIN_BYTES).next_multiple_of(4),
+            usage: STORAGE,
+            mapped_at_creation: false,
+        })
+    })
+}
+
+fn check_size(ctx: &GpuContext, label: &str, bytes: u64) -> Result<()> {
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    if bytes > limit {
+        return Err(Error::Gpu(format!(
+            "{label}: {bytes} bytes exceed the device's buffer limit of {limit} bytes (split the batch)"
+        )));
+    }
+    Ok(())
+}
+
+/// A uniform buffer of 32-bit words (padded to 16 bytes).
+pub(crate) fn uniform(ctx: &GpuContext, words: &[u32]) -> wgpu::Buffer {
+    let mut w = words.to_vec();
+    w.resize(words.len().next_multiple_of(4).max(4), 0);
+    let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("params"),
+        size: 4 * w.len() as u64,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    ctx.queue.write_buffer(&buf, 0, bytemuck::cast_slice(&w));
+    buf
+}
+
+/// Copies `bytes` from `buf` at `offset` back to the host (waits for the GPU).
+pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+    let size = bytes.max(4).next_multiple_of(4);
+    let staging = ctx.checked(what, || {
+        ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    })?;
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+    enc.copy_buffer_to_buffer(buf, offset, &staging, 0, size);
+    ctx.submit_and_wait(what, enc)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait(what, None)?;
+    match rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(Error::Gpu(format!("{what}: mapping the result failed: {e}"))),
+        Err(_) => return Err(Error::Gpu(format!("{what}: the result was never mapped"))),
+    }
+    let data = staging
+        .get_mapped_range(..)
+        .map_err(|e| Error::Gpu(format!("{what}: {e}")))?
+        .to_vec();
+    staging.unmap();
+    Ok(data[..bytes as usize].to_vec())
+}
+
+pub(crate) fn read_f32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<f32>> {
+    let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+pub(crate) fn read_u32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<u32>> {
+    let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// An output buffer with [`GUARD_WORDS`] sentinels on each side of `init` (the words the
+/// kernel sees), bound at the aligned offset after the leading sentinels.
+pub(crate) struct Guarded {
+    pub buf: wgpu::Buffer,
+    pub len: usize,
+}
+
+impl Guarded {
+    pub fn new(ctx: &GpuContext, label: &str, init: &[f32]) -> Result<Guarded> {
+        let mut words = vec![SENTINEL; GUARD_WORDS];
+        words.extend(init.iter().map(|v| v.to_bits()));
+        words.extend_from_slice(&[SENTINEL; GUARD_WORDS]);
+        Ok(Guarded {
+            buf: upload_u32(ctx, label, &words)?,
+            len: init.len(),
+        })
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View {
+            buf: &self.buf,
+            offset: 4 * GUARD_WORDS as u64,
+            size: Some((4 * self.len as u64).max(4)),
+        }
+    }
+
+    /// The kernel's output and whether every sentinel survived.
+    pub fn read(&self, ctx: &GpuContext, what: &str) -> Result<(Vec<f32>, bool)> {
+        let words = read_u32(ctx, what, &self.buf, 0, self.len + 2 * GUARD_WORDS)?;
+        let intact = words[..GUARD_WORDS]
+            .iter()
+            .chain(&words[GUARD_WORDS + self.len..])
+            .all(|&w| w == SENTINEL);
+        let values = words[GUARD_WORDS..GUARD_WORDS + self.len]
+            .iter()
+            .map(|&w| f32::from_bits(w))
+            .collect();
+        Ok((values, intact))
+    }
+}

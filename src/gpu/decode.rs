@@ -1,0 +1,541 @@
+//! Decoding on the GPU.
+//!
+//! `greedy_resident`: MIOpen's greedy walk with everything in device buffers — encoder, every
+//! decoder step, log-softmax, the solver's rule check and the hypotheses (tokens, values,
+//! scores, states). All steps go into one command buffer; the host reads back only the final
+//! hypotheses.
+//!
+//! `GpuStepDecoder`: the decoder step on the GPU behind the [`StepDecoder`] trait, so the host's
+//! beam search (and greedy for solvers without a WGSL rules library) run the model on the GPU
+//! with one upload and one read-back per step.
+
+use std::sync::Mutex;
+
+use super::buffers::{self, Pool, View};
+use super::context::GpuContext;
+use super::kernels::{self, BindCache, Recorder, Rows};
+use super::model::GpuKtn;
+use crate::error::{Error, Result};
+use crate::search::Hypothesis;
+use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+
+/// Largest width x vocabulary `beam_step.wgsl` takes (its candidate bit mask).
+pub(crate) const MAX_BEAM_CANDIDATES: usize = 2048;
+/// Largest look-ahead domain of the WGSL rules libraries (`SOLVER_DOMAIN_MAX`).
+pub(crate) const MAX_DOMAIN: usize = 64;
+
+/// Words of one row's hypothesis record in `greedy_step.wgsl` for configs of `max_len`.
+pub(crate) fn hyp_words(max_len: usize) -> usize {
+    2 * max_len + 4
+}
+
+/// Encoder words per problem: input, dense output, sequences between LSTMs, both state copies.
+fn encoder_words(m: &GpuKtn) -> usize {
+    let t = m.steps;
+    let dense = m.enc_dense.as_ref().map_or(0, |d| t * d.units);
+    let n = m.enc_lstms.len();
+    let seqs: usize = m.enc_lstms.iter().take(n.saturating_sub(1)).map(|l| t * l.units).sum();
+    let states: usize = m.enc_lstms.iter().map(|l| 2 * 2 * l.units).sum();
+    t * m.features + dense + seqs + states
+}
+
+/// Decoder words per beam row: hypothesis records, feed, embedding, scores, log-probabilities,
+/// both state copies (and the second record and the parent for a beam).
+fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
+    let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
+    let records = if beam {
+        2 * hyp_words(max_len) + 1
+    } else {
+        hyp_words(max_len)
+    };
+    records + 1 + m.embed_dim + 2 * m.output.units + states
+}
+
+/// Device bytes one problem needs in `greedy_resident` (`width` 1) or `beam_resident`: every
+/// work buffer, both state copies (weights not included).
+pub(crate) fn bytes_per_problem(m: &GpuKtn, max_len: usize, width: Option<usize>) -> u64 {
+    let rows = match width {
+        None => decoder_row_words(m, max_len, false),
+        Some(w) => w.max(1) * decoder_row_words(m, max_len, true),
+    };
+    4 * (encoder_words(m) + 8 + rows) as u64
+}
+
+/// Largest single buffer one problem contributes to (bytes), for the binding-size limit.
+pub(crate) fn greedy_largest_row_bytes(m: &GpuKtn) -> u64 {
+    let widest_state = m
+        .enc_lstms
+        .iter()
+        .chain(&m.dec_lstms)
+        .map(|l| 2 * l.units)
+        .max()
+        .unwrap_or(0);
+    let w = (m.steps * m.widest_seq())
+        .max(m.vocab)
+        .max(widest_state)
+        .max(m.embed_dim);
+    4 * w as u64
+}
+
+/// Records the encoder for `rows` problems (`input`: `[rows, T, F]`); returns the final
+/// `[h | c]` buffer of each LSTM layer.
+pub(crate) fn record_encoder(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    rec: &mut Recorder<'_>,
+    m: &GpuKtn,
+    input: &wgpu::Buffer,
+    rows: usize,
+) -> Result<Vec<wgpu::Buffer>> {
+    let t = m.steps;
+    let mut owned: Option<wgpu::Buffer> = None;
+    let mut dim = m.features;
+    if let Some(d) = &m.enc_dense {
+        let out = pool.take(ctx, "encoder dense out", 4 * (rows * t * d.units) as u64)?;
+        kernels::dense(
+            ctx,
+            rec,
+            input.into(),
+            Rows {
+                stride: d.in_dim,
+                offset: 0,
+            },
+            (&d.kernel).into(),
+            d.bias.as_ref().map(View::from),
+            (&out).into(),
+            rows * t,
+            d.in_dim,
+            d.units,
+            false,
+            m.half,
+        )?;
+        owned = Some(out);
+        dim = d.units;
+    }
+    let mut finals = Vec::new();
+    for (l, lstm) in m.enc_lstms.iter().enumerate() {
+        let u = lstm.units;
+        let last = l + 1 == m.enc_lstms.len();
+        let out_seq = if last {
+            None
+        } else {
+            Some(pool.take(ctx, "encoder sequence", 4 * (rows * t * u) as u64)?)
+        };
+        let a = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
+        let b = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
+        // The initial state is zero.
+        rec.enc.clear_buffer(&a, 0, None);
+        let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
+        for step in 0..t {
+            let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            kernels::lstm_step(
+                ctx,
+                rec,
+                seq_in.into(),
+                Rows {
+                    stride: t * dim,
+                    offset: step * dim,
+                },
+                (&lstm.weights).into(),
+                prev.into(),
+                next.into(),
+                out_seq.as_ref().map(|s| {
+                    (
+                        View::from(s),
+                        Rows {
+                            stride: t * u,
+                            offset: step * u,
+                        },
+                    )
+                }),
+                rows,
+                dim,
+                u,
+                m.half,
+            )?;
+        }
+        finals.push(if t % 2 == 0 { a } else { b });
+        if let Some(s) = out_seq {
+            owned = Some(s);
+        }
+        dim = u;
+    }
+    Ok(finals)
+}
+
+/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores.
+#[allow(clippy::too_many_arguments)]
+fn record_decoder_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    m: &GpuKtn,
+    feed: &wgpu::Buffer,
+    embedded: &wgpu::Buffer,
+    cur: &[wgpu::Buffer],
+    next: &[wgpu::Buffer],
+    scores: &wgpu::Buffer,
+    rows: usize,
+) -> Result<()> {
+    kernels::embedding_gather(
+        ctx,
+        rec,
+        feed.into(),
+        (&m.embedding).into(),
+        embedded.into(),
+        rows,
+        m.vocab,
+        m.embed_dim,
+    )?;
+    for (l, lstm) in m.dec_lstms.iter().enumerate() {
+        let x: &wgpu::Buffer = if l == 0 { embedded } else { &next[l - 1] };
+        kernels::lstm_step(
+            ctx,
+            rec,
+            x.into(),
+            Rows {
+                stride: lstm.in_dim,
+                offset: 0,
+            },
+            (&lstm.weights).into(),
+            (&cur[l]).into(),
+            (&next[l]).into(),
+            None,
+            rows,
+            lstm.in_dim,
+            lstm.units,
+            m.half,
+        )?;
+    }
+    let last = next
+        .last()
+        .ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
+    let o = &m.output;
+    kernels::dense(
+        ctx,
+        rec,
+        last.into(),
+        Rows {
+            stride: o.in_dim,
+            offset: 0,
+        },
+        (&o.kernel).into(),
+        o.bias.as_ref().map(View::from),
+        scores.into(),
+        rows,
+        o.in_dim,
+        o.units,
+        false,
+        m.half,
+    )
+}
+
+/// What the greedy walk needs besides the model.
+pub(crate) struct GreedyJob<'a> {
+    /// `[rows, T, F]` encoder inputs.
+    pub inputs: &'a [f32],
+    /// The solver's rule words per row.
+    pub rules: &'a [[i32; 8]],
+    /// `greedy_step.wgsl`'s vocabulary words: value id per token, then each value as i32.
+    pub vocab_words: &'a [i32],
+    pub rules_library: &'static str,
+    /// Config length (positions to decode).
+    pub max_len: usize,
+}
+
+/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU. Per problem: the
+/// hypothesis, or None where the walk fails.
+pub(crate) fn greedy_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuKtn,
+    job: &GreedyJob<'_>,
+) -> Result<Vec<Option<Hypothesis>>> {
+    let rows = job.rules.len();
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
+    let v = m.output.units;
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    let words = hyp_words(job.max_len);
+    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
+    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
+    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
+    let mut rec = Recorder::with_cache(ctx, "greedy", cache);
+    // Every walk starts running, empty, with score 0, fed token 0.
+    rec.enc.clear_buffer(&hyp, 0, None);
+    rec.enc.clear_buffer(&feed, 0, None);
+    let mut cur = record_encoder(ctx, pool, &mut rec, m, &input, rows)?;
+    let mut next: Vec<wgpu::Buffer> = m
+        .dec_lstms
+        .iter()
+        .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
+        .collect::<Result<_>>()?;
+    for _ in 0..job.max_len {
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+        kernels::greedy_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            (&scores).into(),
+            (&logp).into(),
+            (&vocab_words).into(),
+            (&rules).into(),
+            (&hyp).into(),
+            (&feed).into(),
+            rows,
+            v,
+            job.max_len,
+        )?;
+        std::mem::swap(&mut cur, &mut next);
+    }
+    ctx.submit_and_wait("greedy decoding", rec.finish())?;
+    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let l = job.max_len;
+    Ok(out
+        .chunks_exact(words)
+        .map(|h| {
+            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
+            (status == 1 && len <= l).then(|| Hypothesis {
+                tokens: h[..len].to_vec(),
+                values: h[l..l + len].to_vec(),
+                score,
+            })
+        })
+        .collect())
+}
+
+/// What the resident beam search needs besides the model.
+pub(crate) struct BeamJob<'a> {
+    /// `[problems, T, F]` encoder inputs.
+    pub inputs: &'a [f32],
+    pub rules: &'a [[i32; 8]],
+    /// `vocab_words` (tokens | values | domain length | domain).
+    pub vocab_words: &'a [i32],
+    /// Number of distinct values and of domain entries in `vocab_words`.
+    pub values: usize,
+    pub domain_len: usize,
+    pub rules_library: &'static str,
+    pub max_len: usize,
+    pub width: usize,
+    pub top: usize,
+}
+
+/// The constrained beam search for every problem, resident on the GPU: per problem, up to
+/// `top` finished hypotheses, best first (as `search::beam_search` orders them).
+pub(crate) fn beam_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuKtn,
+    job: &BeamJob<'_>,
+) -> Result<Vec<Vec<Hypothesis>>> {
+    let problems = job.rules.len();
+    if problems == 0 {
+        return Ok(Vec::new());
+    }
+    let (w, v, l) = (job.width.max(1), m.output.units, job.max_len);
+    let rows = problems * w;
+    let words = hyp_words(l);
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    // Slot 0 of each problem is live with an empty prefix, the others dead.
+    let mut init = vec![0u32; rows * words];
+    for (r, h) in init.chunks_exact_mut(words).enumerate() {
+        h[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
+    }
+    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    // Row r of the beam starts from problem r / w's encoder state.
+    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
+    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
+    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
+    let mut rec = Recorder::with_cache(ctx, "beam", cache);
+    rec.enc.clear_buffer(&feed, 0, None);
+    let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
+    let mut cur = Vec::new();
+    let mut next = Vec::new();
+    for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+        let bytes = 4 * (2 * rows * lstm.units) as u64;
+        let c = pool.take(ctx, "beam state", bytes)?;
+        kernels::reorder_rows(
+            ctx,
+            &mut rec,
+            (&parents).into(),
+            (&encoded[layer]).into(),
+            (&c).into(),
+            rows,
+            problems,
+            lstm.units,
+        )?;
+        cur.push(c);
+        next.push(pool.take(ctx, "beam state", bytes)?);
+    }
+    for _ in 0..l {
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+        kernels::beam_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            [
+                (&scores).into(),
+                (&logp).into(),
+                (&vocab_words).into(),
+                (&rules).into(),
+                (&hyp_a).into(),
+                (&hyp_b).into(),
+                (&parents).into(),
+                (&feed).into(),
+            ],
+            problems,
+            job.values,
+            job.domain_len,
+            v,
+            w,
+            l,
+        )?;
+        for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+            kernels::reorder_rows(
+                ctx,
+                &mut rec,
+                (&parents).into(),
+                (&next[layer]).into(),
+                (&cur[layer]).into(),
+                rows,
+                rows,
+                lstm.units,
+            )?;
+        }
+        std::mem::swap(&mut hyp_a, &mut hyp_b);
+    }
+    ctx.submit_and_wait("beam search", rec.finish())?;
+    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
+    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
+    for slots in out.chunks_exact(words * w) {
+        let mut list: Vec<Hypothesis> = slots
+            .chunks_exact(words)
+            .filter(|h| h[2 * l + 1] == 1 && h[2 * l] as usize == l)
+            .map(|h| Hypothesis {
+                tokens: h[..l].to_vec(),
+                values: h[l..2 * l].to_vec(),
+                score: f32::from_bits(h[2 * l + 2]),
+            })
+            .collect();
+        // search::beam_search's final order: score, then larger last token.
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
+        });
+        list.truncate(job.top);
+        found.push(list);
+    }
+    Ok(found)
+}
+
+/// Encodes `rows` problems on the GPU and reads the decoder's initial states back.
+pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], rows: usize) -> Result<States> {
+    let units: Vec<usize> = m.enc_lstms.iter().map(|l| l.units).collect();
+    let mut states = States::zeros(&units, rows);
+    if rows == 0 {
+        return Ok(states);
+    }
+    let mut pool = Pool::default();
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
+    let mut rec = Recorder::new(ctx, "encoder");
+    let finals = record_encoder(ctx, &mut pool, &mut rec, m, &input, rows)?;
+    ctx.submit_and_wait("encoder", rec.finish())?;
+    for (l, buf) in finals.iter().enumerate() {
+        let u = units[l];
+        let hc = buffers::read_f32(ctx, "encoder states", buf, 0, 2 * rows * u)?;
+        states.h[l].copy_from_slice(&hc[..rows * u]);
+        states.c[l].copy_from_slice(&hc[rows * u..]);
+    }
+    Ok(states)
+}
+
+/// The decoder step on the GPU for the host's search. A GPU failure turns the step's scores
+/// into NaN (which the search never takes) and is kept for [`GpuStepDecoder::take_error`].
+pub(crate) struct GpuStepDecoder<'a> {
+    pub ctx: &'a GpuContext,
+    pub model: &'a GpuKtn,
+    error: Mutex<Option<String>>,
+}
+
+impl<'a> GpuStepDecoder<'a> {
+    pub fn new(ctx: &'a GpuContext, model: &'a GpuKtn) -> GpuStepDecoder<'a> {
+        GpuStepDecoder {
+            ctx,
+            model,
+            error: Mutex::new(None),
+        }
+    }
+
+    /// The first GPU error of any step, if one happened.
+    pub fn take_error(&self) -> Option<Error> {
+        self.error.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
+    }
+
+    fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
+        let (ctx, m) = (self.ctx, self.model);
+        let rows = states.batch;
+        let v = m.output.units;
+        scores.resize(rows * v, 0.0);
+        if rows == 0 {
+            return Ok(());
+        }
+        let feed = buffers::upload_u32(ctx, "tokens", tokens)?;
+        let mut cur = Vec::new();
+        let mut next = Vec::new();
+        for (l, lstm) in m.dec_lstms.iter().enumerate() {
+            let hc: Vec<f32> = states.h[l].iter().chain(&states.c[l]).copied().collect();
+            cur.push(buffers::upload_f32(ctx, "decoder state", &hc)?);
+            next.push(buffers::zeroed(
+                ctx,
+                "decoder state",
+                4 * (2 * rows * lstm.units) as u64,
+            )?);
+        }
+        let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
+        let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
+        let mut rec = Recorder::new(ctx, "decoder step");
+        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
+        ctx.submit_and_wait("decoder step", rec.finish())?;
+        for (l, lstm) in m.dec_lstms.iter().enumerate() {
+            let u = lstm.units;
+            let hc = buffers::read_f32(ctx, "decoder states", &next[l], 0, 2 * rows * u)?;
+            states.h[l].copy_from_slice(&hc[..rows * u]);
+            states.c[l].copy_from_slice(&hc[rows * u..]);
+        }
+        *scores = buffers::read_f32(ctx, "scores", &score_buf, 0, rows * v)?;
+        Ok(())
+    }
+}
+
+impl StepDecoder for GpuStepDecoder<'_> {
+    fn vocab_size(&self) -> usize {
+        self.model.output.units
+    }
+
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
+        if let Err(e) = self.try_step(tokens, states, scores) {
+            if let Ok(mut slot) = self.error.lock() {
+                slot.get_or_insert(e.to_string());
+            }
+            scores.clear();
+            scores.resize(states.batch * self.model.output.units, f32::NAN);
+        }
+    }
+}

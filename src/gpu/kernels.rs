@@ -1,0 +1,706 @@
+//! One launch function per kernel of `shaders/` (recording into a command encoder), and `host`
+//! versions that take and return slices: what the GPU-vs-CPU tests and benchmarks call.
+
+use super::buffers::{self, View};
+use super::context::GpuContext;
+use super::registry::{Kernel, KernelKey};
+use crate::error::{Error, Result};
+
+/// Workgroup size of every kernel (an override constant of each shader).
+pub const WG: u32 = 64;
+
+/// Rows one `dense.wgsl` thread computes (its `ROWS_PER_THREAD`).
+const DENSE_ROWS_PER_THREAD: usize = 4;
+/// Rows one `lstm_step.wgsl` thread computes (its `ROWS_PER_THREAD`).
+const LSTM_ROWS_PER_THREAD: usize = 4;
+
+/// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
+/// exceeds the per-dimension limit).
+pub(crate) fn dispatch(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    kernel: &Kernel,
+    views: &[View<'_>],
+    params: &[u32],
+    threads: u64,
+) -> Result<()> {
+    if threads == 0 {
+        return Ok(());
+    }
+    let groups = threads.div_ceil(u64::from(kernel.workgroup));
+    let max = u64::from(ctx.limits.max_compute_workgroups_per_dimension.max(1));
+    let x = groups.min(max);
+    let y = groups.div_ceil(x);
+    if y > max {
+        return Err(Error::Gpu(format!(
+            "{}: {threads} threads exceed one dispatch (split the batch)",
+            kernel.key
+        )));
+    }
+    let make = || {
+        let uniform = buffers::uniform(ctx, params);
+        let mut entries: Vec<wgpu::BindGroupEntry> = views
+            .iter()
+            .enumerate()
+            .map(|(i, v)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: v.binding(),
+            })
+            .collect();
+        entries.push(wgpu::BindGroupEntry {
+            binding: views.len() as u32,
+            resource: uniform.as_entire_binding(),
+        });
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &kernel.layout,
+            entries: &entries,
+        })
+    };
+    let group = match rec.cache.as_deref_mut() {
+        Some(cache) => {
+            let key = BindKey {
+                kernel: kernel.key.clone(),
+                views: views.iter().map(|v| (v.buf.clone(), v.offset, v.size)).collect(),
+                params: params.to_vec(),
+            };
+            cache.groups.entry(key).or_insert_with(make).clone()
+        }
+        None => make(),
+    };
+    let mut pass = rec.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, &group, &[]);
+    pass.dispatch_workgroups(x as u32, y as u32, 1);
+    Ok(())
+}
+
+/// What a bind group is made of: the kernel, its buffers (with offset and size) and its
+/// parameters.
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct BindKey {
+    kernel: KernelKey,
+    views: Vec<(wgpu::Buffer, u64, Option<u64>)>,
+    params: Vec<u32>,
+}
+
+/// Bind groups (with their parameter buffers) of decodes that reuse the same pooled buffers, so
+/// a repeated decode of the same size creates no wgpu objects at all.
+#[derive(Default)]
+pub(crate) struct BindCache {
+    groups: std::collections::HashMap<BindKey, wgpu::BindGroup>,
+}
+
+impl BindCache {
+    pub fn clear(&mut self) {
+        self.groups.clear();
+    }
+}
+
+/// A command encoder being recorded, with the bind-group cache of the decode (if any).
+pub(crate) struct Recorder<'a> {
+    pub enc: wgpu::CommandEncoder,
+    cache: Option<&'a mut BindCache>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(ctx: &GpuContext, label: &str) -> Recorder<'a> {
+        Recorder {
+            enc: ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) }),
+            cache: None,
+        }
+    }
+
+    pub fn with_cache(ctx: &GpuContext, label: &str, cache: &'a mut BindCache) -> Recorder<'a> {
+        let mut r = Recorder::new(ctx, label);
+        r.cache = Some(cache);
+        r
+    }
+
+    pub fn finish(self) -> wgpu::CommandEncoder {
+        self.enc
+    }
+}
+
+fn u32_of(what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Gpu(format!("{what} = {v} does not fit the kernels' 32-bit indices")))
+}
+
+/// Row addressing of a kernel input: row r starts at `offset + r * stride` (in f32 words).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rows {
+    pub stride: usize,
+    pub offset: usize,
+}
+
+/// `out = [out +] a · b [+ bias]` (dense.wgsl); twin `cpu::dense` / `cpu::matmul_acc`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    out: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accumulate: bool,
+    half: bool,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "dense",
+        &[
+            ("K_DIM", u32_of("K", k)?),
+            ("N_DIM", u32_of("N", n)?),
+            ("WG", WG),
+            ("HAS_BIAS", u32::from(bias.is_some())),
+            ("ACCUMULATE", u32::from(accumulate)),
+        ],
+    )
+    .with_half(half);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let bias = bias.unwrap_or(b);
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("stride", a_rows.stride)?,
+        u32_of("offset", a_rows.offset)?,
+    ];
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[a, b, bias, out],
+        &params,
+        (rows.div_ceil(DENSE_ROWS_PER_THREAD) * n) as u64,
+    )
+}
+
+/// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn embedding_gather(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    ids: View<'_>,
+    table: View<'_>,
+    out: View<'_>,
+    rows: usize,
+    vocab: usize,
+    dim: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "embedding_gather",
+        &[
+            ("DIM", u32_of("dim", dim)?),
+            ("VOCAB", u32_of("vocab", vocab)?),
+            ("WG", WG),
+        ],
+    );
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[ids, table, out],
+        &[u32_of("rows", rows)?],
+        (rows * dim) as u64,
+    )
+}
+
+/// One fused LSTM step (lstm_step.wgsl): reads `prev` = [h | c], writes `next` = [h | c] and,
+/// with `seq`, a copy of h; twin `cpu::dense` + `cpu::matmul_acc` + `cpu::lstm_cell`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    x_rows: Rows,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    seq: Option<(View<'_>, Rows)>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+    half: bool,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "lstm_step",
+        &[
+            ("IN_DIM", u32_of("input", in_dim)?),
+            ("UNITS", u32_of("units", units)?),
+            ("WG", WG),
+            ("WRITE_SEQ", u32::from(seq.is_some())),
+        ],
+    )
+    .with_half(half);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    // Without a sequence output the slot still needs a buffer of its own.
+    let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("x stride", x_rows.stride)?,
+        u32_of("x offset", x_rows.offset)?,
+        u32_of("seq stride", seq_rows.stride)?,
+        u32_of("seq offset", seq_rows.offset)?,
+    ];
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[x, weights, prev, next, seq_view],
+        &params,
+        (rows.div_ceil(LSTM_ROWS_PER_THREAD) * units) as u64,
+    )
+}
+
+/// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
+pub(crate) fn log_softmax(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    out: View<'_>,
+    rows: usize,
+    width: usize,
+) -> Result<()> {
+    let key = KernelKey::new("log_softmax", &[("V", u32_of("width", width)?), ("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(ctx, rec, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
+}
+
+/// One position of MIOpen's greedy walk for every row (greedy_step.wgsl); twin
+/// `search::greedy_miopen`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn greedy_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    rules_library: &'static str,
+    scores: View<'_>,
+    logp: View<'_>,
+    vocab_words: View<'_>,
+    rules: View<'_>,
+    hyp: View<'_>,
+    feed: View<'_>,
+    rows: usize,
+    vocab: usize,
+    max_len: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "greedy_step",
+        &[
+            ("V", u32_of("vocab", vocab)?),
+            ("MAX_LEN", u32_of("config length", max_len)?),
+            ("WG", WG),
+        ],
+    )
+    .with_rules(rules_library);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[scores, logp, vocab_words, rules, hyp, feed],
+        &[u32_of("rows", rows)?],
+        rows as u64,
+    )
+}
+
+/// One position of the constrained beam search for every problem (beam_step.wgsl); twin
+/// `search::beam_search`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn beam_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    rules_library: &'static str,
+    views: [View<'_>; 8],
+    problems: usize,
+    values: usize,
+    domain_len: usize,
+    vocab: usize,
+    width: usize,
+    max_len: usize,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "beam_step",
+        &[
+            ("V", u32_of("vocab", vocab)?),
+            ("WIDTH", u32_of("width", width)?),
+            ("MAX_LEN", u32_of("config length", max_len)?),
+            ("WG", WG),
+        ],
+    )
+    .with_rules(rules_library);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let params = [
+        u32_of("problems", problems)?,
+        u32_of("values", values)?,
+        u32_of("domain", domain_len)?,
+    ];
+    dispatch(ctx, rec, &kernel, &views, &params, problems as u64)
+}
+
+/// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
+/// `States::gather_from`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reorder_rows(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    rows: View<'_>,
+    src: View<'_>,
+    dst: View<'_>,
+    dst_rows: usize,
+    src_rows: usize,
+    units: usize,
+) -> Result<()> {
+    let key = KernelKey::new("reorder_rows", &[("UNITS", u32_of("units", units)?), ("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let params = [u32_of("rows", dst_rows)?, u32_of("rows", src_rows)?];
+    dispatch(ctx, rec, &kernel, &[rows, src, dst], &params, (dst_rows * units) as u64)
+}
+
+/// Slice-in, slice-out versions of the kernels for tests and benchmarks. Each output comes back
+/// with `sentinels_intact`: false when the kernel wrote outside its output.
+pub mod host {
+    use super::*;
+
+    /// A kernel's output read back from a sentinel-guarded buffer.
+    #[derive(Debug, Clone)]
+    pub struct Output {
+        pub values: Vec<f32>,
+        pub sentinels_intact: bool,
+    }
+
+    fn nan_filled(len: usize) -> Vec<f32> {
+        vec![f32::NAN; len]
+    }
+
+    /// `[rows, n] = [init +] a[rows, k] · b[k, n] [+ bias]`: with `init`, accumulates into it
+    /// (twin `cpu::matmul_acc`); otherwise twin `cpu::dense`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<Output> {
+        dense_with(ctx, a, b, bias, init, rows, k, n, false)
+    }
+
+    /// [`dense`] with `b` and `bias` stored as f16 on the device (`half`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_with(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+    ) -> Result<Output> {
+        let a_buf = buffers::upload_f32(ctx, "a", a)?;
+        let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
+        let bias_buf = bias
+            .map(|v| buffers::upload_weights(ctx, "bias", v, half))
+            .transpose()?;
+        let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
+        let mut rec = Recorder::new(ctx, "dense");
+        super::dense(
+            ctx,
+            &mut rec,
+            (&a_buf).into(),
+            Rows { stride: k, offset: 0 },
+            (&b_buf).into(),
+            bias_buf.as_ref().map(View::from),
+            out.view(),
+            rows,
+            k,
+            n,
+            init.is_some(),
+            half,
+        )?;
+        ctx.submit_and_wait("dense", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "dense")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
+    pub fn embedding_gather(ctx: &GpuContext, table: &[f32], ids: &[u32], vocab: usize, dim: usize) -> Result<Output> {
+        let t = buffers::upload_f32(ctx, "table", table)?;
+        let i = buffers::upload_u32(ctx, "ids", ids)?;
+        let out = buffers::Guarded::new(ctx, "out", &nan_filled(ids.len() * dim))?;
+        let mut rec = Recorder::new(ctx, "embedding_gather");
+        super::embedding_gather(
+            ctx,
+            &mut rec,
+            (&i).into(),
+            (&t).into(),
+            out.view(),
+            ids.len(),
+            vocab,
+            dim,
+        )?;
+        ctx.submit_and_wait("embedding_gather", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "embedding_gather")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// One LSTM step for `rows` rows: returns the new state as `[h (rows*units) | c (rows*units)]`.
+    /// `kernel` is `[in_dim, 4u]`, `recurrent` `[u, 4u]`, `bias` `[4u]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+    ) -> Result<Output> {
+        lstm_step_with(ctx, x, kernel, recurrent, bias, h, c, rows, in_dim, units, false)
+    }
+
+    /// [`lstm_step`] with the weights stored as f16 on the device (`half`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_with(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+    ) -> Result<Output> {
+        let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
+        let prev: Vec<f32> = h.iter().chain(c).copied().collect();
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let w_buf = buffers::upload_weights(ctx, "weights", &w, half)?;
+        let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
+        let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
+        let mut rec = Recorder::new(ctx, "lstm_step");
+        super::lstm_step(
+            ctx,
+            &mut rec,
+            (&x_buf).into(),
+            Rows {
+                stride: in_dim,
+                offset: 0,
+            },
+            (&w_buf).into(),
+            (&prev_buf).into(),
+            next.view(),
+            None,
+            rows,
+            in_dim,
+            units,
+            half,
+        )?;
+        ctx.submit_and_wait("lstm_step", rec.finish())?;
+        let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// Row-wise log-softmax of `[rows, width]`.
+    pub fn log_softmax(ctx: &GpuContext, x: &[f32], rows: usize, width: usize) -> Result<Output> {
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * width))?;
+        let mut rec = Recorder::new(ctx, "log_softmax");
+        super::log_softmax(ctx, &mut rec, (&x_buf).into(), out.view(), rows, width)?;
+        ctx.submit_and_wait("log_softmax", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// `dst[r] = src[rows[r]]` for a state `[src_rows, units] h | [src_rows, units] c`.
+    pub fn reorder_rows(ctx: &GpuContext, src: &[f32], rows: &[u32], src_rows: usize, units: usize) -> Result<Output> {
+        let s = buffers::upload_f32(ctx, "src", src)?;
+        let r = buffers::upload_u32(ctx, "rows", rows)?;
+        let out = buffers::Guarded::new(ctx, "dst", &nan_filled(2 * rows.len() * units))?;
+        let mut rec = Recorder::new(ctx, "reorder_rows");
+        super::reorder_rows(
+            ctx,
+            &mut rec,
+            (&r).into(),
+            (&s).into(),
+            out.view(),
+            rows.len(),
+            src_rows,
+            units,
+        )?;
+        ctx.submit_and_wait("reorder_rows", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "reorder_rows")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// Evaluates a solver's WGSL `solver_prefix_valid` and `solver_completable` (library
+    /// `rules_library`, e.g. "conv_asm_1x1u_rules") on each (rule words, prefix, length), with
+    /// `domain` the accepted values ascending. Returns (valid, completable) per case.
+    pub fn rules_check(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        cases: &[([i32; 8], [i32; 8], u32)],
+        domain: &[i32],
+    ) -> Result<Vec<(bool, bool)>> {
+        let rules: Vec<i32> = cases.iter().flat_map(|c| c.0).collect();
+        let prefixes: Vec<i32> = cases.iter().flat_map(|c| c.1).collect();
+        let lens: Vec<u32> = cases.iter().map(|c| c.2).collect();
+        let r = buffers::upload_i32(ctx, "rules", &rules)?;
+        let p = buffers::upload_i32(ctx, "prefixes", &prefixes)?;
+        let l = buffers::upload_u32(ctx, "lens", &lens)?;
+        let d = buffers::upload_i32(ctx, "domain", domain)?;
+        let ok = buffers::zeroed(ctx, "ok", 4 * cases.len() as u64)?;
+        let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
+        let kernel = ctx.registry.get(ctx, &key)?;
+        let mut rec = Recorder::new(ctx, "rules_check");
+        dispatch(
+            ctx,
+            &mut rec,
+            &kernel,
+            &[(&r).into(), (&p).into(), (&l).into(), (&d).into(), (&ok).into()],
+            &[u32_of("cases", cases.len())?, u32_of("domain", domain.len())?],
+            cases.len() as u64,
+        )?;
+        ctx.submit_and_wait("rules_check", rec.finish())?;
+        Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, cases.len())?
+            .iter()
+            .map(|&w| (w & 1 != 0, w & 2 != 0))
+            .collect())
+    }
+
+    /// One position of MIOpen's greedy walk (greedy_step.wgsl) for `rows` rows: `hyp` holds
+    /// each row's record (`2 * max_len + 4` words: tokens, values, len, status, score bits,
+    /// spare); returns the updated records and the fed tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn greedy_step(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        scores: &[f32],
+        logp: &[f32],
+        vocab_words: &[i32],
+        rules: &[[i32; 8]],
+        hyp: &[u32],
+        vocab: usize,
+        max_len: usize,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        let rows = rules.len();
+        let s = buffers::upload_f32(ctx, "scores", scores)?;
+        let l = buffers::upload_f32(ctx, "logp", logp)?;
+        let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
+        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let r = buffers::upload_i32(ctx, "rules", &flat)?;
+        let h = buffers::upload_u32(ctx, "hypotheses", hyp)?;
+        let f = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
+        let mut rec = Recorder::new(ctx, "greedy_step");
+        super::greedy_step(
+            ctx,
+            &mut rec,
+            rules_library,
+            (&s).into(),
+            (&l).into(),
+            (&v).into(),
+            (&r).into(),
+            (&h).into(),
+            (&f).into(),
+            rows,
+            vocab,
+            max_len,
+        )?;
+        ctx.submit_and_wait("greedy_step", rec.finish())?;
+        Ok((
+            buffers::read_u32(ctx, "greedy_step", &h, 0, hyp.len())?,
+            buffers::read_u32(ctx, "greedy_step", &f, 0, rows)?,
+        ))
+    }
+
+    /// One position of the constrained beam search (beam_step.wgsl) for `rules.len()` problems
+    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it. Returns the new records,
+    /// the parent row of each new slot, and the fed tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn beam_step(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        scores: &[f32],
+        logp: &[f32],
+        vocab_words: &[i32],
+        values: usize,
+        domain_len: usize,
+        rules: &[[i32; 8]],
+        hyp: &[u32],
+        vocab: usize,
+        width: usize,
+        max_len: usize,
+    ) -> Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        let problems = rules.len();
+        let rows = problems * width;
+        let s = buffers::upload_f32(ctx, "scores", scores)?;
+        let l = buffers::upload_f32(ctx, "logp", logp)?;
+        let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
+        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let r = buffers::upload_i32(ctx, "rules", &flat)?;
+        let h_in = buffers::upload_u32(ctx, "hypotheses", hyp)?;
+        let h_out = buffers::zeroed(ctx, "hypotheses", 4 * hyp.len() as u64)?;
+        let parents = buffers::zeroed(ctx, "parents", 4 * rows as u64)?;
+        let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
+        let mut rec = Recorder::new(ctx, "beam_step");
+        super::beam_step(
+            ctx,
+            &mut rec,
+            rules_library,
+            [
+                (&s).into(),
+                (&l).into(),
+                (&v).into(),
+                (&r).into(),
+                (&h_in).into(),
+                (&h_out).into(),
+                (&parents).into(),
+                (&feed).into(),
+            ],
+            problems,
+            values,
+            domain_len,
+            vocab,
+            width,
+            max_len,
+        )?;
+        ctx.submit_and_wait("beam_step", rec.finish())?;
+        Ok((
+            buffers::read_u32(ctx, "beam_step", &h_out, 0, hyp.len())?,
+            buffers::read_u32(ctx, "beam_step", &parents, 0, rows)?,
+            buffers::read_u32(ctx, "beam_step", &feed, 0, rows)?,
+        ))
+    }
+}

@@ -1,0 +1,230 @@
+//! The GPU engine: the seq2seq models in hand-written WGSL (`shaders/`) run through wgpu on
+//! Vulkan, with MIOpen's greedy walk kept in GPU buffers for the whole search.
+//!
+//! - `context`: adapter selection, device, limits, and GPU failures as [`Error`]s.
+//! - `registry`: every shader compiled in, pipelines cached by a readable [`KernelKey`].
+//! - `buffers`, `kernels`: buffer helpers and one launch function per kernel.
+//! - `model`, `decode`, `predictor`: weights on the device, GPU decoding, [`GpuPredictor`].
+//!
+//! [`Engine`] is what the CLI and embedders use: CPU or GPU chosen by a [`DeviceChoice`], the
+//! same answers either way. Built without the `gpu` feature, every GPU request fails with
+//! "not compiled with GPU support".
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::predict::{DecodeMode, Prediction, Predictor};
+use crate::problem::ConvProblem;
+
+#[cfg(feature = "gpu")]
+mod buffers;
+#[cfg(feature = "gpu")]
+mod context;
+#[cfg(feature = "gpu")]
+mod decode;
+#[cfg(feature = "gpu")]
+pub mod kernels;
+#[cfg(feature = "gpu")]
+mod model;
+#[cfg(feature = "gpu")]
+mod predictor;
+#[cfg(feature = "gpu")]
+pub mod registry;
+#[cfg(feature = "gpu")]
+mod verify;
+
+#[cfg(feature = "gpu")]
+pub use context::{list_adapters, AdapterSummary, GpuContext};
+#[cfg(feature = "gpu")]
+pub use predictor::{beam_vocab_words, vocab_words, GpuPredictor};
+#[cfg(feature = "gpu")]
+pub use verify::{verify_ktn_on_gpu, GpuVerifyReport};
+
+/// Which device computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// A hardware GPU when there is one, else the CPU (with a note on stderr).
+    Auto,
+    /// The GPU (a software Vulkan adapter such as lavapipe counts); an error when there is none.
+    Gpu,
+    Cpu,
+}
+
+impl DeviceChoice {
+    pub fn parse(text: &str) -> Result<DeviceChoice> {
+        match text {
+            "auto" => Ok(DeviceChoice::Auto),
+            "gpu" => Ok(DeviceChoice::Gpu),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            other => Err(Error::Usage(format!(
+                "--device: expected auto, gpu or cpu, got '{other}'"
+            ))),
+        }
+    }
+}
+
+/// Arithmetic and weight storage precision of the GPU path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    F32,
+    F16,
+}
+
+impl Precision {
+    pub fn parse(text: &str) -> Result<Precision> {
+        match text {
+            "f32" => Ok(Precision::F32),
+            "f16" => Ok(Precision::F16),
+            other => Err(Error::Usage(format!("--precision: expected f32 or f16, got '{other}'"))),
+        }
+    }
+}
+
+/// The message of every GPU request in a build without the `gpu` feature.
+pub const NOT_COMPILED: &str = "not compiled with GPU support (rebuild with the default 'gpu' feature)";
+
+/// A loaded model on the CPU or the GPU.
+pub enum Engine {
+    Cpu(Predictor),
+    #[cfg(feature = "gpu")]
+    Gpu {
+        gpu: Box<GpuPredictor>,
+        /// In `auto` mode a GPU failure is retried on the CPU.
+        fallback: bool,
+    },
+}
+
+impl Engine {
+    /// Loads the model of (`arch`, `solver`) for `device`. `auto` without a hardware GPU (or
+    /// when opening it fails) loads on the CPU and says so on stderr.
+    pub fn load(
+        arch: &str,
+        solver: &str,
+        model_dirs: &[PathBuf],
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<Engine> {
+        match device {
+            DeviceChoice::Cpu => {
+                if precision == Precision::F16 {
+                    return Err(Error::Usage(
+                        "--precision f16 is for the GPU; the CPU computes in f32".into(),
+                    ));
+                }
+                Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?))
+            }
+            DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false, precision),
+            DeviceChoice::Auto => match Engine::load_gpu(arch, solver, model_dirs, false, true, precision) {
+                Ok(engine) => Ok(engine),
+                Err(e @ (Error::NoGpu(_) | Error::Gpu(_))) => {
+                    eprintln!("note: {e}; computing on the CPU");
+                    Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?))
+                }
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    fn load_gpu(
+        arch: &str,
+        solver: &str,
+        dirs: &[PathBuf],
+        allow_software: bool,
+        fallback: bool,
+        precision: Precision,
+    ) -> Result<Engine> {
+        let ctx = if allow_software {
+            GpuContext::shared()?
+        } else {
+            std::sync::Arc::new(GpuContext::open(false)?)
+        };
+        let gpu = GpuPredictor::load_with(arch, solver, dirs, ctx, precision)?;
+        Ok(Engine::Gpu {
+            gpu: Box::new(gpu),
+            fallback,
+        })
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn load_gpu(
+        _arch: &str,
+        _solver: &str,
+        _dirs: &[PathBuf],
+        _software: bool,
+        _fallback: bool,
+        _precision: Precision,
+    ) -> Result<Engine> {
+        Err(Error::NoGpu(NOT_COMPILED.into()))
+    }
+
+    /// The CPU predictor (for the solver, target and model).
+    pub fn host(&self) -> &Predictor {
+        match self {
+            Engine::Cpu(p) => p,
+            #[cfg(feature = "gpu")]
+            Engine::Gpu { gpu, .. } => gpu.host(),
+        }
+    }
+
+    /// "cpu" or the adapter's one-line description.
+    pub fn device_name(&self) -> String {
+        match self {
+            Engine::Cpu(_) => "cpu".into(),
+            #[cfg(feature = "gpu")]
+            Engine::Gpu { gpu, .. } => gpu.context().adapter().one_line(),
+        }
+    }
+
+    /// Applies `f` to the predictor that prepares problems (target options such as compute
+    /// units or the catalogue directory), whichever device computes.
+    pub fn with_target(self, f: impl FnOnce(Predictor) -> Predictor) -> Engine {
+        match self {
+            Engine::Cpu(p) => Engine::Cpu(f(p)),
+            #[cfg(feature = "gpu")]
+            Engine::Gpu { gpu, fallback } => Engine::Gpu {
+                gpu: Box::new(gpu.map_host(f)),
+                fallback,
+            },
+        }
+    }
+
+    /// Limits the CPU worker threads (the CPU path and the `auto` fallback).
+    pub fn with_threads(self, threads: usize) -> Engine {
+        match self {
+            Engine::Cpu(p) => Engine::Cpu(p.with_threads(threads)),
+            #[cfg(feature = "gpu")]
+            other => other,
+        }
+    }
+
+    pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
+        self.predict_batch(std::slice::from_ref(problem), mode)
+            .pop()
+            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
+    }
+
+    /// One result per problem, in order; the same answers on every device.
+    pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        match self {
+            Engine::Cpu(p) => p.predict_batch(problems, mode),
+            #[cfg(feature = "gpu")]
+            Engine::Gpu { gpu, fallback } => {
+                let mut results = gpu.predict_batch(problems, mode);
+                if *fallback && results.iter().any(|r| matches!(r, Err(Error::Gpu(_)))) {
+                    if let Some(Err(e)) = results.iter().find(|r| matches!(r, Err(Error::Gpu(_)))) {
+                        eprintln!("note: {e}; computing on the CPU");
+                    }
+                    let redo: Vec<usize> = (0..results.len())
+                        .filter(|&i| matches!(results[i], Err(Error::Gpu(_))))
+                        .collect();
+                    let again: Vec<ConvProblem> = redo.iter().map(|&i| problems[i].clone()).collect();
+                    for (i, r) in redo.into_iter().zip(gpu.host().predict_batch(&again, mode)) {
+                        results[i] = r;
+                    }
+                }
+                results
+            }
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! `GpuPredictor`: the [`Predictor`] interface with the model on the GPU. Problems are prepared
+//! on the host (features, rule words), then decoded in chunks sized to the device's limits.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::buffers::Pool;
+use super::context::GpuContext;
+use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
+use super::kernels::BindCache;
+use super::model::GpuKtn;
+use super::Precision;
+use crate::error::{Error, Result};
+use crate::predict::{DecodeMode, Prediction, Predictor};
+use crate::problem::ConvProblem;
+use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
+use crate::seq2seq::KtnModel;
+use crate::solvers::{self, Solver, Target};
+
+/// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
+const CHUNK_BUDGET: u64 = 1 << 30;
+
+/// `greedy_step.wgsl`'s marker for the "-1" value (ends a walk).
+const END_VALUE: i32 = i32::MIN;
+/// Its marker for values never accepted (not integers).
+const NEVER_VALUE: i32 = i32::MIN + 1;
+
+/// A model loaded on the GPU, with the host-side [`Predictor`] for problem preparation, the
+/// static defaults and the answers' text.
+pub struct GpuPredictor {
+    ctx: Arc<GpuContext>,
+    model: GpuKtn,
+    host: Predictor,
+    /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
+    pool: std::sync::Mutex<(Pool, BindCache)>,
+}
+
+impl GpuPredictor {
+    /// Finds and loads the model of `solver` on `arch` and uploads its weights to `ctx`.
+    pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf], ctx: Arc<GpuContext>) -> Result<GpuPredictor> {
+        GpuPredictor::load_with(arch, solver, model_dirs, ctx, Precision::F32)
+    }
+
+    /// [`GpuPredictor::load`] with a weight precision (f16 needs an adapter with shader f16).
+    pub fn load_with(
+        arch: &str,
+        solver: &str,
+        model_dirs: &[PathBuf],
+        ctx: Arc<GpuContext>,
+        precision: Precision,
+    ) -> Result<GpuPredictor> {
+        let solver = solvers::by_name(solver)?;
+        let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
+        GpuPredictor::new(ctx, Target::new(arch), solver, model, precision)
+    }
+
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        target: Target,
+        solver: &'static dyn Solver,
+        model: KtnModel,
+        precision: Precision,
+    ) -> Result<GpuPredictor> {
+        if precision == Precision::F16 && !ctx.adapter().shader_f16 {
+            return Err(Error::NoGpu(format!(
+                "{} has no shader f16 support; use --precision f32",
+                ctx.adapter().name
+            )));
+        }
+        let gpu = GpuKtn::upload(&ctx, &model, precision == Precision::F16)?;
+        Ok(GpuPredictor {
+            ctx,
+            model: gpu,
+            host: Predictor::new(target, solver, Box::new(model)),
+            pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+        })
+    }
+
+    /// Sets the compute-unit count for solvers whose features use it.
+    pub fn with_compute_units(self, compute_units: Option<u32>) -> GpuPredictor {
+        self.map_host(|h| h.with_compute_units(compute_units))
+    }
+
+    /// Changes the host-side predictor's settings (target options, threads).
+    pub fn map_host(mut self, f: impl FnOnce(Predictor) -> Predictor) -> GpuPredictor {
+        self.host = f(self.host);
+        self
+    }
+
+    /// The host-side predictor (same model, CPU path).
+    pub fn host(&self) -> &Predictor {
+        &self.host
+    }
+
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Bytes of weights on the device.
+    pub fn weight_bytes(&self) -> u64 {
+        self.model.weight_bytes
+    }
+
+    /// Device bytes per problem of a GPU-resident greedy decode.
+    pub fn greedy_bytes_per_problem(&self) -> u64 {
+        decode::bytes_per_problem(&self.model, self.config_len(), None)
+    }
+
+    /// Device bytes per problem of a beam decode of `width` (states, scores and step buffers of
+    /// `width` rows).
+    pub fn beam_bytes_per_problem(&self, width: usize) -> u64 {
+        decode::bytes_per_problem(&self.model, self.config_len(), Some(width))
+    }
+
+    fn config_len(&self) -> usize {
+        self.host
+            .model
+            .metadata()
+            .num_tuning_params
+            .values()
+            .copied()
+            .max()
+            .unwrap_or(8)
+    }
+
+    /// Problems per chunk so that no buffer exceeds the device's limits nor the memory budget.
+    pub fn chunk_size(&self, mode: DecodeMode) -> usize {
+        let per_problem = match mode {
+            DecodeMode::Miopen => self.greedy_bytes_per_problem(),
+            DecodeMode::Beam { width, .. } => self.beam_bytes_per_problem(width),
+        };
+        let width = match mode {
+            DecodeMode::Miopen => 1,
+            DecodeMode::Beam { width, .. } => width.max(1) as u64,
+        };
+        let largest = decode::greedy_largest_row_bytes(&self.model) * width;
+        let limit = self
+            .ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.ctx.limits.max_buffer_size);
+        let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
+        let max_threads = per_dim * per_dim * u64::from(super::kernels::WG);
+        let by_threads = max_threads / (largest / 4).max(1);
+        (CHUNK_BUDGET / per_problem.max(1))
+            .min(limit / largest.max(1))
+            .min(by_threads)
+            .max(1) as usize
+    }
+
+    /// Predicts one problem.
+    pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
+        self.predict_batch(std::slice::from_ref(problem), mode)
+            .pop()
+            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
+    }
+
+    /// Predicts a batch, one result per problem in order (same contract as
+    /// [`Predictor::predict_batch`]); split into chunks that fit the device.
+    pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        let chunk = self.chunk_size(mode);
+        problems
+            .chunks(chunk)
+            .flat_map(|part| self.predict_chunk(part, mode))
+            .collect()
+    }
+
+    fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        let host = &self.host;
+        let (target, solver, model) = (&host.target, host.solver, host.model.as_ref());
+        let mut results: Vec<Option<Result<Vec<Prediction>>>> = Vec::with_capacity(problems.len());
+        let mut inputs: Vec<f32> = Vec::new();
+        let mut constraints: Vec<Box<dyn Constraint + Send + Sync>> = Vec::new();
+        let mut rules: Vec<[i32; 8]> = Vec::new();
+        let mut decoded: Vec<usize> = Vec::new();
+        let library = solver.wgsl_rules();
+        for (i, p) in problems.iter().enumerate() {
+            let prepared = solver.check(target, p).and_then(|_| {
+                let input = model.encoder_input(solver, target, p)?;
+                let constraint = solver.constraint(target, p, model.vocab(), model.metadata())?;
+                Ok((input, constraint))
+            });
+            match prepared {
+                Ok((input, constraint)) => {
+                    inputs.extend_from_slice(&input);
+                    constraints.push(constraint);
+                    rules.push(solver.wgsl_rule_words(target, p).unwrap_or([0; 8]));
+                    decoded.push(i);
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        if !decoded.is_empty() {
+            let found = self.decode(&inputs, &constraints, &rules, library, mode);
+            match found {
+                Ok(found) => {
+                    for ((&i, hyps), constraint) in decoded.iter().zip(found).zip(&constraints) {
+                        results[i] = Some(host.answers(&problems[i], hyps, constraint.as_ref()));
+                    }
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    for &i in &decoded {
+                        results[i] = Some(Err(Error::Gpu(msg.trim_start_matches("GPU error: ").to_string())));
+                    }
+                }
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
+            .collect()
+    }
+
+    fn decode(
+        &self,
+        inputs: &[f32],
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        rules: &[[i32; 8]],
+        library: Option<&'static str>,
+        mode: DecodeMode,
+    ) -> Result<Vec<Vec<Hypothesis>>> {
+        let model = self.host.model.as_ref();
+        let vocab = model.vocab();
+        let max_len = constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
+        let fixed_len = constraints.iter().all(|c| c.config_len(&[]) == max_len);
+        match (mode, library) {
+            (DecodeMode::Miopen, Some(lib)) if fixed_len && max_len <= 8 => {
+                let words = vocab_words(vocab);
+                let job = GreedyJob {
+                    inputs,
+                    rules,
+                    vocab_words: &words,
+                    rules_library: lib,
+                    max_len,
+                };
+                let found =
+                    self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, &self.model, &job))?;
+                Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
+            }
+            (DecodeMode::Beam { width, top }, Some(lib))
+                if fixed_len && max_len <= 8 && width * vocab.len() <= decode::MAX_BEAM_CANDIDATES =>
+            {
+                let (words, values, domain_len) = beam_vocab_words(vocab);
+                if domain_len <= decode::MAX_DOMAIN {
+                    let job = BeamJob {
+                        inputs,
+                        rules,
+                        vocab_words: &words,
+                        values,
+                        domain_len,
+                        rules_library: lib,
+                        max_len,
+                        width: width.max(1),
+                        top: top.clamp(1, width.max(1)),
+                    };
+                    return self
+                        .with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, &self.model, &job));
+                }
+                self.decode_on_host(inputs, constraints, mode)
+            }
+            _ => self.decode_on_host(inputs, constraints, mode),
+        }
+    }
+
+    /// Runs a decode with the work-buffer pool: buffers come back to it after success and are
+    /// dropped after a failure.
+    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool, &mut BindCache) -> Result<T>) -> Result<T> {
+        let mut guard = self
+            .pool
+            .lock()
+            .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
+        let (pool, cache) = &mut *guard;
+        let out = decode(pool, cache);
+        match out {
+            // Bind groups stay valid while decodes keep finding the same buffers in the pool.
+            Ok(_) => {
+                if pool.recycle() {
+                    cache.clear();
+                }
+            }
+            Err(_) => {
+                pool.clear();
+                cache.clear();
+            }
+        }
+        out
+    }
+
+    /// The model on the GPU, the search on the host (solvers without a WGSL rules library).
+    fn decode_on_host(
+        &self,
+        inputs: &[f32],
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        mode: DecodeMode,
+    ) -> Result<Vec<Vec<Hypothesis>>> {
+        let vocab = self.host.model.vocab();
+        let states = decode::encode_to_states(&self.ctx, &self.model, inputs, constraints.len())?;
+        let decoder = GpuStepDecoder::new(&self.ctx, &self.model);
+        let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+        let found: Vec<Vec<Hypothesis>> = match mode {
+            DecodeMode::Miopen => greedy_miopen(&decoder, vocab, states, &refs)
+                .into_iter()
+                .map(|h| h.into_iter().collect())
+                .collect(),
+            DecodeMode::Beam { width, top } => {
+                beam_search(&decoder, vocab, states, &refs, width, top.clamp(1, width.max(1)))
+            }
+        };
+        match decoder.take_error() {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
+}
+
+/// `beam_step.wgsl`'s vocabulary table: [`vocab_words`], then the number of accepted values
+/// and those values ascending (the look-ahead's domain). Also returns the counts.
+pub fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
+    let mut words = vocab_words(vocab);
+    let values = vocab.values.len();
+    let mut domain: Vec<i32> = words[vocab.len()..]
+        .iter()
+        .copied()
+        .filter(|&v| v != END_VALUE && v != NEVER_VALUE)
+        .collect();
+    domain.sort_unstable();
+    domain.dedup();
+    words.push(domain.len() as i32);
+    words.extend_from_slice(&domain);
+    (words, values, domain.len())
+}
+
+/// `greedy_step.wgsl`'s vocabulary table: the value id of each token, then each value as an
+/// i32 ([`END_VALUE`] for "-1", [`NEVER_VALUE`] for anything that is not a small integer).
+pub fn vocab_words(vocab: &Vocabulary) -> Vec<i32> {
+    let mut words: Vec<i32> = vocab.token_value.iter().map(|&v| v as i32).collect();
+    words.extend(vocab.values.iter().map(|s| {
+        if s == "-1" {
+            return END_VALUE;
+        }
+        match s.trim().parse::<i64>() {
+            Ok(v) if v != -1 && (-(1 << 24)..(1 << 24)).contains(&v) => v as i32,
+            _ => NEVER_VALUE,
+        }
+    }));
+    words
+}

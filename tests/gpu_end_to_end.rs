@@ -1,0 +1,174 @@
+//! End to end on the GPU: the 12 embedded model tests, and exactly the CPU path's configs (MIOpen
+//! greedy and beam) on a few hundred ConvAsm1x1U problems from `../shared/miopen/perfdb`.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use std::sync::Arc;
+
+use tuneinfer::data::perfdb;
+use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor, Precision};
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::seq2seq::find_model_files;
+use tuneinfer::solvers::conv_asm_1x1u::NAME;
+use tuneinfer::{DecodeMode, Predictor};
+
+fn gpu() -> Option<Arc<GpuContext>> {
+    match GpuContext::shared() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
+fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
+    let mut problems: Vec<ConvProblem> = Vec::new();
+    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
+        .expect("../shared/miopen/perfdb")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    dbs.sort();
+    for db in dbs {
+        let rows = perfdb::solver_rows(&db, NAME).expect("perf-db rows");
+        for r in rows.rows.into_iter().take(per_db) {
+            if !problems.contains(&r.problem) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn embedded_model_tests_pass_on_gpu() {
+    let Some(ctx) = gpu() else { return };
+    let dir = common::models_dir();
+    let mut checked = 0;
+    for (arch, solver) in [
+        ("gfx908", "ConvAsm1x1U"),
+        ("gfx90a", "ConvHipIgemmGroupFwdXdlops"),
+        ("gfx90a", "ConvHipIgemmGroupXdlops"),
+        ("gfx942", "ConvHipIgemmGroupFwdXdlops"),
+        ("gfx942", "ConvHipIgemmGroupWrwXdlops"),
+        ("gfx942", "ConvHipIgemmGroupXdlops"),
+    ] {
+        let files = find_model_files(std::slice::from_ref(&dir), arch, solver).expect("model files");
+        for r in verify_ktn_on_gpu(&ctx, &files).expect("gpu verify") {
+            println!(
+                "{} {}: {} tests, max |gpu - keras| {:e}",
+                r.kind, r.source, r.tests, r.max_abs_error
+            );
+            assert!(
+                r.tests > 0 && r.max_abs_error <= 1e-4,
+                "{}: {}",
+                r.source,
+                r.max_abs_error
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 12);
+}
+
+#[test]
+fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
+    let problems = perfdb_problems(100);
+    assert!(problems.len() >= 200, "only {} problems", problems.len());
+    for mode in [
+        DecodeMode::Miopen,
+        DecodeMode::Beam { width: 4, top: 4 },
+        DecodeMode::Beam { width: 1, top: 1 },
+    ] {
+        let want = cpu.predict_batch(&problems, mode);
+        let got = gpu.predict_batch(&problems, mode);
+        assert_eq!(want.len(), got.len());
+        if matches!(mode, DecodeMode::Miopen | DecodeMode::Beam { width: 4, .. }) {
+            // A second decode of the same batch reuses the pooled work buffers: same answers.
+            let again = gpu.predict_batch(&problems, mode);
+            let configs = |r: &Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
+                r.iter()
+                    .map(|x| x.as_ref().map(|v| v[0].config.clone()).unwrap_or_default())
+                    .collect()
+            };
+            assert_eq!(
+                configs(&again),
+                configs(&got),
+                "{mode:?}: reused buffers changed answers"
+            );
+            // A third one also reuses the bind groups recorded by the second.
+            let third = gpu.predict_batch(&problems, mode);
+            assert_eq!(
+                configs(&third),
+                configs(&got),
+                "{mode:?}: cached bind groups changed answers"
+            );
+        }
+        let (mut same, mut worst_score) = (0, 0f32);
+        for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+            match (w, g) {
+                (Ok(w), Ok(g)) => {
+                    let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                    let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                    assert_eq!(wc, gc, "{mode:?} {}", p.to_perfdb_key());
+                    for (a, b) in w.iter().zip(g) {
+                        if let (Some(a), Some(b)) = (a.score, b.score) {
+                            worst_score = worst_score.max((a - b).abs());
+                        }
+                    }
+                    same += 1;
+                }
+                (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+                _ => panic!("{mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+            }
+        }
+        println!(
+            "{mode:?}: {same} of {} problems decoded, identical configs; worst score difference {worst_score:e}",
+            problems.len()
+        );
+        assert!(same >= 100, "{mode:?}: only {same} problems decoded");
+        assert!(worst_score <= 1e-4, "{mode:?}: score difference {worst_score}");
+    }
+    // Both searches really ran resident on the GPU (not the host search with GPU steps).
+    let kernels = gpu.context().compiled_kernels().join(" ");
+    assert!(kernels.contains("greedy_step+conv_asm_1x1u_rules"), "{kernels}");
+    assert!(kernels.contains("beam_step+conv_asm_1x1u_rules"), "{kernels}");
+}
+
+#[test]
+fn f16_weights_change_few_predictions() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let dirs = vec![common::models_dir()];
+    let f32_gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("f32 model");
+    let f16_gpu = GpuPredictor::load_with("gfx908", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
+    let problems = perfdb_problems(100);
+    for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 1 }] {
+        let a = f32_gpu.predict_batch(&problems, mode);
+        let b = f16_gpu.predict_batch(&problems, mode);
+        let (mut decoded, mut changed) = (0, 0);
+        for (x, y) in a.iter().zip(&b) {
+            if let (Ok(x), Ok(y)) = (x, y) {
+                decoded += 1;
+                changed += usize::from(x[0].config != y[0].config);
+            }
+        }
+        println!("{mode:?}: f16 weights change {changed} of {decoded} predictions");
+        assert!(decoded >= 100);
+        assert!(changed * 5 <= decoded, "{mode:?}: f16 changed {changed} of {decoded}");
+    }
+}

@@ -1,0 +1,277 @@
+//! Every WGSL kernel against its CPU twin on random, odd-sized, non-zero inputs, with sentinel
+//! words around each output. NaN never passes (every comparison is `err <= tol`, false for NaN).
+//! Without any Vulkan adapter the tests print "skipped: no GPU adapter" — except in CI
+//! (`TUNEINFER_CI=1`, where `.ci/run` installs lavapipe), where that is a failure.
+#![cfg(feature = "gpu")]
+
+use std::sync::Arc;
+
+use tuneinfer::cpu;
+use tuneinfer::gpu::kernels::host;
+use tuneinfer::gpu::registry::{half_variant, kernel_source, validate_wgsl, SHADERS};
+use tuneinfer::gpu::GpuContext;
+use tuneinfer::testutil::Lcg;
+
+/// Odd sizes; each test adds the gfx908 model's real sizes.
+const ODD: &[usize] = &[1, 3, 17, 63, 65, 129];
+
+fn gpu() -> Option<Arc<GpuContext>> {
+    match GpuContext::shared() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "TUNEINFER_CI=1 but no GPU adapter: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// Max |gpu - cpu| relative to (1 + |cpu|); infinite when any value is NaN or sizes differ.
+fn worst(gpu: &[f32], cpu: &[f32]) -> f64 {
+    if gpu.len() != cpu.len() {
+        return f64::INFINITY;
+    }
+    gpu.iter().zip(cpu).fold(0f64, |w, (&g, &c)| {
+        let e = ((g as f64 - c as f64).abs()) / (1.0 + (c as f64).abs());
+        if e.is_nan() || g.is_nan() || c.is_nan() {
+            f64::INFINITY
+        } else {
+            w.max(e)
+        }
+    })
+}
+
+#[test]
+fn vulkan_adapter_found_in_ci() {
+    let ci = std::env::var("TUNEINFER_CI").ok().as_deref() == Some("1");
+    match GpuContext::shared() {
+        Ok(ctx) => println!("adapter: {}", ctx.adapter().one_line()),
+        Err(e) if ci => panic!("TUNEINFER_CI=1 (lavapipe installed by .ci/run) but no Vulkan adapter: {e}"),
+        Err(e) => println!("skipped: no GPU adapter ({e})"),
+    }
+}
+
+#[test]
+fn every_shader_parses_and_validates_with_naga() {
+    // No device needed: catches WGSL errors on any machine.
+    for s in SHADERS {
+        let text = if s.needs_rules {
+            kernel_source(s.name, Some("conv_asm_1x1u_rules")).expect("source")
+        } else {
+            s.text.to_string()
+        };
+        if let Err(e) = validate_wgsl(s.name, &text) {
+            panic!("{e}");
+        }
+        if text.contains("alias Weight = f32;") {
+            let half = half_variant(s.name, &text).expect("f16 variant");
+            if let Err(e) = validate_wgsl(s.name, &half) {
+                panic!("f16 variant: {e}");
+            }
+        }
+        assert!(s.text.contains("CPU twin"), "{}: header must name its CPU twin", s.name);
+    }
+}
+
+#[test]
+fn a_broken_shader_is_a_clear_error() {
+    let e = validate_wgsl("broken", "fn main( {").expect_err("must fail");
+    assert!(e.to_string().contains("broken"), "{e}");
+}
+
+#[test]
+fn dense_matches_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(21);
+    let mut shapes: Vec<(usize, usize, usize)> = Vec::new();
+    for &m in ODD {
+        shapes.push((m, ODD[(m * 7) % ODD.len()], ODD[(m * 3 + 1) % ODD.len()]));
+    }
+    // The gfx908 model's output layer and encoder shapes.
+    shapes.extend([(4, 128, 38), (64, 8, 32), (7, 64, 256)]);
+    for (m, k, n) in shapes {
+        let a = rng.vec(m * k, 1.0);
+        let b = rng.vec(k * n, 1.0);
+        let bias = rng.vec(n, 1.0);
+        let mut want = vec![0.0; m * n];
+        cpu::dense(&a, &b, Some(&bias), &mut want, m, k, n);
+        let got = host::dense(&ctx, &a, &b, Some(&bias), None, m, k, n).expect("dense");
+        assert!(got.sentinels_intact, "dense ({m},{k},{n}) wrote outside its output");
+        let w = worst(&got.values, &want);
+        assert!(w <= 1e-5, "dense ({m},{k},{n}): worst {w}");
+        // Accumulate mode (twin cpu::matmul_acc), no bias.
+        let init = rng.vec(m * n, 1.0);
+        let mut want = init.clone();
+        cpu::matmul_acc(&a, &b, &mut want, m, k, n);
+        let got = host::dense(&ctx, &a, &b, None, Some(&init), m, k, n).expect("matmul");
+        assert!(got.sentinels_intact);
+        let w = worst(&got.values, &want);
+        assert!(w <= 1e-5, "matmul_acc ({m},{k},{n}): worst {w}");
+    }
+}
+
+#[test]
+fn embedding_gather_matches_cpu_and_marks_bad_ids() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(22);
+    for &(vocab, dim) in &[(1, 1), (3, 17), (38, 63), (65, 129), (38, 8)] {
+        let table = rng.vec(vocab * dim, 2.0);
+        let ids: Vec<u32> = (0..ODD[dim % ODD.len()])
+            .map(|_| rng.below(vocab as u64) as u32)
+            .collect();
+        let mut want = vec![0.0; ids.len() * dim];
+        cpu::embedding_gather(&table, &ids, &mut want, dim);
+        let got = host::embedding_gather(&ctx, &table, &ids, vocab, dim).expect("gather");
+        assert!(got.sentinels_intact);
+        assert_eq!(worst(&got.values, &want), 0.0, "gather ({vocab},{dim})");
+    }
+    // An id outside the table gives NaN, never a value.
+    let got = host::embedding_gather(&ctx, &[1.0, 2.0], &[5], 1, 2).expect("gather");
+    assert!(got.values.iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn lstm_step_matches_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(23);
+    let mut shapes: Vec<(usize, usize, usize)> =
+        ODD.iter().map(|&r| (r, ODD[(r + 2) % ODD.len()], ODD[r % 4])).collect();
+    // gfx908 ConvAsm1x1U: encoder dense 32 -> LSTM 128 -> LSTM 128; decoder embedding 8 -> LSTM 128.
+    shapes.extend([(4, 32, 128), (3, 128, 128), (5, 8, 128), (65, 129, 17)]);
+    for (rows, in_dim, units) in shapes {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let kernel = rng.vec(in_dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(rows * units, 1.0);
+        let c0 = rng.vec(rows * units, 2.0);
+        // The CPU twin, as seq2seq::Decoder::step runs it.
+        let mut z = vec![0.0; rows * g];
+        cpu::dense(&x, &kernel, Some(&bias), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(&h0, &recurrent, &mut z, rows, units, g);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let got = host::lstm_step(&ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units).expect("lstm");
+        assert!(
+            got.sentinels_intact,
+            "lstm ({rows},{in_dim},{units}) wrote outside its state"
+        );
+        let (gh, gc) = got.values.split_at(rows * units);
+        let (wh, wc) = (worst(gh, &h), worst(gc, &c));
+        assert!(
+            wh <= 2e-6 && wc <= 2e-6,
+            "lstm ({rows},{in_dim},{units}): h {wh}, c {wc}"
+        );
+    }
+}
+
+#[test]
+fn log_softmax_matches_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(24);
+    for &(rows, width) in &[(1, 1), (3, 17), (17, 63), (63, 65), (65, 129), (129, 38), (4, 38)] {
+        let mut x = rng.vec(rows * width, 20.0);
+        x[0] += 500.0;
+        let mut want = vec![0.0; rows * width];
+        cpu::log_softmax_rows(&x, &mut want, rows, width);
+        let got = host::log_softmax(&ctx, &x, rows, width).expect("log_softmax");
+        assert!(got.sentinels_intact);
+        let w = worst(&got.values, &want);
+        assert!(w <= 1e-5, "log_softmax ({rows},{width}): worst {w}");
+    }
+}
+
+#[test]
+fn reorder_rows_matches_states_gather() {
+    use tuneinfer::seq2seq::States;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(25);
+    for &(src_rows, dst_rows, units) in &[(1, 1, 1), (3, 17, 3), (17, 63, 17), (65, 129, 128), (4, 16, 128)] {
+        let mut src = States::zeros(&[units], src_rows);
+        src.h[0] = rng.vec(src_rows * units, 1.0);
+        src.c[0] = rng.vec(src_rows * units, 1.0);
+        let rows: Vec<u32> = (0..dst_rows).map(|_| rng.below(src_rows as u64) as u32).collect();
+        let picks: Vec<usize> = rows.iter().map(|&r| r as usize).collect();
+        let mut want = src.empty_like();
+        want.gather_from(&src, &picks);
+        let packed: Vec<f32> = src.h[0].iter().chain(&src.c[0]).copied().collect();
+        let got = host::reorder_rows(&ctx, &packed, &rows, src_rows, units).expect("reorder");
+        assert!(got.sentinels_intact);
+        let (gh, gc) = got.values.split_at(dst_rows * units);
+        assert_eq!(worst(gh, &want.h[0]), 0.0);
+        assert_eq!(worst(gc, &want.c[0]), 0.0);
+    }
+}
+
+/// Rounds weights through f16, as the f16 kernels store them.
+fn f16_rounded(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+#[test]
+fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let mut rng = Lcg::new(26);
+    for &(rows, in_dim, units) in &[(1, 1, 1), (3, 17, 63), (65, 8, 128), (4, 128, 128)] {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let (kernel, recurrent, bias) = (rng.vec(in_dim * g, 0.3), rng.vec(units * g, 0.3), rng.vec(g, 0.5));
+        let (h0, c0) = (rng.vec(rows * units, 1.0), rng.vec(rows * units, 2.0));
+        let (k16, r16, b16) = (f16_rounded(&kernel), f16_rounded(&recurrent), f16_rounded(&bias));
+        let mut z = vec![0.0; rows * g];
+        cpu::dense(&x, &k16, Some(&b16), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(&h0, &r16, &mut z, rows, units, g);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let got = host::lstm_step_with(
+            &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true,
+        )
+        .expect("lstm f16");
+        assert!(got.sentinels_intact);
+        let (gh, gc) = got.values.split_at(rows * units);
+        let (wh, wc) = (worst(gh, &h), worst(gc, &c));
+        assert!(
+            wh <= 2e-6 && wc <= 2e-6,
+            "lstm f16 ({rows},{in_dim},{units}): h {wh}, c {wc}"
+        );
+        let out_w = rng.vec(units * 38, 0.3);
+        let out_b = rng.vec(38, 0.3);
+        let mut want = vec![0.0; rows * 38];
+        cpu::dense(
+            &h0,
+            &f16_rounded(&out_w),
+            Some(&f16_rounded(&out_b)),
+            &mut want,
+            rows,
+            units,
+            38,
+        );
+        let got = host::dense_with(&ctx, &h0, &out_w, Some(&out_b), None, rows, units, 38, true).expect("dense f16");
+        assert!(got.sentinels_intact);
+        let w = worst(&got.values, &want);
+        assert!(w <= 1e-5, "dense f16 ({rows},{units}): {w}");
+    }
+}
+
+#[test]
+fn log_softmax_propagates_nan_like_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let x = [1.0, f32::NAN, 2.0, 0.5, 0.25, 3.0];
+    let got = host::log_softmax(&ctx, &x, 2, 3).expect("log_softmax");
+    assert!(got.values[..3].iter().all(|v| v.is_nan()), "{:?}", got.values);
+    assert!(got.values[3..].iter().all(|v| !v.is_nan()), "{:?}", got.values);
+}
+
+#[test]
+fn nan_never_passes_the_comparison() {
+    assert_eq!(worst(&[f32::NAN], &[1.0]), f64::INFINITY);
+    assert_eq!(worst(&[1.0], &[f32::NAN]), f64::INFINITY);
+}
