@@ -20,3 +20,5 @@ pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
 pub mod cli;
 pub mod data;
+pub mod eval;
+pub mod train;

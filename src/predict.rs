@@ -68,7 +68,12 @@ impl Predictor {
 
     pub fn new(target: Target, solver: &'static dyn Solver, model: Box<dyn Seq2SeqModel>) -> Predictor {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Predictor { target, solver, model, threads }
+        Predictor {
+            target,
+            solver,
+            model,
+            threads,
+        }
     }
 
     /// Limits the worker threads used for batches (at least 1).
@@ -101,14 +106,18 @@ impl Predictor {
         }
         let chunk = problems.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> =
-                problems.chunks(chunk).map(|part| scope.spawn(move || self.predict_chunk(part, mode))).collect();
+            let handles: Vec<_> = problems
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || self.predict_chunk(part, mode)))
+                .collect();
             handles
                 .into_iter()
                 .zip(problems.chunks(chunk))
                 .flat_map(|(h, part)| {
                     h.join().unwrap_or_else(|_| {
-                        part.iter().map(|_| Err(Error::Usage("internal: a worker thread panicked".into()))).collect()
+                        part.iter()
+                            .map(|_| Err(Error::Usage("internal: a worker thread panicked".into())))
+                            .collect()
                     })
                 })
                 .collect()
@@ -150,15 +159,21 @@ impl Predictor {
                     }
                 }
                 Ok(states) => {
-                    let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+                    let refs: Vec<&dyn Constraint> =
+                        constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
                     let found: Vec<Vec<Hypothesis>> = match mode {
                         DecodeMode::Miopen => greedy_miopen(model.decoder(), model.vocab(), states, &refs)
                             .into_iter()
                             .map(|h| h.into_iter().collect())
                             .collect(),
-                        DecodeMode::Beam { width, top } => {
-                            beam_search(model.decoder(), model.vocab(), states, &refs, width, top.clamp(1, width.max(1)))
-                        }
+                        DecodeMode::Beam { width, top } => beam_search(
+                            model.decoder(),
+                            model.vocab(),
+                            states,
+                            &refs,
+                            width,
+                            top.clamp(1, width.max(1)),
+                        ),
                     };
                     for (&i, hyps) in decoded.iter().zip(found) {
                         results[i] = Some(self.answers(&problems[i], hyps));

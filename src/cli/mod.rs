@@ -1,7 +1,9 @@
-//! The `tuneinfer` command line: `predict`, `batch`, `verify`.
+//! The `tuneinfer` command line: `predict`, `batch`, `verify`, `train`, `eval`.
 
 mod args;
+mod eval;
 mod predict;
+mod train;
 mod verify;
 
 use crate::error::Error;
@@ -17,6 +19,8 @@ Commands:
   predict   predict the tuning parameters of one convolution problem
   batch     predict for many problems (one per line) and write a TSV
   verify    run model files' embedded test vectors and report the largest errors
+  train     train an attention predictor from a MIOpen perf database
+  eval      compare a model with baselines on the held-out validation problems
 
 Run 'tuneinfer <COMMAND> --help' for a command's options.
 Exit codes: 0 success, 1 some inputs failed, 2 usage, 3 file I/O, 4 model format,
@@ -33,6 +37,8 @@ pub fn run(argv: &[String]) -> i32 {
         "predict" => predict::predict(rest),
         "batch" => predict::batch(rest),
         "verify" => verify::verify(rest),
+        "train" => train::train(rest),
+        "eval" => eval::eval(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(0)

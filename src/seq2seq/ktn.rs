@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{Decoder, Encoder, Seq2SeqModel, States, StepDecoder};
-use crate::problem::ConvProblem;
-use crate::solvers::{Solver, Target};
 use crate::error::{Error, Result};
 use crate::format::frugally::KerasModel;
 use crate::format::metadata::KtnMetadata;
+use crate::problem::ConvProblem;
 use crate::search::Vocabulary;
+use crate::solvers::{Solver, Target};
 
 /// The three files of one model.
 #[derive(Debug, Clone, PartialEq, Eq)]

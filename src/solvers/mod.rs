@@ -19,7 +19,10 @@ pub struct Target {
 
 impl Target {
     pub fn new(arch: &str) -> Target {
-        Target { arch: arch.to_string(), compute_units: None }
+        Target {
+            arch: arch.to_string(),
+            compute_units: None,
+        }
     }
 }
 
