@@ -29,6 +29,7 @@ Options (defaults in brackets):
   --lr-patience N            [3]
   --patience N               stop after N epochs without early-stop improvement [8]
   --clip X                   global gradient-norm clip [5]
+  --dropout X                dropout rate on the attention output while training [0.2]
   --seed N                   initialisation, shuffling and split seed [1]
   --val-fraction X           geometries held out for validation [0.2]
   --early-stop-fraction X    of the rest, geometries used for early stopping [0.1]
@@ -54,6 +55,7 @@ const VALUED: &[&str] = &[
     "lr-patience",
     "patience",
     "clip",
+    "dropout",
     "seed",
     "val-fraction",
     "early-stop-fraction",
@@ -97,6 +99,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     o.lr_patience = args.positive("lr-patience", o.lr_patience)?;
     o.patience = args.positive("patience", o.patience)?;
     o.clip = float(args, "clip", o.clip as f64)? as f32;
+    o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
     o.seed = match args.value("seed") {
         None => o.seed,
         Some(v) => v

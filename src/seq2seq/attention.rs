@@ -130,7 +130,7 @@ impl AttentionParams {
 }
 
 /// Number of model features per problem.
-pub const NUM_FEATURES: usize = 8;
+pub const NUM_FEATURES: usize = 12;
 
 /// Feature names, in encoder step order.
 pub const FEATURE_NAMES: [&str; NUM_FEATURES] = [
@@ -142,22 +142,34 @@ pub const FEATURE_NAMES: [&str; NUM_FEATURES] = [
     "log2 N*H*W",
     "is_backward",
     "is_fp16",
+    "twos C_in",
+    "twos K_out",
+    "twos H*W",
+    "twos N",
 ];
 
 /// Raw model features of a problem, in the direction convention (C_in, K_out, H, W of the
-/// direction's input tensor): sizes as log2, direction and precision as 0/1.
+/// direction's input tensor): sizes as log2, direction and precision as 0/1, and the
+/// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
+/// divide by.
 pub fn raw_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
     let l = |x: u64| (x.max(1) as f64).log2() as f32;
+    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
     let (h, w) = p.in_hw();
+    let hw = h.saturating_mul(w);
     [
         l(p.in_channels()),
         l(p.out_channels()),
         l(h),
         l(w),
         l(p.n),
-        l(p.n.saturating_mul(h).saturating_mul(w)),
+        l(p.n.saturating_mul(hw)),
         if p.direction == Direction::Forward { 0.0 } else { 1.0 },
         if p.precision == Precision::Fp32 { 0.0 } else { 1.0 },
+        twos(p.in_channels()),
+        twos(p.out_channels()),
+        twos(hw),
+        twos(p.n),
     ]
 }
 

@@ -25,7 +25,7 @@ use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransfo
 use crate::solvers::conv_asm_1x1u::NUM_PARAMS;
 use crate::testutil::Lcg;
 use adam::{scale_and_clip, Adam};
-use model::{forward_backward, forward_backward_sharded, Stats};
+use model::{forward_backward, forward_backward_sharded, Dropout, Stats};
 use vocab::TokenTable;
 
 /// Everything `tuneinfer train` can set; [`TrainOptions::new`] gives the documented defaults.
@@ -50,6 +50,8 @@ pub struct TrainOptions {
     pub lr: f32,
     /// Global gradient-norm clip (5).
     pub clip: f32,
+    /// Dropout rate on the attention output during training (0.2).
+    pub dropout: f32,
     /// Epochs without early-stop-loss improvement before the learning rate halves (3).
     pub lr_patience: usize,
     /// Epochs without improvement before stopping (8).
@@ -88,6 +90,7 @@ impl TrainOptions {
             epochs: 60,
             lr: 0.002,
             clip: 5.0,
+            dropout: 0.2,
             lr_patience: 3,
             patience: 8,
             seed: 1,
@@ -147,6 +150,7 @@ pub fn evaluate_loss(params: &AttentionParams, data: &Encoded, threads: usize) -
                             &data.inputs[lo * per_in..hi * per_in],
                             &data.targets[lo * c.seq_len..hi * c.seq_len],
                             hi - lo,
+                            None,
                             None,
                             None,
                         ));
@@ -253,6 +257,9 @@ pub fn train(
     if !(opts.lr > 0.0 && opts.clip > 0.0) {
         return usage("--lr and --clip must be positive".into());
     }
+    if !(0.0..0.95).contains(&opts.dropout) {
+        return usage("--dropout must be in [0, 0.95)".into());
+    }
     if !(0.0..1.0).contains(&opts.val_fraction) || !(0.0..1.0).contains(&opts.early_stop_fraction) {
         return usage("--val-fraction and --early-stop-fraction must be in [0, 1)".into());
     }
@@ -342,12 +349,18 @@ pub fn train(
                 batch_targets.extend_from_slice(&train_set.targets[r * config.seq_len..(r + 1) * config.seq_len]);
             }
             let mut grads = AttentionParams::zeros(config);
+            let dropout = Dropout {
+                rate: opts.dropout,
+                seed: opts.seed ^ state.adam.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
+                first_row: 0,
+            };
             let s = forward_backward_sharded(
                 &state.params,
                 &batch_inputs,
                 &batch_targets,
                 chunk.len(),
                 opts.threads,
+                Some(dropout),
                 &mut grads,
             );
             scale_and_clip(&mut grads, 1.0 / s.tokens.max(1) as f32, opts.clip);
@@ -436,7 +449,7 @@ pub fn train(
         "max_rows": opts.max_rows,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
-                    "lr": opts.lr, "clip": opts.clip, "lr_patience": opts.lr_patience, "patience": opts.patience,
+                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "lr_patience": opts.lr_patience, "patience": opts.patience,
                     "threads": opts.threads},
         "token_positions": tokens.token_positions(),
         "epochs_run": state.epoch, "best_epoch": state.best_epoch, "best_early_stop_loss": state.best_loss,

@@ -35,6 +35,38 @@ impl Stats {
     }
 }
 
+/// Inverted dropout on the attention output `o` (before the output layer), training only.
+/// The mask of element k of decoder step j of sample r depends only on (`seed`, `first_row` + r,
+/// j, k), so it does not change with how a batch is split over threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dropout {
+    pub rate: f32,
+    pub seed: u64,
+    /// Index of the first row of this call within the mini-batch.
+    pub first_row: usize,
+}
+
+impl Dropout {
+    /// 0 (dropped) or 1 / (1 - rate) (kept).
+    fn mask(&self, row: usize, step: usize, k: usize) -> f32 {
+        let mut z = self
+            .seed
+            .wrapping_add(((self.first_row + row) as u64) << 32)
+            .wrapping_add((step as u64) << 20)
+            .wrapping_add(k as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = (z >> 40) as f32 / (1u64 << 24) as f32;
+        if u < self.rate {
+            0.0
+        } else {
+            1.0 / (1.0 - self.rate)
+        }
+    }
+}
+
 /// One LSTM step's saved tensors.
 struct LstmCache {
     h_prev: Vec<f32>,
@@ -51,6 +83,9 @@ struct DecoderCache {
     weights: Vec<f32>,
     q: Vec<f32>,
     o: Vec<f32>,
+    /// `o` after dropout (what the output layer saw) and the dropout mask (empty: none).
+    o_used: Vec<f32>,
+    mask: Vec<f32>,
     /// softmax - onehot(target)
     dlogits: Vec<f32>,
 }
@@ -90,6 +125,7 @@ pub fn forward_backward(
     inputs: &[f32],
     targets: &[u32],
     rows: usize,
+    dropout: Option<Dropout>,
     grads: Option<&mut AttentionParams>,
     mut logits_out: Option<&mut Vec<f32>>,
 ) -> Stats {
@@ -172,9 +208,15 @@ pub fn forward_backward(
             hid,
         );
         o.iter_mut().for_each(|x| *x = cpu::activations::tanh(*x));
+        let (mut o_used, mut mask) = (Vec::new(), Vec::new());
+        if let Some(d) = dropout.filter(|d| d.rate > 0.0) {
+            mask = (0..rows * hid).map(|i| d.mask(i / hid, j, i % hid)).collect();
+            o_used = o.iter().zip(&mask).map(|(a, m)| a * m).collect();
+        }
+        let o_out = if mask.is_empty() { &o } else { &o_used };
         let mut logits = vec![0.0; rows * v];
         cpu::dense(
-            &o,
+            o_out,
             p.get(idx::OUT_W),
             Some(p.get(idx::OUT_B)),
             &mut logits,
@@ -200,6 +242,8 @@ pub fn forward_backward(
             weights,
             q,
             o,
+            o_used,
+            mask,
             dlogits,
         });
     }
@@ -211,10 +255,14 @@ pub fn forward_backward(
     let mut dc_next = vec![0.0; rows * hid];
     let mut dz = vec![0.0; rows * 4 * hid];
     for d in dec.iter().rev() {
-        matmul_at_b_acc(&d.o, &d.dlogits, &mut g[idx::OUT_W], rows, hid, v);
+        let o_out = if d.mask.is_empty() { &d.o } else { &d.o_used };
+        matmul_at_b_acc(o_out, &d.dlogits, &mut g[idx::OUT_W], rows, hid, v);
         col_sums_acc(&d.dlogits, &mut g[idx::OUT_B], rows, v);
         let mut dpre = vec![0.0; rows * hid];
         matmul_a_bt_acc(&d.dlogits, p.get(idx::OUT_W), &mut dpre, rows, v, hid);
+        if !d.mask.is_empty() {
+            dpre.iter_mut().zip(&d.mask).for_each(|(x, m)| *x *= m);
+        }
         tanh_backward(&d.o, &mut dpre);
         matmul_at_b_acc(&d.q, &dpre, &mut g[idx::COMB_W], rows, 2 * hid, hid);
         col_sums_acc(&dpre, &mut g[idx::COMB_B], rows, hid);
@@ -269,6 +317,7 @@ pub fn forward_backward_sharded(
     targets: &[u32],
     rows: usize,
     shards: usize,
+    dropout: Option<Dropout>,
     grads: &mut AttentionParams,
 ) -> Stats {
     let c = p.config;
@@ -290,6 +339,10 @@ pub fn forward_backward_sharded(
                         &inputs[a * per_in..b * per_in],
                         &targets[a * c.seq_len..b * c.seq_len],
                         b - a,
+                        dropout.map(|d| Dropout {
+                            first_row: d.first_row + a,
+                            ..d
+                        }),
                         Some(&mut g),
                         None,
                     );
@@ -349,16 +402,21 @@ mod tests {
     fn whole_model_gradient_matches_finite_differences() {
         let (p, inputs, targets, rows) = tiny();
         let mut g = AttentionParams::zeros(p.config);
-        forward_backward(&p, &inputs, &targets, rows, Some(&mut g), None);
+        let drop = Some(Dropout {
+            rate: 0.3,
+            seed: 5,
+            first_row: 0,
+        });
+        forward_backward(&p, &inputs, &targets, rows, drop, Some(&mut g), None);
         let names = p.config.tensor_shapes();
         for ti in 0..idx::COUNT {
             for i in 0..p.tensors[ti].len() {
                 let eps = 1e-2;
                 let mut q = p.clone();
                 q.tensors[ti][i] += eps;
-                let up = forward_backward(&q, &inputs, &targets, rows, None, None).loss;
+                let up = forward_backward(&q, &inputs, &targets, rows, drop, None, None).loss;
                 q.tensors[ti][i] -= 2.0 * eps;
-                let down = forward_backward(&q, &inputs, &targets, rows, None, None).loss;
+                let down = forward_backward(&q, &inputs, &targets, rows, drop, None, None).loss;
                 let num = (up - down) / (2.0 * eps as f64);
                 let got = g.tensors[ti][i] as f64;
                 assert!(
@@ -374,12 +432,60 @@ mod tests {
     fn sharding_gives_the_same_gradients() {
         let (p, inputs, targets, rows) = tiny();
         let mut g1 = AttentionParams::zeros(p.config);
-        let s1 = forward_backward(&p, &inputs, &targets, rows, Some(&mut g1), None);
+        let drop = Some(Dropout {
+            rate: 0.5,
+            seed: 8,
+            first_row: 0,
+        });
+        let s1 = forward_backward(&p, &inputs, &targets, rows, drop, Some(&mut g1), None);
         let mut g2 = AttentionParams::zeros(p.config);
-        let s2 = forward_backward_sharded(&p, &inputs, &targets, rows, 2, &mut g2);
+        let s2 = forward_backward_sharded(&p, &inputs, &targets, rows, 2, drop, &mut g2);
         assert!((s1.loss - s2.loss).abs() < 1e-9 && s1.tokens == s2.tokens);
         for (a, b) in g1.tensors.iter().flatten().zip(g2.tensors.iter().flatten()) {
             assert!((a - b).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn inference_model_matches_the_training_forward() {
+        use crate::format::weights::ktn_metadata;
+        use crate::seq2seq::attention::{AttentionModel, FeatureTransform, NUM_FEATURES};
+        use crate::seq2seq::{DecoderScratch, Seq2SeqModel, StepDecoder};
+        let config = AttentionConfig {
+            steps: NUM_FEATURES,
+            hidden: 5,
+            embed: 3,
+            vocab: 7,
+            seq_len: 4,
+        };
+        let mut p = AttentionParams::init(config, 4);
+        let mut rng = Lcg::new(12);
+        p.tensors.iter_mut().flatten().for_each(|x| *x += rng.value(0.2));
+        let rows = 3;
+        let inputs = rng.vec(rows * config.steps * config.enc_input(), 1.0);
+        let targets: Vec<u32> = (0..rows * config.seq_len).map(|_| 1 + rng.below(6) as u32).collect();
+        let mut logits = Vec::new();
+        forward_backward(&p, &inputs, &targets, rows, None, None, Some(&mut logits));
+        let tokens: Vec<String> = (0..7)
+            .map(|i| if i == 0 { "-1".into() } else { i.to_string() })
+            .collect();
+        let transform = FeatureTransform {
+            mean: vec![0.0; NUM_FEATURES],
+            std: vec![1.0; NUM_FEATURES],
+        };
+        let model = AttentionModel::new(p, transform, ktn_metadata(&tokens, 4), "test".into()).unwrap();
+        let mut states = model.encode(&inputs, rows).unwrap();
+        let mut scratch = DecoderScratch::default();
+        let mut scores = Vec::new();
+        for j in 0..config.seq_len {
+            let feed: Vec<u32> = (0..rows)
+                .map(|b| if j == 0 { 0 } else { targets[b * 4 + j - 1] })
+                .collect();
+            model.step(&feed, &mut states, &mut scores, &mut scratch);
+            let want = &logits[j * rows * 7..(j + 1) * rows * 7];
+            for (a, b) in scores.iter().zip(want) {
+                assert!((a - b).abs() < 1e-5, "step {j}: {a} vs {b}");
+            }
         }
     }
 }

@@ -262,7 +262,7 @@ mod tests {
         let c0 = rng.vec(b * u, 1.0);
         let (rh, rc) = (rng.vec(b * u, 1.0), rng.vec(b * u, 1.0));
         // loss = rh·h + rc·c
-        let mut loss = |z: &[f32], cp: &[f32]| {
+        let loss = |z: &[f32], cp: &[f32]| {
             let mut z = z.to_vec();
             let (mut c, mut h) = (vec![0.0; b * u], vec![0.0; b * u]);
             lstm_forward(&mut z, cp, &mut c, &mut h, b, u);
