@@ -149,7 +149,8 @@ impl EvalTable {
 }
 
 /// The k nearest training rows of the same direction and precision (Euclidean distance over
-/// the log2 size features), as their distinct configs that are valid for the problem.
+/// the log2 size features), as their distinct configs that are valid for the problem; MIOpen's
+/// static default when no neighbour's config is valid.
 pub fn nearest_neighbours(reference: &[Sample], sample: &Sample, k: usize) -> Vec<[i64; NUM_PARAMS]> {
     let f = raw_features(&sample.problem);
     let rules = Rules::new(&sample.problem);
@@ -174,6 +175,9 @@ pub fn nearest_neighbours(reference: &[Sample], sample: &Sample, k: usize) -> Ve
                 break;
             }
         }
+    }
+    if out.is_empty() {
+        out.push(static_default(&sample.problem));
     }
     out
 }

@@ -52,7 +52,7 @@ fn training_smoke_loss_falls_and_model_predicts() {
     );
     assert!(r.samples_per_second > 0.0 && r.train_rows > 0 && r.validation_rows > 0);
     // The files load through the normal model search, and predictions are valid configs.
-    let p = Predictor::load("gfx906", "ConvAsm1x1U", &[dir.clone()]).unwrap();
+    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
     let problem = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").unwrap();
     let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
     assert_eq!(preds.len(), 4);
@@ -131,7 +131,7 @@ fn bad_inputs_get_clear_errors() {
     let renamed = WeightsFiles::in_dir(&dir, "gfx900", "ConvAsm1x1U");
     std::fs::copy(&r.files.tensors, &renamed.tensors).unwrap();
     std::fs::copy(&r.files.metadata, &renamed.metadata).unwrap();
-    let e = Predictor::load("gfx900", "ConvAsm1x1U", &[dir.clone()])
+    let e = Predictor::load("gfx900", "ConvAsm1x1U", std::slice::from_ref(&dir))
         .err()
         .unwrap()
         .to_string();

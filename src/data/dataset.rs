@@ -216,7 +216,7 @@ pub fn validation_seed(seed: u64) -> u64 {
 }
 
 pub fn early_stop_seed(seed: u64) -> u64 {
-    seed ^ 0x5eed_0f_e5
+    seed ^ 0x5eed_0fe5
 }
 
 /// The standard three-way split of a dataset: (train, early-stop, validation).

@@ -315,7 +315,10 @@ mod tests {
         let dir = temp_dir("rt");
         let (params, info) = tiny_info("gfx906");
         let files = save(&dir, &params, &info).unwrap();
-        assert_eq!(find(&[dir.clone()], "gfx906", "ConvAsm1x1U"), Some(files.clone()));
+        assert_eq!(
+            find(std::slice::from_ref(&dir), "gfx906", "ConvAsm1x1U"),
+            Some(files.clone())
+        );
         let (model, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
         assert_eq!(model.params, params);
         assert_eq!(info2, info);

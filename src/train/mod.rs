@@ -243,13 +243,13 @@ fn log(opts: &TrainOptions, line: &str) {
     }
 }
 
+/// Computes validation metrics of freshly saved weights (see [`train`]).
+pub type EvaluateFn = dyn Fn(&WeightsFiles, &Prepared) -> Result<Value>;
+
 /// Trains a model and writes `{arch}_{solver}.safetensors` + `.json` into `opts.out_dir`.
 /// `evaluate` (given the saved files and the prepared splits) fills the metadata's validation
 /// metrics; pass `None` to skip.
-pub fn train(
-    opts: &TrainOptions,
-    evaluate: Option<&dyn Fn(&WeightsFiles, &Prepared) -> Result<Value>>,
-) -> Result<TrainResult> {
+pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<TrainResult> {
     let usage = |m: String| Err(Error::Usage(m));
     if opts.hidden == 0 || opts.embed == 0 || opts.batch == 0 || opts.epochs == 0 || opts.threads == 0 {
         return usage("--hidden, --embed, --batch, --epochs and --threads must be positive".into());

@@ -90,6 +90,7 @@ struct DecoderCache {
     dlogits: Vec<f32>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lstm_step(
     x: &[f32],
     w: &[f32],
@@ -371,6 +372,7 @@ pub fn forward_backward_sharded(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::seq2seq::attention::AttentionConfig;

@@ -63,6 +63,7 @@ pub fn lstm_forward(z: &mut [f32], c_prev: &[f32], c: &mut [f32], h: &mut [f32],
 /// LSTM cell backward. Inputs: activated `gates`, `c_prev`, `c` (new cell), the gradients
 /// `dh` and `dc` of the new state. Writes `dz` (`[batch, 4u]`, pre-activation gradients) and
 /// overwrites `dc` with the gradient of `c_prev`.
+#[allow(clippy::too_many_arguments)]
 pub fn lstm_backward(
     gates: &[f32],
     c_prev: &[f32],
@@ -186,6 +187,7 @@ pub fn softmax_cross_entropy(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)] // index loops read best in gradient checks
 mod tests {
     use super::*;
     use crate::cpu::matmul::matmul_naive_f64;
