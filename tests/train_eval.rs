@@ -187,3 +187,27 @@ fn text_perf_db_trains_like_sqlite() {
     assert_eq!(from_text.data_hash, from_sql.data_hash);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ensemble_members_are_saved_loaded_and_averaged() {
+    let dir = temp_dir("ensemble");
+    let mut opts = tiny_options(&dir, 2);
+    opts.members = 2;
+    let r = train::train(&opts, None).unwrap();
+    let (model, info) = weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    assert_eq!((model.members.len(), info.members), (2, 2));
+    assert_ne!(model.members[0], model.members[1], "members have their own seeds");
+    // Member 0 is the single-network run with the same seed.
+    let single_dir = temp_dir("ensemble-single");
+    let single = train::train(&tiny_options(&single_dir, 2), None).unwrap();
+    let (one, _) = weights::load(&single.files, "gfx906", "ConvAsm1x1U").unwrap();
+    assert_eq!(one.members[0], model.members[0]);
+    assert!(dir.join("gfx906_ConvAsm1x1U.checkpoint.m1.safetensors").is_file());
+    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
+    let problem = ConvProblem::parse("512-28-28-1x1-128-28-28-64-0x0-1x1-1x1-0-NCHW-FP32-B").unwrap();
+    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 8, top: 8 }).unwrap();
+    assert_eq!(preds.len(), 8);
+    assert!(preds.windows(2).all(|w| w[0].score >= w[1].score));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&single_dir);
+}

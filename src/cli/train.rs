@@ -21,16 +21,18 @@ Options (defaults in brackets):
   --out DIR                  where the model files go [weights]
   --checkpoint FILE          [OUT/{arch}_{solver}.checkpoint.safetensors]
   --resume FILE              continue from a checkpoint (same data and sizes)
-  --hidden N                 LSTM units of encoder and decoder [64]
-  --embed N                  token embedding width [16]
+  --hidden N                 LSTM units of encoder and decoder [128]
+  --embed N                  token embedding width [32]
   --batch N                  samples per mini-batch [32]
-  --epochs N                 maximum epochs [60]
+  --epochs N                 maximum epochs [50]
   --lr X                     Adam learning rate [0.002], halved after --lr-patience bad epochs
   --lr-patience N            [3]
-  --patience N               stop after N epochs without early-stop improvement [8]
+  --patience N               stop after N epochs without early-stop improvement [10]
   --clip X                   global gradient-norm clip [5]
   --dropout X                dropout rate on the attention output while training [0.2]
   --seed N                   initialisation, shuffling and split seed [1]
+  --members N                train N networks (seeds seed, seed+7919, ...) and ship their
+                             average (an ensemble; checkpoints FILE, FILE.m1, ...) [1]
   --val-fraction X           geometries held out for validation [0.2]
   --early-stop-fraction X    of the rest, geometries used for early stopping [0.1]
   --threads N                threads per mini-batch (gradients summed in a fixed order) [2]
@@ -63,6 +65,7 @@ const VALUED: &[&str] = &[
     "time-limit",
     "max-rows",
     "beam",
+    "members",
 ];
 
 fn float(args: &Args, name: &str, default: f64) -> Result<f64> {
@@ -118,6 +121,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         .map(|_| args.positive("max-rows", 1))
         .transpose()?;
     o.eval_beam = args.positive("beam", o.eval_beam)?;
+    o.members = args.positive("members", o.members)?;
     o.verbose = !args.flag("quiet");
     Ok(o)
 }

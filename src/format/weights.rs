@@ -52,6 +52,8 @@ pub struct WeightsInfo {
     pub arch: String,
     pub solver: String,
     pub config: AttentionConfig,
+    /// Ensemble members (1 for a single network).
+    pub members: usize,
     pub token_values: Vec<String>,
     pub transform: FeatureTransform,
     /// Free-form training facts (data hash, seed, options, timings) and validation metrics.
@@ -124,7 +126,17 @@ fn config_json(c: &AttentionConfig) -> Value {
 }
 
 /// Writes both files of a model into `dir`; returns their paths.
-pub fn save(dir: &Path, params: &AttentionParams, info: &WeightsInfo) -> Result<WeightsFiles> {
+/// Member k's tensors are named `{name}` for k = 0 and `member{k}.{name}` otherwise.
+pub fn member_prefix(k: usize) -> String {
+    if k == 0 {
+        String::new()
+    } else {
+        format!("member{k}.")
+    }
+}
+
+/// Writes both files of a model (one or more ensemble members) into `dir`; returns their paths.
+pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Result<WeightsFiles> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let files = WeightsFiles::in_dir(dir, &info.arch, &info.solver);
     let mut st_meta = BTreeMap::new();
@@ -132,7 +144,11 @@ pub fn save(dir: &Path, params: &AttentionParams, info: &WeightsInfo) -> Result<
     st_meta.insert("version".to_string(), VERSION.to_string());
     st_meta.insert("arch".to_string(), info.arch.clone());
     st_meta.insert("solver".to_string(), info.solver.clone());
-    let bytes = safetensors::to_bytes(&params_to_tensors(params, ""), &st_meta);
+    let mut tensors = Vec::new();
+    for (k, m) in members.iter().enumerate() {
+        tensors.extend(params_to_tensors(m, &member_prefix(k)));
+    }
+    let bytes = safetensors::to_bytes(&tensors, &st_meta);
     let digest = {
         let mut h = Sha256::new();
         h.update(&bytes);
@@ -144,6 +160,7 @@ pub fn save(dir: &Path, params: &AttentionParams, info: &WeightsInfo) -> Result<
         "arch": info.arch,
         "solver": info.solver,
         "model": config_json(&info.config),
+        "members": members.len(),
         "tokens": info.token_values,
         "features": {"names": FEATURE_NAMES, "mean": info.transform.mean, "std": info.transform.std,
                      "transform": "z = (raw - mean) / std; raw sizes are log2, direction/precision 0/1"},
@@ -227,6 +244,11 @@ pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
         arch: s("arch")?,
         solver: s("solver")?,
         config,
+        members: v
+            .get("members")
+            .map(|m| m.as_u64().filter(|&m| (1..=64).contains(&m)).map(|m| m as usize))
+            .unwrap_or(Some(1))
+            .ok_or_else(|| err("'members' is not an integer in 1..64".into()))?,
         token_values,
         transform,
         training: v.get("training").cloned().unwrap_or(Value::Null),
@@ -270,9 +292,11 @@ pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(Attention
             format!("not a {MAGIC} version {VERSION} tensors file"),
         ));
     }
-    let params = params_from_tensors(info.config, &tensors, "", &src)?;
+    let members = (0..info.members)
+        .map(|k| params_from_tensors(info.config, &tensors, &member_prefix(k), &src))
+        .collect::<Result<Vec<_>>>()?;
     let metadata = ktn_metadata(&info.token_values, info.config.seq_len);
-    let model = AttentionModel::new(params, info.transform.clone(), metadata, src)?;
+    let model = AttentionModel::ensemble(members, info.transform.clone(), metadata, src)?;
     Ok((model, info))
 }
 
@@ -293,6 +317,7 @@ mod tests {
             arch: arch.into(),
             solver: "ConvAsm1x1U".into(),
             config,
+            members: 1,
             token_values: ["-1", "1", "2", "4", "8"].iter().map(|s| s.to_string()).collect(),
             transform: FeatureTransform {
                 mean: vec![1.0; NUM_FEATURES],
@@ -314,13 +339,13 @@ mod tests {
     fn round_trip_and_errors() {
         let dir = temp_dir("rt");
         let (params, info) = tiny_info("gfx906");
-        let files = save(&dir, &params, &info).unwrap();
+        let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
         assert_eq!(
             find(std::slice::from_ref(&dir), "gfx906", "ConvAsm1x1U"),
             Some(files.clone())
         );
         let (model, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
-        assert_eq!(model.params, params);
+        assert_eq!(model.members, vec![params.clone()]);
         assert_eq!(info2, info);
         // Another arch.
         let e = load(&files, "gfx900", "ConvAsm1x1U").unwrap_err().to_string();

@@ -215,10 +215,12 @@ impl FeatureTransform {
     }
 }
 
-/// A loaded attention model, ready for the search.
+/// A loaded attention model, ready for the search: one or more members (an ensemble of
+/// separately trained networks of the same sizes and vocabulary). With several members the
+/// step's scores are the mean of the members' log-softmax outputs.
 #[derive(Debug, Clone)]
 pub struct AttentionModel {
-    pub params: AttentionParams,
+    pub members: Vec<AttentionParams>,
     pub transform: FeatureTransform,
     pub metadata: KtnMetadata,
     pub vocab: Vocabulary,
@@ -227,13 +229,30 @@ pub struct AttentionModel {
 }
 
 impl AttentionModel {
+    /// A model of one network.
     pub fn new(
         params: AttentionParams,
         transform: FeatureTransform,
         metadata: KtnMetadata,
         source: String,
     ) -> Result<AttentionModel> {
-        let c = params.config;
+        AttentionModel::ensemble(vec![params], transform, metadata, source)
+    }
+
+    /// A model averaging several networks of the same configuration.
+    pub fn ensemble(
+        members: Vec<AttentionParams>,
+        transform: FeatureTransform,
+        metadata: KtnMetadata,
+        source: String,
+    ) -> Result<AttentionModel> {
+        let Some(first) = members.first() else {
+            return Err(Error::format(source, "an attention model needs at least one member"));
+        };
+        let c = first.config;
+        if members.iter().any(|m| m.config != c) {
+            return Err(Error::format(source, "ensemble members differ in sizes"));
+        }
         if metadata.token_values.len() != c.vocab || c.steps != NUM_FEATURES || transform.mean.len() != NUM_FEATURES {
             return Err(Error::Shape {
                 what: format!("{source}: attention model"),
@@ -248,7 +267,7 @@ impl AttentionModel {
         }
         let vocab = Vocabulary::from_token_values(&metadata.token_values);
         Ok(AttentionModel {
-            params,
+            members,
             transform,
             metadata,
             vocab,
@@ -256,9 +275,14 @@ impl AttentionModel {
         })
     }
 
-    /// Runs the encoder: returns the final states and the outputs `[batch, steps, hidden]`.
+    pub fn config(&self) -> AttentionConfig {
+        self.members[0].config
+    }
+
+    /// Runs the encoder of every member: layer k of the states and side buffer k (the encoder
+    /// outputs `[batch, steps, hidden]`) belong to member k.
     pub fn run_encoder(&self, inputs: &[f32], batch: usize) -> Result<States> {
-        let c = self.params.config;
+        let c = self.config();
         let (h, fin, steps) = (c.hidden, c.enc_input(), c.steps);
         if inputs.len() != batch * steps * fin {
             return Err(Error::Shape {
@@ -267,66 +291,67 @@ impl AttentionModel {
                 got: format!("{}", inputs.len()),
             });
         }
-        let p = &self.params;
-        let mut states = States::zeros_with_extra(&[h], &[steps * h], batch);
+        let k = self.members.len();
+        let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], batch);
         let mut x = vec![0.0; batch * fin];
         let mut z = vec![0.0; batch * 4 * h];
-        for t in 0..steps {
-            for b in 0..batch {
-                x[b * fin..(b + 1) * fin].copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
-            }
-            cpu::dense(
-                &x,
-                p.get(idx::ENC_W),
-                Some(p.get(idx::ENC_B)),
-                &mut z,
-                batch,
-                fin,
-                4 * h,
-            );
-            cpu::matmul_acc(&states.h[0], p.get(idx::ENC_U), &mut z, batch, h, 4 * h);
-            cpu::lstm_cell(&z, &mut states.c[0], &mut states.h[0], batch, h);
-            for b in 0..batch {
-                states.extra[0][(b * steps + t) * h..(b * steps + t + 1) * h]
-                    .copy_from_slice(&states.h[0][b * h..(b + 1) * h]);
+        for (m, p) in self.members.iter().enumerate() {
+            for t in 0..steps {
+                for b in 0..batch {
+                    x[b * fin..(b + 1) * fin]
+                        .copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
+                }
+                cpu::dense(
+                    &x,
+                    p.get(idx::ENC_W),
+                    Some(p.get(idx::ENC_B)),
+                    &mut z,
+                    batch,
+                    fin,
+                    4 * h,
+                );
+                cpu::matmul_acc(&states.h[m], p.get(idx::ENC_U), &mut z, batch, h, 4 * h);
+                cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
+                for b in 0..batch {
+                    states.extra[m][(b * steps + t) * h..(b * steps + t + 1) * h]
+                        .copy_from_slice(&states.h[m][b * h..(b + 1) * h]);
+                }
             }
         }
         Ok(states)
     }
-}
 
-impl StepDecoder for AttentionModel {
-    fn vocab_size(&self) -> usize {
-        self.params.config.vocab
-    }
-
-    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch) {
-        let c = self.params.config;
+    /// One decoder step of member `m` (its layer and side buffer of `states`): raw scores.
+    fn member_step(
+        &self,
+        m: usize,
+        tokens: &[u32],
+        states: &mut States,
+        scores: &mut Vec<f32>,
+        scratch: &mut DecoderScratch,
+    ) {
+        let p = &self.members[m];
+        let c = p.config;
         let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
         let batch = states.batch;
-        assert_eq!(tokens.len(), batch, "decoder step: one token per row");
-        assert!(
-            tokens.iter().all(|&t| (t as usize) < v),
-            "decoder step: token outside the vocabulary"
-        );
-        let p = &self.params;
         let mut x = std::mem::take(scratch.buffer(0));
         let mut z = std::mem::take(scratch.buffer(1));
         let mut w = std::mem::take(scratch.buffer(2));
         let mut q = std::mem::take(scratch.buffer(3));
         let mut o = std::mem::take(scratch.buffer(4));
+        let mut ctx = std::mem::take(scratch.buffer(5));
         x.resize(batch * e, 0.0);
         cpu::embedding_gather(p.get(idx::EMB), tokens, &mut x, e);
         z.resize(batch * 4 * h, 0.0);
         cpu::dense(&x, p.get(idx::DEC_W), Some(p.get(idx::DEC_B)), &mut z, batch, e, 4 * h);
-        cpu::matmul_acc(&states.h[0], p.get(idx::DEC_U), &mut z, batch, h, 4 * h);
-        cpu::lstm_cell(&z, &mut states.c[0], &mut states.h[0], batch, h);
+        cpu::matmul_acc(&states.h[m], p.get(idx::DEC_U), &mut z, batch, h, 4 * h);
+        cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
         w.resize(batch * steps, 0.0);
-        let mut ctx = vec![0.0; batch * h];
-        cpu::attention(&states.h[0], &states.extra[0], &mut w, &mut ctx, batch, steps, h);
+        ctx.resize(batch * h, 0.0);
+        cpu::attention(&states.h[m], &states.extra[m], &mut w, &mut ctx, batch, steps, h);
         q.resize(batch * 2 * h, 0.0);
         for b in 0..batch {
-            q[b * 2 * h..b * 2 * h + h].copy_from_slice(&states.h[0][b * h..(b + 1) * h]);
+            q[b * 2 * h..b * 2 * h + h].copy_from_slice(&states.h[m][b * h..(b + 1) * h]);
             q[b * 2 * h + h..(b + 1) * 2 * h].copy_from_slice(&ctx[b * h..(b + 1) * h]);
         }
         o.resize(batch * h, 0.0);
@@ -347,6 +372,42 @@ impl StepDecoder for AttentionModel {
         *scratch.buffer(2) = w;
         *scratch.buffer(3) = q;
         *scratch.buffer(4) = o;
+        *scratch.buffer(5) = ctx;
+    }
+}
+
+impl StepDecoder for AttentionModel {
+    fn vocab_size(&self) -> usize {
+        self.config().vocab
+    }
+
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch) {
+        let v = self.config().vocab;
+        let batch = states.batch;
+        assert_eq!(tokens.len(), batch, "decoder step: one token per row");
+        assert!(
+            tokens.iter().all(|&t| (t as usize) < v),
+            "decoder step: token outside the vocabulary"
+        );
+        if self.members.len() == 1 {
+            self.member_step(0, tokens, states, scores, scratch);
+            return;
+        }
+        let mut raw = std::mem::take(scratch.buffer(6));
+        let mut logp = std::mem::take(scratch.buffer(7));
+        scores.clear();
+        scores.resize(batch * v, 0.0);
+        let share = 1.0 / self.members.len() as f32;
+        for m in 0..self.members.len() {
+            self.member_step(m, tokens, states, &mut raw, scratch);
+            logp.resize(batch * v, 0.0);
+            cpu::log_softmax_rows(&raw, &mut logp, batch, v);
+            for (s, l) in scores.iter_mut().zip(&logp) {
+                *s += share * l;
+            }
+        }
+        *scratch.buffer(6) = raw;
+        *scratch.buffer(7) = logp;
     }
 }
 
@@ -372,14 +433,15 @@ impl Seq2SeqModel for AttentionModel {
     }
 
     fn describe(&self) -> String {
-        let c = self.params.config;
+        let c = self.config();
         format!(
-            "attention seq2seq {} (hidden {}, embedding {}, vocabulary {}, {} parameters)",
+            "attention seq2seq {} ({} member(s), hidden {}, embedding {}, vocabulary {}, {} parameters each)",
             self.source,
+            self.members.len(),
             c.hidden,
             c.embed,
             c.vocab,
-            self.params.len()
+            self.members[0].len()
         )
     }
 }

@@ -38,13 +38,13 @@ pub struct TrainOptions {
     pub out_dir: PathBuf,
     /// Checkpoint file (written after every epoch).
     pub checkpoint: PathBuf,
-    /// LSTM units (64).
+    /// LSTM units (128).
     pub hidden: usize,
-    /// Token embedding width (16).
+    /// Token embedding width (32).
     pub embed: usize,
     /// Samples per mini-batch (32).
     pub batch: usize,
-    /// Maximum epochs (60).
+    /// Maximum epochs (50).
     pub epochs: usize,
     /// Adam learning rate (0.002).
     pub lr: f32,
@@ -54,7 +54,7 @@ pub struct TrainOptions {
     pub dropout: f32,
     /// Epochs without early-stop-loss improvement before the learning rate halves (3).
     pub lr_patience: usize,
-    /// Epochs without improvement before stopping (8).
+    /// Epochs without improvement before stopping (10).
     pub patience: usize,
     /// Seed of initialisation, shuffling and splits (1).
     pub seed: u64,
@@ -70,6 +70,8 @@ pub struct TrainOptions {
     pub time_limit_s: Option<f64>,
     /// Continue from this checkpoint.
     pub resume: Option<PathBuf>,
+    /// Networks trained (with seeds seed, seed+7919, ...) and averaged (1).
+    pub members: usize,
     /// Beam width of the final validation evaluation (16).
     pub eval_beam: usize,
     /// Print progress lines.
@@ -84,15 +86,15 @@ impl TrainOptions {
             solver: solver.to_string(),
             out_dir: out_dir.to_path_buf(),
             checkpoint: out_dir.join(format!("{arch}_{solver}.checkpoint.safetensors")),
-            hidden: 64,
-            embed: 16,
+            hidden: 128,
+            embed: 32,
             batch: 32,
-            epochs: 60,
+            epochs: 50,
             lr: 0.002,
             clip: 5.0,
             dropout: 0.2,
             lr_patience: 3,
-            patience: 8,
+            patience: 10,
             seed: 1,
             val_fraction: 0.2,
             early_stop_fraction: 0.1,
@@ -100,6 +102,7 @@ impl TrainOptions {
             max_rows: None,
             time_limit_s: None,
             resume: None,
+            members: 1,
             eval_beam: 16,
             verbose: true,
         }
@@ -296,9 +299,135 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             AttentionParams::zeros(config).len()
         ),
     );
-    let mut state = match &opts.resume {
+    let members = opts.members.max(1);
+    let mut runs: Vec<MemberRun> = Vec::with_capacity(members);
+    for k in 0..members {
+        let label = if members > 1 {
+            format!("member {}/{members} ", k + 1)
+        } else {
+            String::new()
+        };
+        let checkpoint = member_path(&opts.checkpoint, k);
+        let resume = opts
+            .resume
+            .as_ref()
+            .map(|r| member_path(r, k))
+            .filter(|p| k == 0 || p.is_file());
+        runs.push(train_member(
+            opts,
+            &label,
+            member_seed(opts.seed, k),
+            &checkpoint,
+            resume.as_deref(),
+            config,
+            &train_set,
+            &es_set,
+            &prep.dataset.data_hash,
+            &tokens,
+            &transform,
+        )?);
+    }
+    let state = &runs[0].state;
+    let (first_loss, last_loss) = (runs[0].first_loss, runs[0].last_loss);
+    let train_seconds: f64 = runs.iter().map(|r| r.state.elapsed_s).sum();
+    let samples_seen: u64 = runs.iter().map(|r| r.state.samples_seen).sum();
+    let samples_per_second = samples_seen as f64 / train_seconds.max(1e-9);
+    let best: Vec<AttentionParams> = runs.iter().map(|r| r.state.best.clone()).collect();
+    let training = json!({
+        "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
+        "data_sha256": prep.dataset.data_hash,
+        "data_report": {
+            "rows": prep.dataset.report.rows, "used": prep.dataset.report.used,
+            "not_applicable": prep.dataset.report.not_applicable,
+            "rule_violations": prep.dataset.report.rule_violations,
+            "malformed_problem": prep.dataset.report.malformed_problem,
+            "malformed_params": prep.dataset.report.malformed_params,
+            "duplicates": prep.dataset.report.duplicates,
+            "conflicting_duplicates": prep.dataset.report.conflicting_duplicates,
+        },
+        "seed": opts.seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
+        "max_rows": opts.max_rows,
+        "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
+        "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
+                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "lr_patience": opts.lr_patience, "patience": opts.patience,
+                    "threads": opts.threads},
+        "token_positions": tokens.token_positions(),
+        "members": members,
+        "epochs_run": runs.iter().map(|r| r.state.epoch).collect::<Vec<_>>(),
+        "best_epoch": runs.iter().map(|r| r.state.best_epoch).collect::<Vec<_>>(),
+        "best_early_stop_loss": runs.iter().map(|r| r.state.best_loss).collect::<Vec<_>>(),
+        "train_seconds": train_seconds, "samples_per_second": samples_per_second,
+        "history": runs.iter().map(|r| Value::Array(r.state.history.clone())).collect::<Vec<_>>(),
+        "tuneinfer_version": env!("CARGO_PKG_VERSION"),
+    });
+    let mut info = WeightsInfo {
+        arch: opts.arch.clone(),
+        solver: solver.name().to_string(),
+        config,
+        members,
+        token_values: tokens.token_values.clone(),
+        transform,
+        training: training.clone(),
+        metrics: Value::Null,
+    };
+    let files = weights::save(&opts.out_dir, &best, &info)?;
+    if let Some(eval) = evaluate {
+        info.metrics = eval(&files, &prep)?;
+        weights::save(&opts.out_dir, &best, &info)?;
+    }
+    log(
+        opts,
+        &format!(
+            "saved {} and {} (best epoch {} of {}, {:.0}s, {:.0} samples/s)",
+            files.tensors.display(),
+            files.metadata.display(),
+            state.best_epoch,
+            state.epoch,
+            train_seconds,
+            samples_per_second
+        ),
+    );
+    Ok(TrainResult {
+        files,
+        report: prep.dataset.report.clone(),
+        epochs: state.epoch,
+        best_epoch: state.best_epoch,
+        train_seconds,
+        samples_per_second,
+        first_loss,
+        last_loss,
+        train_rows: train_set.rows,
+        early_stop_rows: es_set.rows,
+        validation_rows: prep.validation.len(),
+        training,
+    })
+}
+
+/// What one member's training leaves: its state and the first/last epoch losses.
+struct MemberRun {
+    state: State,
+    first_loss: f64,
+    last_loss: f64,
+}
+
+/// Trains one network (ensemble member) with its own seed and checkpoint file.
+#[allow(clippy::too_many_arguments)]
+fn train_member(
+    opts: &TrainOptions,
+    member_label: &str,
+    seed: u64,
+    checkpoint: &Path,
+    resume: Option<&Path>,
+    config: AttentionConfig,
+    train_set: &Encoded,
+    es_set: &Encoded,
+    data_hash: &str,
+    tokens: &TokenTable,
+    transform: &FeatureTransform,
+) -> Result<MemberRun> {
+    let mut state = match resume {
         Some(path) => {
-            let s = load_checkpoint(path, config, &prep.dataset.data_hash, &tokens)?;
+            let s = load_checkpoint(path, config, data_hash, tokens)?;
             log(
                 opts,
                 &format!("resumed from {} after epoch {}", path.display(), s.epoch),
@@ -306,7 +435,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             s
         }
         None => {
-            let params = AttentionParams::init(config, opts.seed);
+            let params = AttentionParams::init(config, seed);
             State {
                 best: params.clone(),
                 adam: Adam::new(&params),
@@ -336,7 +465,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     while state.epoch < opts.epochs && state.bad_epochs < opts.patience {
         let epoch_start = Instant::now();
         let mut order: Vec<usize> = (0..train_set.rows).collect();
-        let mut rng = Lcg::new(opts.seed.wrapping_mul(1_000_003).wrapping_add(state.epoch as u64));
+        let mut rng = Lcg::new(seed.wrapping_mul(1_000_003).wrapping_add(state.epoch as u64));
         for i in (1..order.len()).rev() {
             order.swap(i, rng.below(i as u64 + 1) as usize);
         }
@@ -351,7 +480,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             let mut grads = AttentionParams::zeros(config);
             let dropout = Dropout {
                 rate: opts.dropout,
-                seed: opts.seed ^ state.adam.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
+                seed: seed ^ state.adam.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
                 first_row: 0,
             };
             let s = forward_backward_sharded(
@@ -368,7 +497,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             epoch_stats.add(s);
             state.samples_seen += chunk.len() as u64;
         }
-        let es = evaluate_loss(&state.params, &es_set, opts.threads);
+        let es = evaluate_loss(&state.params, es_set, opts.threads);
         state.epoch += 1;
         let train_loss = epoch_stats.mean_loss();
         if first_loss.is_nan() {
@@ -409,7 +538,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         log(
             opts,
             &format!(
-                "epoch {:>3}/{}  loss {:.4}  token-acc {:.1}%  early-stop loss {:.4} token-acc {:.1}%{}  lr {:.2e}  \
+                "{member_label}epoch {:>3}/{}  loss {:.4}  token-acc {:.1}%  early-stop loss {:.4} token-acc {:.1}%{}  lr {:.2e}  \
                  {:.1}s/epoch  {:.0} samples/s  elapsed {:.0}s  left <= {:.0}s",
                 state.epoch,
                 opts.epochs,
@@ -425,78 +554,38 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
                 left_s
             ),
         );
-        save_checkpoint(&opts.checkpoint, &state, &prep.dataset.data_hash, &tokens, &transform)?;
+        save_checkpoint(checkpoint, &state, data_hash, tokens, transform)?;
         if opts.time_limit_s.is_some_and(|l| elapsed + epoch_s > l) {
             log(opts, "time limit reached: stopping");
             break;
         }
     }
-    let train_seconds = state.elapsed_s;
-    let samples_per_second = state.samples_seen as f64 / train_seconds.max(1e-9);
-    let training = json!({
-        "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
-        "data_sha256": prep.dataset.data_hash,
-        "data_report": {
-            "rows": prep.dataset.report.rows, "used": prep.dataset.report.used,
-            "not_applicable": prep.dataset.report.not_applicable,
-            "rule_violations": prep.dataset.report.rule_violations,
-            "malformed_problem": prep.dataset.report.malformed_problem,
-            "malformed_params": prep.dataset.report.malformed_params,
-            "duplicates": prep.dataset.report.duplicates,
-            "conflicting_duplicates": prep.dataset.report.conflicting_duplicates,
-        },
-        "seed": opts.seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
-        "max_rows": opts.max_rows,
-        "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
-        "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
-                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "lr_patience": opts.lr_patience, "patience": opts.patience,
-                    "threads": opts.threads},
-        "token_positions": tokens.token_positions(),
-        "epochs_run": state.epoch, "best_epoch": state.best_epoch, "best_early_stop_loss": state.best_loss,
-        "train_seconds": train_seconds, "samples_per_second": samples_per_second,
-        "history": state.history,
-        "tuneinfer_version": env!("CARGO_PKG_VERSION"),
-    });
-    let mut info = WeightsInfo {
-        arch: opts.arch.clone(),
-        solver: solver.name().to_string(),
-        config,
-        token_values: tokens.token_values.clone(),
-        transform,
-        training: training.clone(),
-        metrics: Value::Null,
-    };
-    let files = weights::save(&opts.out_dir, &state.best, &info)?;
-    if let Some(eval) = evaluate {
-        info.metrics = eval(&files, &prep)?;
-        weights::save(&opts.out_dir, &state.best, &info)?;
-    }
-    log(
-        opts,
-        &format!(
-            "saved {} and {} (best epoch {} of {}, {:.0}s, {:.0} samples/s)",
-            files.tensors.display(),
-            files.metadata.display(),
-            state.best_epoch,
-            state.epoch,
-            train_seconds,
-            samples_per_second
-        ),
-    );
-    Ok(TrainResult {
-        files,
-        report: prep.dataset.report.clone(),
-        epochs: state.epoch,
-        best_epoch: state.best_epoch,
-        train_seconds,
-        samples_per_second,
+    Ok(MemberRun {
+        state,
         first_loss,
         last_loss,
-        train_rows: train_set.rows,
-        early_stop_rows: es_set.rows,
-        validation_rows: prep.validation.len(),
-        training,
     })
+}
+
+/// Member k's file: `path` itself for k = 0, else `path` with `.m{k}` before the extension.
+pub fn member_path(path: &Path, k: usize) -> PathBuf {
+    if k == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.m{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.m{k}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Seed of ensemble member k (member 0 uses the run's seed).
+pub fn member_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_add(7919u64.wrapping_mul(k as u64))
 }
 
 const CHECKPOINT_FORMAT: &str = "tuneinfer-train-checkpoint";
