@@ -1,6 +1,7 @@
 //! `tuneinfer eval`: the model beside the baselines on the model's own held-out validation
 //! geometries.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
@@ -75,10 +76,15 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         );
     }
     let table = crate::eval::evaluate_files(&files, arch, &prep, beam, args.value("ktn-models").map(Path::new))?;
-    if args.flag("json") {
-        println!("{}", table.to_json());
+    let text = if args.flag("json") {
+        format!("{}\n", table.to_json())
     } else {
-        print!("{}", table.to_text());
+        table.to_text()
+    };
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+        _ => Ok(0),
     }
-    Ok(0)
 }
