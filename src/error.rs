@@ -112,7 +112,7 @@ impl fmt::Display for Error {
                 let dirs: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
                 write!(
                     f,
-                    "no {arch}_{solver}_{{encoder,decoder,metadata}}.ktn.model found (searched: {})",
+                    "no {arch}_{solver}.safetensors + .json or {arch}_{solver}_{{encoder,decoder,metadata}}.ktn.model found (searched: {})",
                     if dirs.is_empty() {
                         "nothing".to_string()
                     } else {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::format::weights;
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis};
 use crate::seq2seq::{KtnModel, Seq2SeqModel};
@@ -59,10 +60,24 @@ pub struct Predictor {
 }
 
 impl Predictor {
-    /// Finds and loads the model of `solver` on `arch` in `model_dirs` (first match wins).
+    /// Finds and loads the model of `solver` on `arch` in `model_dirs`: in each directory in
+    /// order, tuneinfer's own `{arch}_{solver}.safetensors` + `.json`, then MIOpen's
+    /// `{arch}_{solver}_{encoder,decoder,metadata}.ktn.model`; the first match wins.
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
-        let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
+        let model_name = solver.model_name(arch)?;
+        for dir in model_dirs {
+            let ours = weights::WeightsFiles::in_dir(dir, arch, solver.name());
+            if ours.exist() {
+                let (model, _) = weights::load(&ours, arch, solver.name())?;
+                return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
+            }
+            if let Ok(model) = KtnModel::find_and_load(std::slice::from_ref(dir), arch, model_name) {
+                return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
+            }
+        }
+        // Nothing loadable: report KTN load errors (a damaged file) or "not found".
+        let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
         Ok(Predictor::new(Target::new(arch), solver, Box::new(model)))
     }
 

@@ -76,6 +76,8 @@ fn predict_prints_the_config_from_key_or_driver_arguments() {
     let out = run(
         &[
             "predict",
+            "--arch",
+            "gfx908",
             "--models",
             &m,
             "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
@@ -85,7 +87,7 @@ fn predict_prints_the_config_from_key_or_driver_arguments() {
     assert_eq!(text(&out.stdout), "2,8,4,16,1,4,1,4\n");
     assert_eq!(out.status.code(), Some(0));
     let driver = "convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1";
-    let mut args = vec!["predict", "--models", &m, "--arch", "gfx908", "--solver", "ConvAsm1x1U"];
+    let mut args = vec!["predict", "--arch", "gfx908", "--models", &m, "--solver", "ConvAsm1x1U"];
     args.extend(driver.split(' '));
     assert_eq!(text(&run(&args, None).stdout), "2,8,4,16,1,4,1,4\n");
 }
@@ -96,6 +98,8 @@ fn predict_beam_prints_ranked_lines_with_scores() {
     let out = run(
         &[
             "predict",
+            "--arch",
+            "gfx908",
             "--models",
             &m,
             "--beam",
@@ -124,6 +128,8 @@ fn predict_marks_the_static_default() {
     let out = run(
         &[
             "predict",
+            "--arch",
+            "gfx908",
             "--models",
             &models(),
             "conv",
@@ -156,6 +162,8 @@ fn predict_errors_are_one_line_with_distinct_exit_codes() {
         &run(
             &[
                 "predict",
+                "--arch",
+                "gfx908",
                 "--models",
                 &m,
                 "2048-7-7-1x1-512-7-7-abc-0x0-1x1-1x1-0-NCHW-FP16-F",
@@ -165,11 +173,18 @@ fn predict_errors_are_one_line_with_distinct_exit_codes() {
         5,
         "abc",
     );
-    assert_one_line_error(&run(&["predict", "--models", &m, "conv", "-n", "x"], None), 5, "-n");
+    assert_one_line_error(
+        &run(
+            &["predict", "--arch", "gfx908", "--models", &m, "conv", "-n", "x"],
+            None,
+        ),
+        5,
+        "-n",
+    );
     assert_one_line_error(
         &run(
             &[
-                "predict", "--models", &m, "conv", "-u", "2", "-v", "2", "-y", "1", "-x", "1",
+                "predict", "--arch", "gfx908", "--models", &m, "conv", "-u", "2", "-v", "2", "-y", "1", "-x", "1",
             ],
             None,
         ),
@@ -177,7 +192,19 @@ fn predict_errors_are_one_line_with_distinct_exit_codes() {
         "stride",
     );
     assert_one_line_error(
-        &run(&["predict", "--models", &m, "--solver", "NoSuchSolver", "conv"], None),
+        &run(
+            &[
+                "predict",
+                "--arch",
+                "gfx908",
+                "--models",
+                &m,
+                "--solver",
+                "NoSuchSolver",
+                "conv",
+            ],
+            None,
+        ),
         6,
         "NoSuchSolver",
     );
@@ -192,16 +219,28 @@ fn predict_errors_are_one_line_with_distinct_exit_codes() {
         "gfx000",
     );
     assert_one_line_error(
-        &run(&["predict", "--models", &m, "--beam", "0", "conv"], None),
+        &run(
+            &["predict", "--arch", "gfx908", "--models", &m, "--beam", "0", "conv"],
+            None,
+        ),
         2,
         "--beam",
     );
     assert_one_line_error(
-        &run(&["predict", "--models", &m, "--beam", "2", "--top", "3", "conv"], None),
+        &run(
+            &[
+                "predict", "--arch", "gfx908", "--models", &m, "--beam", "2", "--top", "3", "conv",
+            ],
+            None,
+        ),
         2,
         "--top",
     );
-    assert_one_line_error(&run(&["predict", "--models", &m], None), 2, "PROBLEM");
+    assert_one_line_error(
+        &run(&["predict", "--arch", "gfx908", "--models", &m], None),
+        2,
+        "PROBLEM",
+    );
 }
 
 #[test]
@@ -218,6 +257,8 @@ fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
     let out = run(
         &[
             "batch",
+            "--arch",
+            "gfx908",
             "--models",
             &models(),
             "--beam",
@@ -245,7 +286,7 @@ fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
 #[test]
 fn batch_all_good_exits_zero_and_defaults_are_marked() {
     let input = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\nconv -n 1 -c 4 -H 2 -W 2 -k 4 -y 1 -x 1\n";
-    let out = run(&["batch", "--models", &models()], Some(input));
+    let out = run(&["batch", "--arch", "gfx908", "--models", &models()], Some(input));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.lines().nth(1).unwrap().ends_with("\tmodel"));
@@ -289,5 +330,23 @@ fn verify_passes_the_shipped_models_and_catches_damage() {
         3,
         "/nonexistent/x.ktn.model",
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn builtin_default_model_needs_no_flags() {
+    // The project's own gfx906 weights (weights/) are the default, from any working directory.
+    let dir = temp_dir("default");
+    let out = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(["predict", "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F"])
+        .env_remove("TUNEINFER_MODELS")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = text(&out.stdout);
+    let problem = tuneinfer::ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").unwrap();
+    let values = tuneinfer::solvers::conv_asm_1x1u::parse_config(config.trim()).unwrap();
+    assert!(tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem).is_valid(&values), "{config}");
     let _ = std::fs::remove_dir_all(dir);
 }

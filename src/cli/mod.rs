@@ -1,9 +1,11 @@
-//! The `tuneinfer` command line: `predict`, `batch`, `verify`.
+//! The `tuneinfer` command line: `predict`, `batch`, `verify`, `train`, `eval`.
 
 mod args;
 mod bench;
+mod eval;
 mod info;
 mod predict;
+mod train;
 mod verify;
 
 use crate::error::Error;
@@ -21,6 +23,8 @@ Commands:
   verify    run model files' embedded test vectors and report the largest errors
   info      show the GPU adapters (limits, features) and the models found
   bench     predictions per second on the CPU and the GPU, side by side
+  train     train an attention predictor from a MIOpen perf database
+  eval      compare a model with baselines on the held-out validation problems
 
 Run 'tuneinfer <COMMAND> --help' for a command's options.
 Exit codes: 0 success, 1 some inputs failed, 2 usage, 3 file I/O, 4 model format,
@@ -40,6 +44,8 @@ pub fn run(argv: &[String]) -> i32 {
         "verify" => verify::verify(rest),
         "info" => info::info(rest),
         "bench" => bench::bench(rest),
+        "train" => train::train(rest),
+        "eval" => eval::eval(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(0)

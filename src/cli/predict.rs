@@ -10,12 +10,15 @@ use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
-const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx908)
+const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
+                     gfx906 and gfx900 ConvAsm1x1U models in weights/)
   --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvHipImplicitGemmGroupFwdXdlops,
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
                      gfx90a/gfx942, NHWC, FP32/FP16)
-  --models DIR       where {arch}_{solver}_*.ktn.model live; default search order:
-                     $TUNEINFER_MODELS, the project's weights/, /opt/rocm/share/miopen/db
+  --models DIR       where the models live: tuneinfer's {arch}_{solver}.safetensors + .json
+                     or MIOpen's {arch}_{solver}_*.ktn.model (e.g. ../shared/miopen/models
+                     for gfx908); default search order: $TUNEINFER_MODELS, the project's
+                     weights/, ./weights, /opt/rocm/share/miopen/db
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
   --beam K           constrained beam search of width K instead
   --top N            with --beam: print the best N <= K configs (default: K)
@@ -24,7 +27,6 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
   --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
                      ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
                      ../shared/miopen/ck next to the crate
-
   --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
                      (any Vulkan adapter, lavapipe included; an error if none) or cpu
   --precision P      f32 (default, the reference) or f16 (GPU weights stored as f16;
@@ -79,7 +81,7 @@ pub(super) struct Common {
 }
 
 pub(super) fn common(args: &Args) -> Result<Common> {
-    let arch = args.value("arch").unwrap_or("gfx908");
+    let arch = args.value("arch").unwrap_or("gfx906");
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     let mode = match (args.value("decode"), args.value("beam")) {

@@ -3,10 +3,12 @@
 //! the hot one (`matmul`) is register-blocked and uses AVX2/FMA when the processor has them.
 
 pub mod activations;
+pub mod attention;
 pub mod lstm;
 pub mod matmul;
 pub mod ops;
 
+pub use attention::attention;
 pub use lstm::lstm_cell;
 pub use matmul::{matmul_acc, matmul_packed_acc, PackedMatrix};
 pub use ops::{add_bias_rows, dense, embedding_gather, log_softmax_rows};

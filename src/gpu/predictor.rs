@@ -50,7 +50,22 @@ impl GpuPredictor {
         precision: Precision,
     ) -> Result<GpuPredictor> {
         let solver = solvers::by_name(solver)?;
-        let model = KtnModel::find_and_load(model_dirs, arch, solver.model_name(arch)?)?;
+        let model_name = solver.model_name(arch)?;
+        // The same search order as the CPU path: the first directory holding either kind wins.
+        for dir in model_dirs {
+            if crate::format::weights::WeightsFiles::in_dir(dir, arch, solver.name()).exist() {
+                return Err(Error::NoGpu(format!(
+                    "{arch} {} in {} is a tuneinfer attention model, which the GPU engine does not run yet \
+                     (it runs MIOpen's KTN models); use --device cpu",
+                    solver.name(),
+                    dir.display()
+                )));
+            }
+            if crate::seq2seq::find_model_files(std::slice::from_ref(dir), arch, model_name).is_ok() {
+                break;
+            }
+        }
+        let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
         GpuPredictor::new(ctx, Target::new(arch), solver, model, precision)
     }
 

@@ -2,6 +2,7 @@
 //! stepped one token at a time. Both are built from frugally-deep graphs (MIOpen's files) and
 //! run batched on the CPU reference ops.
 
+pub mod attention;
 mod decoder;
 mod encoder;
 mod graph;
@@ -11,6 +12,7 @@ mod packed;
 mod states;
 pub mod verify;
 
+pub use attention::AttentionModel;
 pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};

@@ -1,0 +1,90 @@
+//! `tuneinfer eval`: the model beside the baselines on the model's own held-out validation
+//! geometries.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{wants_help, Args, Spec};
+use crate::error::{Error, Result};
+use crate::format::weights;
+use crate::seq2seq::default_model_dirs;
+use crate::train::{self, TrainOptions};
+
+const HELP: &str = "\
+Usage: tuneinfer eval --perf-db FILE [--arch ARCH] [--solver NAME] [OPTIONS]
+
+Evaluates a trained model on the validation geometries it was not trained on (the split is
+rebuilt from the seed and fractions recorded in the model's metadata), beside MIOpen's static
+default, the nearest neighbour from the training rows and, when its files are found, MIOpen's
+gfx908 KTN model. Metrics: exact config match, per-parameter match and validity of the first
+answer; top-k: is the tuned best among the first k answers?
+
+Options:
+  --perf-db FILE      the database the model was trained on (required)
+  --arch ARCH         [gfx906]
+  --solver NAME       [ConvAsm1x1U]
+  --models DIR        where {arch}_{solver}.safetensors/.json live (default search order:
+                      $TUNEINFER_MODELS, the project's weights/, ./weights)
+  --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
+                      [$TUNEINFER_MODELS, ../shared/miopen/models]
+  --beam K            beam width and answers per problem for top-k [16]
+  --json              print JSON instead of the table";
+
+pub(super) fn eval(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: &["perf-db", "arch", "solver", "models", "ktn-models", "beam"],
+            flags: &["json"],
+            options_after_positionals: false,
+        },
+    )?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!(
+            "eval takes no positional argument, got '{extra}'"
+        )));
+    }
+    let perf_db = args
+        .value("perf-db")
+        .ok_or_else(|| Error::Usage("eval needs --perf-db FILE (see --help)".into()))?;
+    let arch = args.value("arch").unwrap_or("gfx906");
+    let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
+    let beam = args.positive("beam", 16)?;
+    let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
+    let files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
+        arch: arch.to_string(),
+        solver: solver.name().to_string(),
+        searched: dirs.clone(),
+    })?;
+    let (info, _) = weights::read_info(&files.metadata)?;
+    let t = &info.training;
+    let mut opts = TrainOptions::new(Path::new(perf_db), arch, solver.name(), Path::new("."));
+    opts.seed = t["seed"].as_u64().unwrap_or(opts.seed);
+    opts.val_fraction = t["val_fraction"].as_f64().unwrap_or(opts.val_fraction);
+    opts.early_stop_fraction = t["early_stop_fraction"].as_f64().unwrap_or(opts.early_stop_fraction);
+    opts.max_rows = t["max_rows"].as_u64().map(|n| n as usize);
+    let prep = train::prepare(&opts)?;
+    if t["data_sha256"].as_str() != Some(prep.dataset.data_hash.as_str()) {
+        eprintln!(
+            "note: {} is not the database this model was trained on; validation geometries are chosen by seed, \
+             so some of them may have been trained on",
+            perf_db
+        );
+    }
+    let table = crate::eval::evaluate_files(&files, arch, &prep, beam, args.value("ktn-models").map(Path::new))?;
+    let text = if args.flag("json") {
+        format!("{}\n", table.to_json())
+    } else {
+        table.to_text()
+    };
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+        _ => Ok(0),
+    }
+}

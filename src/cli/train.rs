@@ -1,0 +1,175 @@
+//! `tuneinfer train`: trains an attention predictor from a perf database.
+
+use std::path::{Path, PathBuf};
+
+use super::{wants_help, Args, Spec};
+use crate::error::{Error, Result};
+use crate::train::{self, TrainOptions};
+
+const HELP: &str = "\
+Usage: tuneinfer train --perf-db FILE --arch ARCH [OPTIONS]
+
+Trains tuneinfer's seq2seq-with-attention predictor for one (arch, solver) from a MIOpen perf
+database (sqlite with tables config/perf_db, or the text format KEY=Solver:params;...), then
+evaluates it on the held-out validation geometries. Writes {arch}_{solver}.safetensors and
+{arch}_{solver}.json into --out, and a checkpoint after every epoch. Progress goes to stderr.
+
+Options (defaults in brackets):
+  --perf-db FILE             training data (required)
+  --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
+  --solver NAME              [ConvAsm1x1U]
+  --out DIR                  where the model files go [weights]
+  --checkpoint FILE          [OUT/{arch}_{solver}.checkpoint.safetensors]
+  --resume FILE              continue from a checkpoint (same data and sizes)
+  --hidden N                 LSTM units of encoder and decoder [128]
+  --embed N                  token embedding width [32]
+  --batch N                  samples per mini-batch [32]
+  --epochs N                 maximum epochs [50]
+  --lr X                     Adam learning rate [0.002], halved after --lr-patience bad epochs
+  --lr-patience N            [3]
+  --patience N               stop after N epochs without early-stop improvement [10]
+  --clip X                   global gradient-norm clip [5]
+  --dropout X                dropout rate on the attention output while training [0.2]
+  --seed N                   initialisation, shuffling and split seed [1]
+  --members N                train N networks (seeds seed, seed+7919, ...) and ship their
+                             average (an ensemble; checkpoints FILE, FILE.m1, ...) [1]
+  --val-fraction X           geometries held out for validation [0.2]
+  --early-stop-fraction X    of the rest, geometries used for early stopping [0.1]
+  --threads N                threads per mini-batch (gradients summed in a fixed order) [2]
+  --time-limit SECONDS       start no epoch that would end after this
+  --max-rows N               use only the first N usable rows (smoke tests)
+  --beam K                   beam width of the final validation evaluation [16]
+  --no-eval                  skip the final validation evaluation
+  --quiet                    no progress lines";
+
+const VALUED: &[&str] = &[
+    "perf-db",
+    "arch",
+    "solver",
+    "out",
+    "checkpoint",
+    "resume",
+    "hidden",
+    "embed",
+    "batch",
+    "epochs",
+    "lr",
+    "lr-patience",
+    "patience",
+    "clip",
+    "dropout",
+    "seed",
+    "val-fraction",
+    "early-stop-fraction",
+    "threads",
+    "time-limit",
+    "max-rows",
+    "beam",
+    "members",
+];
+
+fn float(args: &Args, name: &str, default: f64) -> Result<f64> {
+    match args.value(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| Error::Usage(format!("--{name}: expected a non-negative number, got '{v}'"))),
+    }
+}
+
+/// Parses `train`'s options into [`TrainOptions`].
+pub(super) fn options(args: &Args) -> Result<TrainOptions> {
+    let perf_db = args
+        .value("perf-db")
+        .ok_or_else(|| Error::Usage("train needs --perf-db FILE (see --help)".into()))?;
+    let arch = args
+        .value("arch")
+        .ok_or_else(|| Error::Usage("train needs --arch ARCH, the GPU the database comes from".into()))?;
+    let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
+    let out = PathBuf::from(args.value("out").unwrap_or("weights"));
+    let mut o = TrainOptions::new(Path::new(perf_db), arch, solver, &out);
+    if let Some(c) = args.value("checkpoint") {
+        o.checkpoint = PathBuf::from(c);
+    }
+    o.resume = args.value("resume").map(PathBuf::from);
+    o.hidden = args.positive("hidden", o.hidden)?;
+    o.embed = args.positive("embed", o.embed)?;
+    o.batch = args.positive("batch", o.batch)?;
+    o.epochs = args.positive("epochs", o.epochs)?;
+    o.lr = float(args, "lr", o.lr as f64)? as f32;
+    o.lr_patience = args.positive("lr-patience", o.lr_patience)?;
+    o.patience = args.positive("patience", o.patience)?;
+    o.clip = float(args, "clip", o.clip as f64)? as f32;
+    o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
+    o.seed = match args.value("seed") {
+        None => o.seed,
+        Some(v) => v
+            .parse()
+            .map_err(|_| Error::Usage(format!("--seed: expected an integer, got '{v}'")))?,
+    };
+    o.val_fraction = float(args, "val-fraction", o.val_fraction)?;
+    o.early_stop_fraction = float(args, "early-stop-fraction", o.early_stop_fraction)?;
+    o.threads = args.positive("threads", o.threads)?;
+    o.time_limit_s = args
+        .value("time-limit")
+        .map(|_| float(args, "time-limit", 0.0))
+        .transpose()?;
+    o.max_rows = args
+        .value("max-rows")
+        .map(|_| args.positive("max-rows", 1))
+        .transpose()?;
+    o.eval_beam = args.positive("beam", o.eval_beam)?;
+    o.members = args.positive("members", o.members)?;
+    o.verbose = !args.flag("quiet");
+    Ok(o)
+}
+
+pub(super) fn train(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: VALUED,
+            flags: &["no-eval", "quiet"],
+            options_after_positionals: false,
+        },
+    )?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!(
+            "train takes no positional argument, got '{extra}'"
+        )));
+    }
+    let opts = options(&args)?;
+    let beam = opts.eval_beam;
+    let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
+        let table = crate::eval::evaluate_files(files, &opts_arch(files)?, prep, beam, None)?;
+        eprintln!("{}", table.to_text());
+        Ok(table.to_json())
+    };
+    let result = if args.flag("no-eval") {
+        train::train(&opts, None)?
+    } else {
+        train::train(&opts, Some(&evaluate))?
+    };
+    println!(
+        "trained {} {}: {} epochs (best {}), {:.0} s, {:.0} samples/s -> {}",
+        opts.arch,
+        opts.solver,
+        result.epochs,
+        result.best_epoch,
+        result.train_seconds,
+        result.samples_per_second,
+        result.files.tensors.display()
+    );
+    Ok(0)
+}
+
+/// The arch recorded in a freshly written metadata file.
+fn opts_arch(files: &crate::format::weights::WeightsFiles) -> Result<String> {
+    Ok(crate::format::weights::read_info(&files.metadata)?.0.arch)
+}

@@ -1,0 +1,309 @@
+//! Datasets for training and evaluation: one (arch, solver) perf database -> problem ->
+//! parameter sequence samples, with every row that cannot be used counted, and a reproducible
+//! split by geometry (all directions and precisions of one geometry land on the same side).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::perfdb::{self, SolverRows};
+use super::textdb;
+use crate::error::{Error, Result};
+use crate::format::sha256::Sha256;
+use crate::problem::{ConvProblem, Direction, Precision};
+use crate::solvers::conv_asm_1x1u::{self, Rules, NUM_PARAMS};
+
+/// One usable training example.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// perf-db config id (sqlite) or line number (text).
+    pub source_id: i64,
+    pub problem: ConvProblem,
+    /// The tuned best parameters.
+    pub config: [i64; NUM_PARAMS],
+}
+
+/// What happened to the database's rows. Every row is counted in exactly one bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DataReport {
+    /// Rows of the solver in the database (including malformed ones).
+    pub rows: usize,
+    /// Rows whose problem columns could not be read or parsed.
+    pub malformed_problem: usize,
+    /// Rows whose parameter string is not 8 integers.
+    pub malformed_params: usize,
+    /// Rows the solver does not apply to (e.g. stride 2; `check_applicable`).
+    pub not_applicable: usize,
+    /// Rows whose parameters break the solver's rules for their problem.
+    pub rule_violations: usize,
+    /// Rows repeating an earlier row's problem with the same parameters.
+    pub duplicates: usize,
+    /// Rows repeating an earlier row's problem with different parameters (the first is kept).
+    pub conflicting_duplicates: usize,
+    /// Rows kept.
+    pub used: usize,
+}
+
+impl DataReport {
+    /// One line for logs: `13772 rows: 13463 used, 309 not applicable, ...`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} rows: {} used, {} not applicable, {} rule violations, {} malformed problems, {} malformed params, \
+             {} duplicates, {} conflicting duplicates",
+            self.rows,
+            self.used,
+            self.not_applicable,
+            self.rule_violations,
+            self.malformed_problem,
+            self.malformed_params,
+            self.duplicates,
+            self.conflicting_duplicates
+        )
+    }
+}
+
+/// The usable samples of one database plus the accounting of the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    pub samples: Vec<Sample>,
+    pub report: DataReport,
+    /// sha256 (hex) over the used samples (keys and configs), to identify the training data.
+    pub data_hash: String,
+}
+
+/// Reads the rows of `solver` from a perf database: sqlite (`config`/`perf_db` tables) or
+/// MIOpen's text format, told apart by the sqlite header.
+pub fn read_rows(path: &Path, solver: &str) -> Result<SolverRows> {
+    let db_err = |detail: &str| Error::Database {
+        path: path.display().to_string(),
+        detail: detail.to_string(),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.len() == 0 {
+        return Err(db_err("the file is empty"));
+    }
+    let mut head = [0u8; 16];
+    {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let n = f.read(&mut head).map_err(|e| Error::io(path, e))?;
+        if n < 16 {
+            head[n..].fill(0);
+        }
+    }
+    if &head == b"SQLite format 3\0" {
+        perfdb::solver_rows(path, solver)
+    } else {
+        textdb::solver_rows(path, solver)
+    }
+}
+
+/// Builds the ConvAsm1x1U dataset of a database file. Errors when the solver has no model
+/// support or no usable row.
+pub fn load(path: &Path, solver: &str) -> Result<Dataset> {
+    let s = crate::solvers::by_name(solver)?;
+    if s.name() != conv_asm_1x1u::NAME {
+        return Err(Error::Usage(format!(
+            "training data: only {} is supported, not {}",
+            conv_asm_1x1u::NAME,
+            s.name()
+        )));
+    }
+    let rows = read_rows(path, s.name())?;
+    let ds = build(&rows);
+    if ds.report.rows == 0 {
+        return Err(Error::Database {
+            path: path.display().to_string(),
+            detail: format!("no rows for solver {}", s.name()),
+        });
+    }
+    if ds.samples.is_empty() {
+        return Err(Error::Database {
+            path: path.display().to_string(),
+            detail: format!("no usable rows for solver {} ({})", s.name(), ds.report.summary()),
+        });
+    }
+    Ok(ds)
+}
+
+/// Filters and deduplicates ConvAsm1x1U rows (order kept: first occurrence wins).
+pub fn build(rows: &SolverRows) -> Dataset {
+    let mut report = DataReport {
+        rows: rows.rows.len() + rows.rejected.len(),
+        malformed_problem: rows.rejected.len(),
+        ..DataReport::default()
+    };
+    let mut seen: HashMap<ConvProblem, [i64; NUM_PARAMS]> = HashMap::new();
+    let mut samples = Vec::new();
+    for row in &rows.rows {
+        let Ok(config) = conv_asm_1x1u::parse_config(&row.params) else {
+            report.malformed_params += 1;
+            continue;
+        };
+        if conv_asm_1x1u::check_applicable(&row.problem).is_err() {
+            report.not_applicable += 1;
+            continue;
+        }
+        if !Rules::new(&row.problem).is_valid(&config) {
+            report.rule_violations += 1;
+            continue;
+        }
+        match seen.get(&row.problem) {
+            Some(c) if *c == config => report.duplicates += 1,
+            Some(_) => report.conflicting_duplicates += 1,
+            None => {
+                seen.insert(row.problem.clone(), config);
+                samples.push(Sample {
+                    source_id: row.config_id,
+                    problem: row.problem.clone(),
+                    config,
+                });
+            }
+        }
+    }
+    report.used = samples.len();
+    let mut h = Sha256::new();
+    for s in &samples {
+        h.update(s.problem.to_perfdb_key().as_bytes());
+        h.update(b"=");
+        h.update(conv_asm_1x1u::format_config(&s.config).as_bytes());
+        h.update(b"\n");
+    }
+    Dataset {
+        samples,
+        report,
+        data_hash: crate::format::sha256::hex(&h.finish()),
+    }
+}
+
+/// The geometry of a problem: everything but direction and precision.
+pub fn geometry_key(p: &ConvProblem) -> String {
+    let mut g = p.clone();
+    g.direction = Direction::Forward;
+    g.precision = Precision::Fp32;
+    g.to_perfdb_key()
+}
+
+/// A number in [0, 1) fixed by (seed, geometry): the side of the split.
+fn geometry_draw(seed: u64, p: &ConvProblem) -> f64 {
+    let mut h = Sha256::new();
+    h.update(&seed.to_le_bytes());
+    h.update(geometry_key(p).as_bytes());
+    let d = h.finish();
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&d[..8]);
+    (u64::from_le_bytes(x) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Splits by geometry: a geometry goes to the second part when its seeded draw is below
+/// `fraction`. Same seed and data -> same split; no geometry is on both sides.
+pub fn split_by_geometry(samples: &[Sample], fraction: f64, seed: u64) -> (Vec<Sample>, Vec<Sample>) {
+    let mut first = Vec::new();
+    let mut second = Vec::new();
+    for s in samples {
+        if geometry_draw(seed, &s.problem) < fraction {
+            second.push(s.clone());
+        } else {
+            first.push(s.clone());
+        }
+    }
+    (first, second)
+}
+
+/// The seeds of the two splits made from a training seed: held-out validation (reported
+/// accuracy) and early-stopping (model selection, carved out of the training side).
+pub fn validation_seed(seed: u64) -> u64 {
+    seed
+}
+
+pub fn early_stop_seed(seed: u64) -> u64 {
+    seed ^ 0x5eed_0fe5
+}
+
+/// The standard three-way split of a dataset: (train, early-stop, validation).
+pub fn three_way_split(samples: &[Sample], val_fraction: f64, es_fraction: f64, seed: u64) -> [Vec<Sample>; 3] {
+    let (rest, val) = split_by_geometry(samples, val_fraction, validation_seed(seed));
+    let (train, es) = split_by_geometry(&rest, es_fraction, early_stop_seed(seed));
+    [train, es, val]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::perfdb::TunedRow;
+
+    fn row(id: i64, key: &str, params: &str) -> TunedRow {
+        TunedRow {
+            config_id: id,
+            problem: ConvProblem::from_perfdb_key(key).unwrap(),
+            params: params.into(),
+        }
+    }
+
+    #[test]
+    fn bad_rows_are_counted_not_used() {
+        let good = "4,8,4,16,1,4,1,8";
+        let rows = SolverRows {
+            rows: vec![
+                row(1, "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F", good),
+                row(2, "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F", good),
+                row(
+                    3,
+                    "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F",
+                    "1,4,1,8,1,1,1,1",
+                ),
+                row(4, "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP16-F", "1,2,3"),
+                // read_size 9 breaks rule 1
+                row(
+                    5,
+                    "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-B",
+                    "9,8,4,16,1,4,1,8",
+                ),
+                // stride 2: the solver does not apply
+                row(6, "1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F", good),
+            ],
+            rejected: vec![(7, "bad".into())],
+        };
+        let ds = build(&rows);
+        let r = &ds.report;
+        assert_eq!(r.rows, 7);
+        assert_eq!(
+            (r.used, r.duplicates, r.conflicting_duplicates, r.malformed_params),
+            (1, 1, 1, 1)
+        );
+        assert_eq!((r.rule_violations, r.not_applicable, r.malformed_problem), (1, 1, 1));
+        assert_eq!(ds.samples[0].source_id, 1);
+        assert!(r.summary().contains("1 rule violations"));
+    }
+
+    #[test]
+    fn split_is_seeded_and_keeps_geometries_together() {
+        let mut rows = SolverRows::default();
+        let mut id = 0;
+        for c in [64, 128, 256, 512] {
+            for hw in [7, 14, 28] {
+                for n in [1, 32] {
+                    for (t, d) in [("FP32", "F"), ("FP16", "F"), ("FP32", "B"), ("FP16", "B")] {
+                        id += 1;
+                        let key = format!("{c}-{hw}-{hw}-1x1-256-{hw}-{hw}-{n}-0x0-1x1-1x1-0-NCHW-{t}-{d}");
+                        rows.rows.push(row(id, &key, "1,4,2,1,1,2,1,1"));
+                    }
+                }
+            }
+        }
+        let ds = build(&rows);
+        assert_eq!(ds.samples.len(), 96);
+        let (a1, b1) = split_by_geometry(&ds.samples, 0.3, 7);
+        let (a2, b2) = split_by_geometry(&ds.samples, 0.3, 7);
+        assert_eq!((a1.clone(), b1.clone()), (a2, b2));
+        assert!(!b1.is_empty() && !a1.is_empty());
+        assert_eq!(b1.len() % 4, 0, "all 4 direction/precision variants go together");
+        for s in &b1 {
+            let g = geometry_key(&s.problem);
+            assert!(a1.iter().all(|t| geometry_key(&t.problem) != g));
+        }
+        let (_, b3) = split_by_geometry(&ds.samples, 0.3, 8);
+        assert_ne!(b1, b3, "another seed gives another split");
+        let [tr, es, val] = three_way_split(&ds.samples, 0.2, 0.1, 7);
+        assert_eq!(tr.len() + es.len() + val.len(), 96);
+    }
+}

@@ -1,0 +1,79 @@
+//! MIOpen's text perf-db format: one problem per line, `KEY=Solver:params;Solver:params`,
+//! where KEY is a perf-db key (`1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F`).
+
+use std::path::Path;
+
+use super::perfdb::{SolverRows, TunedRow};
+use crate::error::{Error, Result};
+use crate::problem::ConvProblem;
+
+/// Every row of `solver` in the text `content`; malformed lines are listed in `rejected` with
+/// their 1-based line number as the id. Blank lines and `#` comments are skipped.
+pub fn solver_rows_from_text(content: &str, solver: &str) -> SolverRows {
+    let mut out = SolverRows::default();
+    for (i, line) in content.lines().enumerate() {
+        let line_no = i as i64 + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((key, entries)) = line.split_once('=') else {
+            out.rejected.push((line_no, "no '=' between key and entries".into()));
+            continue;
+        };
+        let mut params = None;
+        let mut bad = None;
+        for entry in entries.split(';').filter(|e| !e.trim().is_empty()) {
+            match entry.split_once(':') {
+                Some((name, p)) if name.trim() == solver => params = Some(p.trim().to_string()),
+                Some(_) => {}
+                None => bad = Some(format!("entry '{entry}' has no ':' between solver and params")),
+            }
+        }
+        if let Some(why) = bad {
+            out.rejected.push((line_no, why));
+            continue;
+        }
+        let Some(params) = params else { continue };
+        match ConvProblem::from_perfdb_key(key) {
+            Ok(problem) => out.rows.push(TunedRow {
+                config_id: line_no,
+                problem,
+                params,
+            }),
+            Err(e) => out.rejected.push((line_no, e.to_string())),
+        }
+    }
+    out
+}
+
+/// Reads a text perf-db file.
+pub fn solver_rows(path: &Path, solver: &str) -> Result<SolverRows> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::Database {
+        path: path.display().to_string(),
+        detail: "neither a sqlite database nor UTF-8 text".into(),
+    })?;
+    Ok(solver_rows_from_text(&text, solver))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines_and_rejects_bad_ones() {
+        let text = "# comment\n\
+            1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:4,8,4,16,1,4,1,8;ConvOclDirectFwd1x1:1,2\n\
+            garbage line\n\
+            64-7-7-1x1-64-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F=ConvOclDirectFwd1x1:1\n\
+            1-1-1=ConvAsm1x1U:1,2\n";
+        let rows = solver_rows_from_text(text, "ConvAsm1x1U");
+        assert_eq!(rows.rows.len(), 1);
+        assert_eq!(rows.rows[0].params, "4,8,4,16,1,4,1,8");
+        assert_eq!(rows.rows[0].problem.c, 1024);
+        assert_eq!(rows.rejected.len(), 2);
+        assert_eq!(rows.rejected[0].0, 3);
+        assert_eq!(rows.rejected[1].0, 5);
+    }
+}

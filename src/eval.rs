@@ -1,0 +1,344 @@
+//! Honest evaluation on held-out problems: the model (greedy and beam) beside MIOpen's static
+//! default, the nearest neighbour from the training database and (when its files are found)
+//! MIOpen's own gfx908 KTN model, all on the same validation problems.
+//!
+//! Metrics per method: exact config match, per-parameter match and validity of the first
+//! answer, and top-k hits (is the tuned best among the first k answers?).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::data::dataset::Sample;
+use crate::error::Result;
+use crate::format::weights::{self, WeightsFiles};
+use crate::predict::{DecodeMode, Predictor};
+use crate::seq2seq::attention::raw_features;
+use crate::seq2seq::KtnModel;
+use crate::solvers::conv_asm_1x1u::{self, parse_config, static_default, Rules, NUM_PARAMS};
+use crate::solvers::Target;
+use crate::train::Prepared;
+
+/// The k of the top-k columns.
+pub const TOP_K: [usize; 4] = [1, 4, 8, 16];
+
+/// Scores of one method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodScores {
+    pub name: String,
+    pub problems: usize,
+    pub exact: usize,
+    pub params_matched: usize,
+    pub valid: usize,
+    /// Hits for each k of [`TOP_K`].
+    pub top: [usize; 4],
+    /// Most answers the method gave for one problem (top-k above it is not meaningful).
+    pub max_answers: usize,
+}
+
+impl MethodScores {
+    /// Scores ranked answers (`answers[i]` for `truth[i]`, best first; empty = no answer).
+    pub fn score(name: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> MethodScores {
+        let mut s = MethodScores {
+            name: name.to_string(),
+            problems: samples.len(),
+            exact: 0,
+            params_matched: 0,
+            valid: 0,
+            top: [0; 4],
+            max_answers: 0,
+        };
+        for (sample, list) in samples.iter().zip(answers) {
+            s.max_answers = s.max_answers.max(list.len());
+            if let Some(first) = list.first() {
+                s.exact += usize::from(*first == sample.config);
+                s.params_matched += first.iter().zip(&sample.config).filter(|(a, b)| a == b).count();
+                s.valid += usize::from(Rules::new(&sample.problem).is_valid(first));
+            }
+            for (i, &k) in TOP_K.iter().enumerate() {
+                s.top[i] += usize::from(list.iter().take(k).any(|c| *c == sample.config));
+            }
+        }
+        s
+    }
+
+    fn pct(&self, n: usize, per: usize) -> f64 {
+        100.0 * n as f64 / (self.problems * per).max(1) as f64
+    }
+
+    pub fn exact_pct(&self) -> f64 {
+        self.pct(self.exact, 1)
+    }
+
+    pub fn param_pct(&self) -> f64 {
+        self.pct(self.params_matched, NUM_PARAMS)
+    }
+
+    pub fn valid_pct(&self) -> f64 {
+        self.pct(self.valid, 1)
+    }
+
+    pub fn top_pct(&self, i: usize) -> f64 {
+        self.pct(self.top[i], 1)
+    }
+}
+
+/// One evaluation: every method on the same problems.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalTable {
+    pub arch: String,
+    pub solver: String,
+    pub problems: usize,
+    pub reference_rows: usize,
+    pub methods: Vec<MethodScores>,
+}
+
+impl EvalTable {
+    /// A fixed-width table for people.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{} {}: {} validation problems (held-out geometries), nearest neighbour over {} training rows\n",
+            self.arch, self.solver, self.problems, self.reference_rows
+        );
+        out.push_str(&format!(
+            "{:<34} {:>7} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7}\n",
+            "method", "exact%", "param%", "valid%", "top1%", "top4%", "top8%", "top16%"
+        ));
+        for m in &self.methods {
+            let top = |i: usize| {
+                if m.max_answers >= TOP_K[i] || i == 0 {
+                    format!("{:.1}", m.top_pct(i))
+                } else {
+                    "-".to_string()
+                }
+            };
+            out.push_str(&format!(
+                "{:<34} {:>7.1} {:>9.1} {:>7.1} {:>7} {:>7} {:>7} {:>7}\n",
+                m.name,
+                m.exact_pct(),
+                m.param_pct(),
+                m.valid_pct(),
+                top(0),
+                top(1),
+                top(2),
+                top(3)
+            ));
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "arch": self.arch,
+            "solver": self.solver,
+            "problems": self.problems,
+            "reference_rows": self.reference_rows,
+            "methods": self.methods.iter().map(|m| json!({
+                "method": m.name,
+                "exact_pct": m.exact_pct(),
+                "param_pct": m.param_pct(),
+                "valid_pct": m.valid_pct(),
+                "top1_pct": m.top_pct(0),
+                "top4_pct": m.top_pct(1),
+                "top8_pct": m.top_pct(2),
+                "top16_pct": m.top_pct(3),
+                "max_answers": m.max_answers,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The k nearest training rows of the same direction and precision (Euclidean distance over
+/// the log2 size features), as their distinct configs that are valid for the problem; MIOpen's
+/// static default when no neighbour's config is valid.
+pub fn nearest_neighbours(reference: &[Sample], sample: &Sample, k: usize) -> Vec<[i64; NUM_PARAMS]> {
+    let f = raw_features(&sample.problem);
+    let rules = Rules::new(&sample.problem);
+    let mut dist: Vec<(f32, usize)> = reference
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.problem.direction == sample.problem.direction && r.problem.precision == sample.problem.precision
+        })
+        .map(|(i, r)| {
+            let g = raw_features(&r.problem);
+            (f.iter().zip(&g).take(6).map(|(a, b)| (a - b) * (a - b)).sum::<f32>(), i)
+        })
+        .collect();
+    dist.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<[i64; NUM_PARAMS]> = Vec::with_capacity(k);
+    for (_, i) in dist {
+        let c = reference[i].config;
+        if !out.contains(&c) && rules.is_valid(&c) {
+            out.push(c);
+            if out.len() == k {
+                break;
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(static_default(&sample.problem));
+    }
+    out
+}
+
+/// Ranked answers of a predictor for every sample (answers it cannot parse are dropped).
+pub fn predictor_answers(p: &Predictor, samples: &[Sample], mode: DecodeMode) -> Vec<Vec<[i64; NUM_PARAMS]>> {
+    let problems: Vec<_> = samples.iter().map(|s| s.problem.clone()).collect();
+    p.predict_batch(&problems, mode)
+        .into_iter()
+        .map(|r| {
+            r.map(|preds| preds.iter().filter_map(|x| parse_config(&x.config).ok()).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Runs every method. `model` is ours; `ktn` MIOpen's gfx908 model when available.
+pub fn evaluate(
+    arch: &str,
+    model: Option<&Predictor>,
+    ktn: Option<&Predictor>,
+    reference: &[Sample],
+    validation: &[Sample],
+    beam: usize,
+) -> EvalTable {
+    let mut methods = Vec::new();
+    let beam_mode = DecodeMode::Beam { width: beam, top: beam };
+    if let Some(m) = model {
+        let greedy = predictor_answers(m, validation, DecodeMode::Beam { width: 1, top: 1 });
+        methods.push(MethodScores::score("model, greedy (constrained)", validation, &greedy));
+        let ranked = predictor_answers(m, validation, beam_mode);
+        methods.push(MethodScores::score(&format!("model, beam {beam}"), validation, &ranked));
+    }
+    let defaults: Vec<Vec<[i64; NUM_PARAMS]>> = validation.iter().map(|s| vec![static_default(&s.problem)]).collect();
+    methods.push(MethodScores::score("MIOpen static default", validation, &defaults));
+    let nn: Vec<Vec<[i64; NUM_PARAMS]>> = validation
+        .iter()
+        .map(|s| nearest_neighbours(reference, s, 16))
+        .collect();
+    methods.push(MethodScores::score("nearest neighbour (valid, k=16)", validation, &nn));
+    if let Some(k) = ktn {
+        let greedy = predictor_answers(k, validation, DecodeMode::Miopen);
+        methods.push(MethodScores::score(
+            "MIOpen KTN gfx908, MIOpen greedy",
+            validation,
+            &greedy,
+        ));
+        let ranked = predictor_answers(k, validation, beam_mode);
+        methods.push(MethodScores::score(
+            &format!("MIOpen KTN gfx908, beam {beam}"),
+            validation,
+            &ranked,
+        ));
+    }
+    EvalTable {
+        arch: arch.to_string(),
+        solver: conv_asm_1x1u::NAME.to_string(),
+        problems: validation.len(),
+        reference_rows: reference.len(),
+        methods,
+    }
+}
+
+/// Where MIOpen's gfx908 KTN files are looked for when no directory is given: `$TUNEINFER_MODELS`
+/// and the shared data directory next to the crate.
+pub fn default_ktn_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(env) = std::env::var_os("TUNEINFER_MODELS") {
+        dirs.push(PathBuf::from(env));
+    }
+    dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen/models"));
+    dirs
+}
+
+/// Loads our model from `files` and MIOpen's gfx908 KTN (if found in `ktn_dir` or the default
+/// places), then evaluates on the prepared split (reference = training + early-stop rows).
+pub fn evaluate_files(
+    files: &WeightsFiles,
+    arch: &str,
+    prep: &Prepared,
+    beam: usize,
+    ktn_dir: Option<&Path>,
+) -> Result<EvalTable> {
+    let solver = crate::solvers::by_name(conv_asm_1x1u::NAME)?;
+    let (model, _) = weights::load(files, arch, solver.name())?;
+    let ours = Predictor::new(Target::new(arch), solver, Box::new(model));
+    let ktn_dirs = match ktn_dir {
+        Some(d) => vec![d.to_path_buf()],
+        None => default_ktn_dirs(),
+    };
+    let ktn = KtnModel::find_and_load(&ktn_dirs, "gfx908", conv_asm_1x1u::NAME)
+        .ok()
+        .map(|m| Predictor::new(Target::new("gfx908"), solver, Box::new(m)));
+    let mut reference = prep.train.clone();
+    reference.extend(prep.early_stop.iter().cloned());
+    Ok(evaluate(
+        arch,
+        Some(&ours),
+        ktn.as_ref(),
+        &reference,
+        &prep.validation,
+        beam,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::ConvProblem;
+
+    fn sample(key: &str, config: [i64; 8]) -> Sample {
+        Sample {
+            source_id: 0,
+            problem: ConvProblem::from_perfdb_key(key).unwrap(),
+            config,
+        }
+    }
+
+    #[test]
+    fn scores_hand_derived() {
+        let a = sample(
+            "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 2, 1, 1, 2, 1, 1],
+        );
+        let b = sample(
+            "64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 1, 1, 1, 1, 1, 1],
+        );
+        let answers = vec![
+            vec![[1, 4, 2, 1, 1, 2, 1, 1]],
+            vec![
+                [1, 4, 1, 1, 1, 2, 1, 2],
+                [9, 9, 9, 9, 9, 9, 9, 9],
+                [1, 4, 1, 1, 1, 1, 1, 1],
+            ],
+        ];
+        let s = MethodScores::score("x", &[a, b], &answers);
+        assert_eq!((s.exact, s.params_matched, s.valid), (1, 8 + 6, 2));
+        assert_eq!(s.top, [1, 2, 2, 2]);
+        assert_eq!(s.max_answers, 3);
+        assert!((s.param_pct() - 87.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn nearest_neighbour_prefers_close_valid_same_kind_rows() {
+        let q = sample("64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F", [0; 8]);
+        let reference = vec![
+            sample(
+                "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+                [1, 4, 2, 1, 1, 2, 1, 1],
+            ),
+            sample(
+                "64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP16-F",
+                [1, 4, 2, 1, 1, 2, 1, 2],
+            ),
+            sample(
+                "64-14-14-1x1-64-14-14-16-0x0-1x1-1x1-0-NCHW-FP32-F",
+                [1, 4, 1, 1, 1, 1, 1, 1],
+            ),
+        ];
+        let nn = nearest_neighbours(&reference, &q, 4);
+        assert_eq!(nn, vec![[1, 4, 1, 1, 1, 1, 1, 1], [1, 4, 2, 1, 1, 2, 1, 1]]);
+    }
+}

@@ -1,0 +1,368 @@
+//! tuneinfer's own model files: `{arch}_{solver}.safetensors` (the tensors of an attention
+//! model) next to `{arch}_{solver}.json` (what the tensors mean: format magic and version,
+//! arch, solver, sizes, vocabulary, feature transform, training data hash, seed, metrics and the
+//! sha256 of the tensors file, so a damaged or mismatched pair is refused with a clear error).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::metadata::KtnMetadata;
+use super::safetensors::{self, Tensor};
+use super::sha256::{hex, Sha256};
+use crate::error::{Error, Result};
+use crate::seq2seq::attention::{AttentionConfig, AttentionModel, AttentionParams, FeatureTransform, FEATURE_NAMES};
+
+/// `format` field of the metadata JSON and of the safetensors `__metadata__`.
+pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
+/// Version of the layout this build reads and writes.
+pub const VERSION: u64 = 1;
+
+/// The two files of a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeightsFiles {
+    pub tensors: PathBuf,
+    pub metadata: PathBuf,
+}
+
+impl WeightsFiles {
+    pub fn in_dir(dir: &Path, arch: &str, solver: &str) -> WeightsFiles {
+        WeightsFiles {
+            tensors: dir.join(format!("{arch}_{solver}.safetensors")),
+            metadata: dir.join(format!("{arch}_{solver}.json")),
+        }
+    }
+
+    pub fn exist(&self) -> bool {
+        self.tensors.is_file() && self.metadata.is_file()
+    }
+}
+
+/// The first directory holding both files of (arch, solver).
+pub fn find(dirs: &[PathBuf], arch: &str, solver: &str) -> Option<WeightsFiles> {
+    dirs.iter()
+        .map(|d| WeightsFiles::in_dir(d, arch, solver))
+        .find(WeightsFiles::exist)
+}
+
+/// Everything in the metadata JSON besides the tensors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightsInfo {
+    pub arch: String,
+    pub solver: String,
+    pub config: AttentionConfig,
+    /// Ensemble members (1 for a single network).
+    pub members: usize,
+    pub token_values: Vec<String>,
+    pub transform: FeatureTransform,
+    /// Free-form training facts (data hash, seed, options, timings) and validation metrics.
+    pub training: Value,
+    pub metrics: Value,
+}
+
+/// The KTN-style metadata the search and the solver constraint need (fixed length per
+/// direction, predict_type 0).
+pub fn ktn_metadata(token_values: &[String], seq_len: usize) -> KtnMetadata {
+    let mut num = BTreeMap::new();
+    num.insert("fwd".to_string(), seq_len);
+    num.insert("bwd".to_string(), seq_len);
+    KtnMetadata {
+        predict_type: 0,
+        num_tuning_params: num,
+        token_values: token_values.to_vec(),
+    }
+}
+
+/// The tensors of a model in file order.
+pub fn params_to_tensors(params: &AttentionParams, prefix: &str) -> Vec<Tensor> {
+    params
+        .config
+        .tensor_shapes()
+        .into_iter()
+        .zip(&params.tensors)
+        .map(|((name, shape), data)| Tensor {
+            name: format!("{prefix}{name}"),
+            shape,
+            data: data.clone(),
+        })
+        .collect()
+}
+
+/// Picks the tensors named `{prefix}{name}` out of `tensors`, checking every shape.
+pub fn params_from_tensors(
+    config: AttentionConfig,
+    tensors: &[Tensor],
+    prefix: &str,
+    source: &str,
+) -> Result<AttentionParams> {
+    let mut out = AttentionParams::zeros(config);
+    for (i, (name, shape)) in config.tensor_shapes().into_iter().enumerate() {
+        let full = format!("{prefix}{name}");
+        let t = tensors
+            .iter()
+            .find(|t| t.name == full)
+            .ok_or_else(|| Error::format(source, format!("tensor '{full}' is missing")))?;
+        if t.shape != shape {
+            return Err(Error::Shape {
+                what: format!("{source}: tensor '{full}'"),
+                expected: format!("{shape:?}"),
+                got: format!("{:?}", t.shape),
+            });
+        }
+        if t.data.iter().any(|v| !v.is_finite()) {
+            return Err(Error::format(
+                source,
+                format!("tensor '{full}' holds NaN or infinite values"),
+            ));
+        }
+        out.tensors[i] = t.data.clone();
+    }
+    Ok(out)
+}
+
+fn config_json(c: &AttentionConfig) -> Value {
+    json!({"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len})
+}
+
+/// Writes both files of a model into `dir`; returns their paths.
+/// Member k's tensors are named `{name}` for k = 0 and `member{k}.{name}` otherwise.
+pub fn member_prefix(k: usize) -> String {
+    if k == 0 {
+        String::new()
+    } else {
+        format!("member{k}.")
+    }
+}
+
+/// Writes both files of a model (one or more ensemble members) into `dir`; returns their paths.
+pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Result<WeightsFiles> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let files = WeightsFiles::in_dir(dir, &info.arch, &info.solver);
+    let mut st_meta = BTreeMap::new();
+    st_meta.insert("format".to_string(), MAGIC.to_string());
+    st_meta.insert("version".to_string(), VERSION.to_string());
+    st_meta.insert("arch".to_string(), info.arch.clone());
+    st_meta.insert("solver".to_string(), info.solver.clone());
+    let mut tensors = Vec::new();
+    for (k, m) in members.iter().enumerate() {
+        tensors.extend(params_to_tensors(m, &member_prefix(k)));
+    }
+    let bytes = safetensors::to_bytes(&tensors, &st_meta);
+    let digest = {
+        let mut h = Sha256::new();
+        h.update(&bytes);
+        hex(&h.finish())
+    };
+    let meta = json!({
+        "format": MAGIC,
+        "version": VERSION,
+        "arch": info.arch,
+        "solver": info.solver,
+        "model": config_json(&info.config),
+        "members": members.len(),
+        "tokens": info.token_values,
+        "features": {"names": FEATURE_NAMES, "mean": info.transform.mean, "std": info.transform.std,
+                     "transform": "z = (raw - mean) / std; raw sizes are log2, direction/precision 0/1"},
+        "tensors_sha256": digest,
+        "training": info.training,
+        "validation": info.metrics,
+    });
+    safetensors::write_bytes_atomic(&files.tensors, &bytes)?;
+    let text = serde_json::to_string_pretty(&meta)
+        .map_err(|e| Error::format(files.metadata.display().to_string(), e.to_string()))?;
+    safetensors::write_bytes_atomic(&files.metadata, format!("{text}\n").as_bytes())?;
+    Ok(files)
+}
+
+/// Reads and checks the metadata JSON.
+pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
+    let source = path.display().to_string();
+    let err = |d: String| Error::format(source.clone(), d);
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    if v.get("format").and_then(Value::as_str) != Some(MAGIC) {
+        return Err(err(format!(
+            "not a tuneinfer weights metadata file ('format' is not \"{MAGIC}\")"
+        )));
+    }
+    let version = v.get("version").and_then(Value::as_u64).unwrap_or(0);
+    if version != VERSION {
+        return Err(err(format!(
+            "weights format version {version}, this tuneinfer reads version {VERSION}: retrain with `tuneinfer train` or use a matching tuneinfer"
+        )));
+    }
+    let s = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| err(format!("'{k}' is missing or not text")))
+    };
+    let m = v.get("model").ok_or_else(|| err("'model' is missing".into()))?;
+    let n = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_u64)
+            .filter(|&x| x > 0 && x <= 4096)
+            .map(|x| x as usize)
+            .ok_or_else(|| err(format!("model.{k} is missing or not an integer in 1..4096")))
+    };
+    let config = AttentionConfig {
+        steps: n("steps")?,
+        hidden: n("hidden")?,
+        embed: n("embed")?,
+        vocab: n("vocab")?,
+        seq_len: n("seq_len")?,
+    };
+    let token_values: Vec<String> = v
+        .get("tokens")
+        .and_then(Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .map(|t| t.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| err("'tokens' is missing or not a list of texts".into()))?;
+    let floats = |k: &str| {
+        v.get("features")
+            .and_then(|f| f.get(k))
+            .and_then(Value::as_array)
+            .and_then(|a| {
+                a.iter()
+                    .map(|x| x.as_f64().map(|x| x as f32))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| err(format!("features.{k} is missing or not a list of numbers")))
+    };
+    let transform = FeatureTransform {
+        mean: floats("mean")?,
+        std: floats("std")?,
+    };
+    if transform.std.iter().any(|&s| s <= 0.0) || transform.mean.len() != transform.std.len() {
+        return Err(err("features: std must be positive and as long as mean".into()));
+    }
+    let info = WeightsInfo {
+        arch: s("arch")?,
+        solver: s("solver")?,
+        config,
+        members: v
+            .get("members")
+            .map(|m| m.as_u64().filter(|&m| (1..=64).contains(&m)).map(|m| m as usize))
+            .unwrap_or(Some(1))
+            .ok_or_else(|| err("'members' is not an integer in 1..64".into()))?,
+        token_values,
+        transform,
+        training: v.get("training").cloned().unwrap_or(Value::Null),
+        metrics: v.get("validation").cloned().unwrap_or(Value::Null),
+    };
+    Ok((info, s("tensors_sha256")?))
+}
+
+/// Loads a model pair, checking format, version, arch, solver, shapes and the checksum.
+pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(AttentionModel, WeightsInfo)> {
+    let (info, digest) = read_info(&files.metadata)?;
+    let meta_src = files.metadata.display().to_string();
+    if !info.arch.eq_ignore_ascii_case(arch) || !info.solver.eq_ignore_ascii_case(solver) {
+        return Err(Error::format(
+            meta_src,
+            format!(
+                "these weights are for {} {}, not {arch} {solver}",
+                info.arch, info.solver
+            ),
+        ));
+    }
+    let src = files.tensors.display().to_string();
+    let bytes = std::fs::read(&files.tensors).map_err(|e| Error::io(&files.tensors, e))?;
+    let got = {
+        let mut h = Sha256::new();
+        h.update(&bytes);
+        hex(&h.finish())
+    };
+    if got != digest {
+        return Err(Error::format(
+            src,
+            format!("damaged or replaced: its sha256 is {got}, {meta_src} expects {digest}"),
+        ));
+    }
+    let (tensors, st_meta) = safetensors::from_bytes(&bytes, &src)?;
+    if st_meta.get("format").map(String::as_str) != Some(MAGIC)
+        || st_meta.get("version").map(String::as_str) != Some(&VERSION.to_string())
+    {
+        return Err(Error::format(
+            src,
+            format!("not a {MAGIC} version {VERSION} tensors file"),
+        ));
+    }
+    let members = (0..info.members)
+        .map(|k| params_from_tensors(info.config, &tensors, &member_prefix(k), &src))
+        .collect::<Result<Vec<_>>>()?;
+    let metadata = ktn_metadata(&info.token_values, info.config.seq_len);
+    let model = AttentionModel::ensemble(members, info.transform.clone(), metadata, src)?;
+    Ok((model, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seq2seq::attention::NUM_FEATURES;
+
+    fn tiny_info(arch: &str) -> (AttentionParams, WeightsInfo) {
+        let config = AttentionConfig {
+            steps: NUM_FEATURES,
+            hidden: 4,
+            embed: 3,
+            vocab: 5,
+            seq_len: 8,
+        };
+        let info = WeightsInfo {
+            arch: arch.into(),
+            solver: "ConvAsm1x1U".into(),
+            config,
+            members: 1,
+            token_values: ["-1", "1", "2", "4", "8"].iter().map(|s| s.to_string()).collect(),
+            transform: FeatureTransform {
+                mean: vec![1.0; NUM_FEATURES],
+                std: vec![2.0; NUM_FEATURES],
+            },
+            training: json!({"seed": 1}),
+            metrics: json!({"exact": 0.5}),
+        };
+        (AttentionParams::init(config, 3), info)
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tuneinfer-weights-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn round_trip_and_errors() {
+        let dir = temp_dir("rt");
+        let (params, info) = tiny_info("gfx906");
+        let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
+        assert_eq!(
+            find(std::slice::from_ref(&dir), "gfx906", "ConvAsm1x1U"),
+            Some(files.clone())
+        );
+        let (model, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
+        assert_eq!(model.members, vec![params.clone()]);
+        assert_eq!(info2, info);
+        // Another arch.
+        let e = load(&files, "gfx900", "ConvAsm1x1U").unwrap_err().to_string();
+        assert!(e.contains("for gfx906 ConvAsm1x1U, not gfx900"), "{e}");
+        // Another version.
+        let text = std::fs::read_to_string(&files.metadata).unwrap();
+        std::fs::write(&files.metadata, text.replace("\"version\": 1", "\"version\": 7")).unwrap();
+        let e = load(&files, "gfx906", "ConvAsm1x1U").unwrap_err().to_string();
+        assert!(e.contains("version 7") && e.contains("reads version 1"), "{e}");
+        std::fs::write(&files.metadata, &text).unwrap();
+        // A damaged tensors file.
+        let mut bytes = std::fs::read(&files.tensors).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x55;
+        std::fs::write(&files.tensors, &bytes).unwrap();
+        let e = load(&files, "gfx906", "ConvAsm1x1U").unwrap_err().to_string();
+        assert!(e.contains("damaged"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

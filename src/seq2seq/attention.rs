@@ -1,0 +1,447 @@
+//! tuneinfer's own predictor (the paper's design): an LSTM encoder over the transformed problem
+//! features, an LSTM decoder with dot-product attention over the encoder outputs, and tokens =
+//! (position, value) pairs seen in training.
+//!
+//! Encoder: step t reads `[z_t, onehot(t)]` where `z` are the standardised features (see
+//! [`FeatureTransform`]); its outputs `enc[t]` ( `[steps, hidden]` per problem) travel in
+//! `States::extra[0]` and its final (h, c) start the decoder.
+//! Decoder step: `e = embedding[token]`; `(h, c) = LSTM(e, h, c)`; `a = softmax_t(h · enc[t])`;
+//! `ctx = sum_t a_t enc[t]`; `o = tanh([h, ctx] · Wc + bc)`; scores = `o · Wo + bo`.
+//! Token 0 (value "-1") starts decoding.
+
+use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::problem::{ConvProblem, Direction, Precision};
+use crate::search::Vocabulary;
+use crate::solvers::{Solver, Target};
+
+/// Sizes of an attention model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionConfig {
+    /// Encoder steps (one per feature).
+    pub steps: usize,
+    /// LSTM units of encoder and decoder.
+    pub hidden: usize,
+    /// Token embedding width.
+    pub embed: usize,
+    /// Number of token ids.
+    pub vocab: usize,
+    /// Decoded positions (parameters per config).
+    pub seq_len: usize,
+}
+
+impl AttentionConfig {
+    /// Encoder input width per step: the feature value plus a one-hot of the step.
+    pub fn enc_input(&self) -> usize {
+        1 + self.steps
+    }
+
+    /// Names and shapes of the parameter tensors, in storage order.
+    pub fn tensor_shapes(&self) -> Vec<(&'static str, Vec<usize>)> {
+        let (h, e, v) = (self.hidden, self.embed, self.vocab);
+        vec![
+            ("encoder.kernel", vec![self.enc_input(), 4 * h]),
+            ("encoder.recurrent", vec![h, 4 * h]),
+            ("encoder.bias", vec![4 * h]),
+            ("decoder.embedding", vec![v, e]),
+            ("decoder.kernel", vec![e, 4 * h]),
+            ("decoder.recurrent", vec![h, 4 * h]),
+            ("decoder.bias", vec![4 * h]),
+            ("attention.combine.kernel", vec![2 * h, h]),
+            ("attention.combine.bias", vec![h]),
+            ("output.kernel", vec![h, v]),
+            ("output.bias", vec![v]),
+        ]
+    }
+}
+
+/// Index of each tensor in [`AttentionParams::tensors`].
+pub mod idx {
+    pub const ENC_W: usize = 0;
+    pub const ENC_U: usize = 1;
+    pub const ENC_B: usize = 2;
+    pub const EMB: usize = 3;
+    pub const DEC_W: usize = 4;
+    pub const DEC_U: usize = 5;
+    pub const DEC_B: usize = 6;
+    pub const COMB_W: usize = 7;
+    pub const COMB_B: usize = 8;
+    pub const OUT_W: usize = 9;
+    pub const OUT_B: usize = 10;
+    pub const COUNT: usize = 11;
+}
+
+/// The weights of an attention model: one flat f32 tensor per entry of
+/// [`AttentionConfig::tensor_shapes`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttentionParams {
+    pub config: AttentionConfig,
+    pub tensors: Vec<Vec<f32>>,
+}
+
+impl AttentionParams {
+    /// All-zero parameters (gradient accumulators).
+    pub fn zeros(config: AttentionConfig) -> AttentionParams {
+        let tensors = config
+            .tensor_shapes()
+            .iter()
+            .map(|(_, s)| vec![0.0; s.iter().product()])
+            .collect();
+        AttentionParams { config, tensors }
+    }
+
+    /// Glorot-uniform kernels, zero biases except the LSTM forget gates (1), embedding
+    /// uniform in [-0.1, 0.1]; deterministic for a seed.
+    pub fn init(config: AttentionConfig, seed: u64) -> AttentionParams {
+        let mut p = AttentionParams::zeros(config);
+        let mut rng = crate::testutil::Lcg::new(seed);
+        for (i, (_, shape)) in config.tensor_shapes().iter().enumerate() {
+            let t = &mut p.tensors[i];
+            if shape.len() == 2 {
+                let limit = if i == idx::EMB {
+                    0.1
+                } else {
+                    (6.0 / (shape[0] + shape[1]) as f32).sqrt()
+                };
+                t.iter_mut().for_each(|x| *x = (rng.next_f32() * 2.0 - 1.0) * limit);
+            }
+        }
+        for b in [idx::ENC_B, idx::DEC_B] {
+            let h = config.hidden;
+            p.tensors[b][h..2 * h].fill(1.0);
+        }
+        p
+    }
+
+    pub fn get(&self, i: usize) -> &[f32] {
+        &self.tensors[i]
+    }
+
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
+        self.tensors.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Number of model features per problem.
+pub const NUM_FEATURES: usize = 12;
+
+/// Feature names, in encoder step order.
+pub const FEATURE_NAMES: [&str; NUM_FEATURES] = [
+    "log2 C_in",
+    "log2 K_out",
+    "log2 H_in",
+    "log2 W_in",
+    "log2 N",
+    "log2 N*H*W",
+    "is_backward",
+    "is_fp16",
+    "twos C_in",
+    "twos K_out",
+    "twos H*W",
+    "twos N",
+];
+
+/// Raw model features of a problem, in the direction convention (C_in, K_out, H, W of the
+/// direction's input tensor): sizes as log2, direction and precision as 0/1, and the
+/// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
+/// divide by.
+pub fn raw_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
+    let l = |x: u64| (x.max(1) as f64).log2() as f32;
+    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (h, w) = p.in_hw();
+    let hw = h.saturating_mul(w);
+    [
+        l(p.in_channels()),
+        l(p.out_channels()),
+        l(h),
+        l(w),
+        l(p.n),
+        l(p.n.saturating_mul(hw)),
+        if p.direction == Direction::Forward { 0.0 } else { 1.0 },
+        if p.precision == Precision::Fp32 { 0.0 } else { 1.0 },
+        twos(p.in_channels()),
+        twos(p.out_channels()),
+        twos(hw),
+        twos(p.n),
+    ]
+}
+
+/// Standardisation of the raw features: `z = (raw - mean) / std`, fitted on the training set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureTransform {
+    pub mean: Vec<f32>,
+    pub std: Vec<f32>,
+}
+
+impl FeatureTransform {
+    /// Mean and standard deviation (at least 1e-3) of each feature over `problems`.
+    pub fn fit<'a>(problems: impl Iterator<Item = &'a ConvProblem>) -> FeatureTransform {
+        let mut sum = [0f64; NUM_FEATURES];
+        let mut sq = [0f64; NUM_FEATURES];
+        let mut n = 0f64;
+        for p in problems {
+            let f = raw_features(p);
+            for i in 0..NUM_FEATURES {
+                sum[i] += f[i] as f64;
+                sq[i] += (f[i] as f64).powi(2);
+            }
+            n += 1.0;
+        }
+        let n = n.max(1.0);
+        let mean: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
+        let std: Vec<f32> = (0..NUM_FEATURES)
+            .map(|i| ((sq[i] / n - (sum[i] / n).powi(2)).max(0.0).sqrt() as f32).max(1e-3))
+            .collect();
+        FeatureTransform { mean, std }
+    }
+
+    /// The encoder input of a problem: `[steps, 1 + steps]`, row t = `[z_t, onehot(t)]`.
+    pub fn encoder_input(&self, p: &ConvProblem) -> Vec<f32> {
+        let f = raw_features(p);
+        let steps = NUM_FEATURES;
+        let mut out = vec![0.0; steps * (1 + steps)];
+        for t in 0..steps {
+            out[t * (1 + steps)] = (f[t] - self.mean[t]) / self.std[t];
+            out[t * (1 + steps) + 1 + t] = 1.0;
+        }
+        out
+    }
+}
+
+/// A loaded attention model, ready for the search: one or more members (an ensemble of
+/// separately trained networks of the same sizes and vocabulary). With several members the
+/// step's scores are the mean of the members' log-softmax outputs.
+#[derive(Debug, Clone)]
+pub struct AttentionModel {
+    pub members: Vec<AttentionParams>,
+    pub transform: FeatureTransform,
+    pub metadata: KtnMetadata,
+    pub vocab: Vocabulary,
+    /// Where it came from, for messages.
+    pub source: String,
+}
+
+impl AttentionModel {
+    /// A model of one network.
+    pub fn new(
+        params: AttentionParams,
+        transform: FeatureTransform,
+        metadata: KtnMetadata,
+        source: String,
+    ) -> Result<AttentionModel> {
+        AttentionModel::ensemble(vec![params], transform, metadata, source)
+    }
+
+    /// A model averaging several networks of the same configuration.
+    pub fn ensemble(
+        members: Vec<AttentionParams>,
+        transform: FeatureTransform,
+        metadata: KtnMetadata,
+        source: String,
+    ) -> Result<AttentionModel> {
+        let Some(first) = members.first() else {
+            return Err(Error::format(source, "an attention model needs at least one member"));
+        };
+        let c = first.config;
+        if members.iter().any(|m| m.config != c) {
+            return Err(Error::format(source, "ensemble members differ in sizes"));
+        }
+        if metadata.token_values.len() != c.vocab || c.steps != NUM_FEATURES || transform.mean.len() != NUM_FEATURES {
+            return Err(Error::Shape {
+                what: format!("{source}: attention model"),
+                expected: format!("{} tokens and {NUM_FEATURES} features", c.vocab),
+                got: format!(
+                    "{} tokens, {} steps, {} feature means",
+                    metadata.token_values.len(),
+                    c.steps,
+                    transform.mean.len()
+                ),
+            });
+        }
+        let vocab = Vocabulary::from_token_values(&metadata.token_values);
+        Ok(AttentionModel {
+            members,
+            transform,
+            metadata,
+            vocab,
+            source,
+        })
+    }
+
+    pub fn config(&self) -> AttentionConfig {
+        self.members[0].config
+    }
+
+    /// Runs the encoder of every member: layer k of the states and side buffer k (the encoder
+    /// outputs `[batch, steps, hidden]`) belong to member k.
+    pub fn run_encoder(&self, inputs: &[f32], batch: usize) -> Result<States> {
+        let c = self.config();
+        let (h, fin, steps) = (c.hidden, c.enc_input(), c.steps);
+        if inputs.len() != batch * steps * fin {
+            return Err(Error::Shape {
+                what: "attention encoder input".into(),
+                expected: format!("{batch} x {steps} x {fin} values"),
+                got: format!("{}", inputs.len()),
+            });
+        }
+        let k = self.members.len();
+        let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], batch);
+        let mut x = vec![0.0; batch * fin];
+        let mut z = vec![0.0; batch * 4 * h];
+        for (m, p) in self.members.iter().enumerate() {
+            for t in 0..steps {
+                for b in 0..batch {
+                    x[b * fin..(b + 1) * fin]
+                        .copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
+                }
+                cpu::dense(
+                    &x,
+                    p.get(idx::ENC_W),
+                    Some(p.get(idx::ENC_B)),
+                    &mut z,
+                    batch,
+                    fin,
+                    4 * h,
+                );
+                cpu::matmul_acc(&states.h[m], p.get(idx::ENC_U), &mut z, batch, h, 4 * h);
+                cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
+                for b in 0..batch {
+                    states.extra[m][(b * steps + t) * h..(b * steps + t + 1) * h]
+                        .copy_from_slice(&states.h[m][b * h..(b + 1) * h]);
+                }
+            }
+        }
+        Ok(states)
+    }
+
+    /// One decoder step of member `m` (its layer and side buffer of `states`): raw scores.
+    fn member_step(
+        &self,
+        m: usize,
+        tokens: &[u32],
+        states: &mut States,
+        scores: &mut Vec<f32>,
+        scratch: &mut DecoderScratch,
+    ) {
+        let p = &self.members[m];
+        let c = p.config;
+        let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+        let batch = states.batch;
+        let mut x = std::mem::take(scratch.buffer(0));
+        let mut z = std::mem::take(scratch.buffer(1));
+        let mut w = std::mem::take(scratch.buffer(2));
+        let mut q = std::mem::take(scratch.buffer(3));
+        let mut o = std::mem::take(scratch.buffer(4));
+        let mut ctx = std::mem::take(scratch.buffer(5));
+        x.resize(batch * e, 0.0);
+        cpu::embedding_gather(p.get(idx::EMB), tokens, &mut x, e);
+        z.resize(batch * 4 * h, 0.0);
+        cpu::dense(&x, p.get(idx::DEC_W), Some(p.get(idx::DEC_B)), &mut z, batch, e, 4 * h);
+        cpu::matmul_acc(&states.h[m], p.get(idx::DEC_U), &mut z, batch, h, 4 * h);
+        cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
+        w.resize(batch * steps, 0.0);
+        ctx.resize(batch * h, 0.0);
+        cpu::attention(&states.h[m], &states.extra[m], &mut w, &mut ctx, batch, steps, h);
+        q.resize(batch * 2 * h, 0.0);
+        for b in 0..batch {
+            q[b * 2 * h..b * 2 * h + h].copy_from_slice(&states.h[m][b * h..(b + 1) * h]);
+            q[b * 2 * h + h..(b + 1) * 2 * h].copy_from_slice(&ctx[b * h..(b + 1) * h]);
+        }
+        o.resize(batch * h, 0.0);
+        cpu::dense(
+            &q,
+            p.get(idx::COMB_W),
+            Some(p.get(idx::COMB_B)),
+            &mut o,
+            batch,
+            2 * h,
+            h,
+        );
+        o.iter_mut().for_each(|x| *x = cpu::activations::tanh(*x));
+        scores.resize(batch * v, 0.0);
+        cpu::dense(&o, p.get(idx::OUT_W), Some(p.get(idx::OUT_B)), scores, batch, h, v);
+        *scratch.buffer(0) = x;
+        *scratch.buffer(1) = z;
+        *scratch.buffer(2) = w;
+        *scratch.buffer(3) = q;
+        *scratch.buffer(4) = o;
+        *scratch.buffer(5) = ctx;
+    }
+}
+
+impl StepDecoder for AttentionModel {
+    fn vocab_size(&self) -> usize {
+        self.config().vocab
+    }
+
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch) {
+        let v = self.config().vocab;
+        let batch = states.batch;
+        assert_eq!(tokens.len(), batch, "decoder step: one token per row");
+        assert!(
+            tokens.iter().all(|&t| (t as usize) < v),
+            "decoder step: token outside the vocabulary"
+        );
+        if self.members.len() == 1 {
+            self.member_step(0, tokens, states, scores, scratch);
+            return;
+        }
+        let mut raw = std::mem::take(scratch.buffer(6));
+        let mut logp = std::mem::take(scratch.buffer(7));
+        scores.clear();
+        scores.resize(batch * v, 0.0);
+        let share = 1.0 / self.members.len() as f32;
+        for m in 0..self.members.len() {
+            self.member_step(m, tokens, states, &mut raw, scratch);
+            logp.resize(batch * v, 0.0);
+            cpu::log_softmax_rows(&raw, &mut logp, batch, v);
+            for (s, l) in scores.iter_mut().zip(&logp) {
+                *s += share * l;
+            }
+        }
+        *scratch.buffer(6) = raw;
+        *scratch.buffer(7) = logp;
+    }
+}
+
+impl Seq2SeqModel for AttentionModel {
+    fn encoder_input(&self, _solver: &dyn Solver, _target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        Ok(self.transform.encoder_input(problem))
+    }
+
+    fn encode(&self, inputs: &[f32], batch: usize) -> Result<States> {
+        self.run_encoder(inputs, batch)
+    }
+
+    fn decoder(&self) -> &dyn StepDecoder {
+        self
+    }
+
+    fn vocab(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    fn metadata(&self) -> &KtnMetadata {
+        &self.metadata
+    }
+
+    fn describe(&self) -> String {
+        let c = self.config();
+        format!(
+            "attention seq2seq {} ({} member(s), hidden {}, embedding {}, vocabulary {}, {} parameters each)",
+            self.source,
+            self.members.len(),
+            c.hidden,
+            c.embed,
+            c.vocab,
+            self.members[0].len()
+        )
+    }
+}

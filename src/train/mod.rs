@@ -1,0 +1,673 @@
+//! Training tuneinfer's attention predictor from a perf database, from scratch: teacher-forced
+//! cross-entropy, hand-written backward passes ([`ops`], [`model`]), Adam with global-norm
+//! clipping, mini-batches split over threads with gradients summed in a fixed order (the result
+//! depends only on the seed and the data), learning-rate halving on plateaus and early stopping
+//! on an early-stop split carved out of the training side. The validation split (the reported
+//! accuracy) is never seen during training or model selection.
+
+pub mod adam;
+pub mod model;
+pub mod ops;
+pub mod vocab;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::data::dataset::{self, Dataset, Sample};
+use crate::error::{Error, Result};
+use crate::format::safetensors::{self, Tensor};
+use crate::format::weights::{self, params_from_tensors, params_to_tensors, WeightsFiles, WeightsInfo};
+use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+use crate::solvers::conv_asm_1x1u::NUM_PARAMS;
+use crate::testutil::Lcg;
+use adam::{scale_and_clip, Adam};
+use model::{forward_backward, forward_backward_sharded, Dropout, Stats};
+use vocab::TokenTable;
+
+/// Everything `tuneinfer train` can set; [`TrainOptions::new`] gives the documented defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainOptions {
+    pub perf_db: PathBuf,
+    pub arch: String,
+    pub solver: String,
+    /// Where the model files go.
+    pub out_dir: PathBuf,
+    /// Checkpoint file (written after every epoch).
+    pub checkpoint: PathBuf,
+    /// LSTM units (128).
+    pub hidden: usize,
+    /// Token embedding width (32).
+    pub embed: usize,
+    /// Samples per mini-batch (32).
+    pub batch: usize,
+    /// Maximum epochs (50).
+    pub epochs: usize,
+    /// Adam learning rate (0.002).
+    pub lr: f32,
+    /// Global gradient-norm clip (5).
+    pub clip: f32,
+    /// Dropout rate on the attention output during training (0.2).
+    pub dropout: f32,
+    /// Epochs without early-stop-loss improvement before the learning rate halves (3).
+    pub lr_patience: usize,
+    /// Epochs without improvement before stopping (10).
+    pub patience: usize,
+    /// Seed of initialisation, shuffling and splits (1).
+    pub seed: u64,
+    /// Fraction of geometries held out for validation (0.2).
+    pub val_fraction: f64,
+    /// Fraction of the remaining geometries used for early stopping (0.1).
+    pub early_stop_fraction: f64,
+    /// Worker threads (= gradient shards) per mini-batch (2).
+    pub threads: usize,
+    /// Use only the first N usable rows (smoke tests).
+    pub max_rows: Option<usize>,
+    /// Stop starting new epochs after this many seconds.
+    pub time_limit_s: Option<f64>,
+    /// Continue from this checkpoint.
+    pub resume: Option<PathBuf>,
+    /// Networks trained (with seeds seed, seed+7919, ...) and averaged (1).
+    pub members: usize,
+    /// Beam width of the final validation evaluation (16).
+    pub eval_beam: usize,
+    /// Print progress lines.
+    pub verbose: bool,
+}
+
+impl TrainOptions {
+    pub fn new(perf_db: &Path, arch: &str, solver: &str, out_dir: &Path) -> TrainOptions {
+        TrainOptions {
+            perf_db: perf_db.to_path_buf(),
+            arch: arch.to_string(),
+            solver: solver.to_string(),
+            out_dir: out_dir.to_path_buf(),
+            checkpoint: out_dir.join(format!("{arch}_{solver}.checkpoint.safetensors")),
+            hidden: 128,
+            embed: 32,
+            batch: 32,
+            epochs: 50,
+            lr: 0.002,
+            clip: 5.0,
+            dropout: 0.2,
+            lr_patience: 3,
+            patience: 10,
+            seed: 1,
+            val_fraction: 0.2,
+            early_stop_fraction: 0.1,
+            threads: 2,
+            max_rows: None,
+            time_limit_s: None,
+            resume: None,
+            members: 1,
+            eval_beam: 16,
+            verbose: true,
+        }
+    }
+}
+
+/// Samples turned into model inputs and target tokens.
+#[derive(Debug, Clone, Default)]
+pub struct Encoded {
+    pub inputs: Vec<f32>,
+    pub targets: Vec<u32>,
+    pub rows: usize,
+    /// Samples left out because a value was never seen in training.
+    pub unseen: usize,
+}
+
+pub fn encode(samples: &[Sample], transform: &FeatureTransform, tokens: &TokenTable) -> Encoded {
+    let mut e = Encoded::default();
+    for s in samples {
+        match tokens.encode(&s.config) {
+            Some(t) => {
+                e.inputs.extend(transform.encoder_input(&s.problem));
+                e.targets.extend(t);
+                e.rows += 1;
+            }
+            None => e.unseen += 1,
+        }
+    }
+    e
+}
+
+/// Loss over a whole encoded set, split over `threads` (no gradients).
+pub fn evaluate_loss(params: &AttentionParams, data: &Encoded, threads: usize) -> Stats {
+    let c = params.config;
+    let per_in = c.steps * c.enc_input();
+    let chunk = data.rows.div_ceil(threads.max(1)).max(1);
+    let results: Vec<Stats> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..data.rows)
+            .step_by(chunk)
+            .map(|a| {
+                let b = (a + chunk).min(data.rows);
+                scope.spawn(move || {
+                    let mut s = Stats::default();
+                    for lo in (a..b).step_by(256) {
+                        let hi = (lo + 256).min(b);
+                        s.add(forward_backward(
+                            params,
+                            &data.inputs[lo * per_in..hi * per_in],
+                            &data.targets[lo * c.seq_len..hi * c.seq_len],
+                            hi - lo,
+                            None,
+                            None,
+                            None,
+                        ));
+                    }
+                    s
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let mut total = Stats::default();
+    for s in results {
+        total.add(s);
+    }
+    total
+}
+
+/// The state that survives between epochs (and in checkpoints).
+struct State {
+    params: AttentionParams,
+    best: AttentionParams,
+    adam: Adam,
+    epoch: usize,
+    lr: f32,
+    best_loss: f64,
+    best_epoch: usize,
+    bad_epochs: usize,
+    elapsed_s: f64,
+    samples_seen: u64,
+    history: Vec<Value>,
+}
+
+/// What a finished training run reports.
+#[derive(Debug, Clone)]
+pub struct TrainResult {
+    pub files: WeightsFiles,
+    pub report: dataset::DataReport,
+    pub epochs: usize,
+    pub best_epoch: usize,
+    pub train_seconds: f64,
+    pub samples_per_second: f64,
+    /// Mean teacher-forced loss of the first and the last epoch.
+    pub first_loss: f64,
+    pub last_loss: f64,
+    pub train_rows: usize,
+    pub early_stop_rows: usize,
+    pub validation_rows: usize,
+    /// The metadata JSON's training section.
+    pub training: Value,
+}
+
+/// The data side of a run: the three splits, the transform and the tokens.
+pub struct Prepared {
+    pub dataset: Dataset,
+    pub train: Vec<Sample>,
+    pub early_stop: Vec<Sample>,
+    pub validation: Vec<Sample>,
+}
+
+/// Loads the database and splits it as a run with these options does.
+pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
+    let mut ds = dataset::load(&opts.perf_db, &opts.solver)?;
+    if let Some(n) = opts.max_rows {
+        ds.samples.truncate(n);
+    }
+    let [train, early_stop, validation] =
+        dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+    if train.is_empty() || early_stop.is_empty() {
+        return Err(Error::Database {
+            path: opts.perf_db.display().to_string(),
+            detail: format!(
+                "too few geometries to split: {} training and {} early-stop samples",
+                train.len(),
+                early_stop.len()
+            ),
+        });
+    }
+    Ok(Prepared {
+        dataset: ds,
+        train,
+        early_stop,
+        validation,
+    })
+}
+
+fn log(opts: &TrainOptions, line: &str) {
+    if opts.verbose {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+/// Computes validation metrics of freshly saved weights (see [`train`]).
+pub type EvaluateFn = dyn Fn(&WeightsFiles, &Prepared) -> Result<Value>;
+
+/// Trains a model and writes `{arch}_{solver}.safetensors` + `.json` into `opts.out_dir`.
+/// `evaluate` (given the saved files and the prepared splits) fills the metadata's validation
+/// metrics; pass `None` to skip.
+pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<TrainResult> {
+    let usage = |m: String| Err(Error::Usage(m));
+    if opts.hidden == 0 || opts.embed == 0 || opts.batch == 0 || opts.epochs == 0 || opts.threads == 0 {
+        return usage("--hidden, --embed, --batch, --epochs and --threads must be positive".into());
+    }
+    if !(opts.lr > 0.0 && opts.clip > 0.0) {
+        return usage("--lr and --clip must be positive".into());
+    }
+    if !(0.0..0.95).contains(&opts.dropout) {
+        return usage("--dropout must be in [0, 0.95)".into());
+    }
+    if !(0.0..1.0).contains(&opts.val_fraction) || !(0.0..1.0).contains(&opts.early_stop_fraction) {
+        return usage("--val-fraction and --early-stop-fraction must be in [0, 1)".into());
+    }
+    let solver = crate::solvers::by_name(&opts.solver)?;
+    let prep = prepare(opts)?;
+    log(
+        opts,
+        &format!("data: {} ({})", opts.perf_db.display(), prep.dataset.report.summary()),
+    );
+    let transform = FeatureTransform::fit(prep.train.iter().map(|s| &s.problem));
+    let tokens = TokenTable::from_samples(&prep.train);
+    let config = AttentionConfig {
+        steps: NUM_FEATURES,
+        hidden: opts.hidden,
+        embed: opts.embed,
+        vocab: tokens.len(),
+        seq_len: NUM_PARAMS,
+    };
+    let train_set = encode(&prep.train, &transform, &tokens);
+    let es_set = encode(&prep.early_stop, &transform, &tokens);
+    log(
+        opts,
+        &format!(
+            "split (seed {}): {} train, {} early-stop ({} with unseen values left out), {} validation samples; \
+             {} tokens; model hidden {} embed {} ({} parameters)",
+            opts.seed,
+            train_set.rows,
+            es_set.rows,
+            es_set.unseen,
+            prep.validation.len(),
+            config.vocab,
+            config.hidden,
+            config.embed,
+            AttentionParams::zeros(config).len()
+        ),
+    );
+    let members = opts.members.max(1);
+    let mut runs: Vec<MemberRun> = Vec::with_capacity(members);
+    for k in 0..members {
+        let label = if members > 1 {
+            format!("member {}/{members} ", k + 1)
+        } else {
+            String::new()
+        };
+        let checkpoint = member_path(&opts.checkpoint, k);
+        let resume = opts
+            .resume
+            .as_ref()
+            .map(|r| member_path(r, k))
+            .filter(|p| k == 0 || p.is_file());
+        runs.push(train_member(
+            opts,
+            &label,
+            member_seed(opts.seed, k),
+            &checkpoint,
+            resume.as_deref(),
+            config,
+            &train_set,
+            &es_set,
+            &prep.dataset.data_hash,
+            &tokens,
+            &transform,
+        )?);
+    }
+    let state = &runs[0].state;
+    let (first_loss, last_loss) = (runs[0].first_loss, runs[0].last_loss);
+    let train_seconds: f64 = runs.iter().map(|r| r.state.elapsed_s).sum();
+    let samples_seen: u64 = runs.iter().map(|r| r.state.samples_seen).sum();
+    let samples_per_second = samples_seen as f64 / train_seconds.max(1e-9);
+    let best: Vec<AttentionParams> = runs.iter().map(|r| r.state.best.clone()).collect();
+    let training = json!({
+        "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
+        "data_sha256": prep.dataset.data_hash,
+        "data_report": {
+            "rows": prep.dataset.report.rows, "used": prep.dataset.report.used,
+            "not_applicable": prep.dataset.report.not_applicable,
+            "rule_violations": prep.dataset.report.rule_violations,
+            "malformed_problem": prep.dataset.report.malformed_problem,
+            "malformed_params": prep.dataset.report.malformed_params,
+            "duplicates": prep.dataset.report.duplicates,
+            "conflicting_duplicates": prep.dataset.report.conflicting_duplicates,
+        },
+        "seed": opts.seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
+        "max_rows": opts.max_rows,
+        "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
+        "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
+                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "lr_patience": opts.lr_patience, "patience": opts.patience,
+                    "threads": opts.threads},
+        "token_positions": tokens.token_positions(),
+        "members": members,
+        "epochs_run": runs.iter().map(|r| r.state.epoch).collect::<Vec<_>>(),
+        "best_epoch": runs.iter().map(|r| r.state.best_epoch).collect::<Vec<_>>(),
+        "best_early_stop_loss": runs.iter().map(|r| r.state.best_loss).collect::<Vec<_>>(),
+        "train_seconds": train_seconds, "samples_per_second": samples_per_second,
+        "history": runs.iter().map(|r| Value::Array(r.state.history.clone())).collect::<Vec<_>>(),
+        "tuneinfer_version": env!("CARGO_PKG_VERSION"),
+    });
+    let mut info = WeightsInfo {
+        arch: opts.arch.clone(),
+        solver: solver.name().to_string(),
+        config,
+        members,
+        token_values: tokens.token_values.clone(),
+        transform,
+        training: training.clone(),
+        metrics: Value::Null,
+    };
+    let files = weights::save(&opts.out_dir, &best, &info)?;
+    if let Some(eval) = evaluate {
+        info.metrics = eval(&files, &prep)?;
+        weights::save(&opts.out_dir, &best, &info)?;
+    }
+    log(
+        opts,
+        &format!(
+            "saved {} and {} (best epoch {} of {}, {:.0}s, {:.0} samples/s)",
+            files.tensors.display(),
+            files.metadata.display(),
+            state.best_epoch,
+            state.epoch,
+            train_seconds,
+            samples_per_second
+        ),
+    );
+    Ok(TrainResult {
+        files,
+        report: prep.dataset.report.clone(),
+        epochs: state.epoch,
+        best_epoch: state.best_epoch,
+        train_seconds,
+        samples_per_second,
+        first_loss,
+        last_loss,
+        train_rows: train_set.rows,
+        early_stop_rows: es_set.rows,
+        validation_rows: prep.validation.len(),
+        training,
+    })
+}
+
+/// What one member's training leaves: its state and the first/last epoch losses.
+struct MemberRun {
+    state: State,
+    first_loss: f64,
+    last_loss: f64,
+}
+
+/// Trains one network (ensemble member) with its own seed and checkpoint file.
+#[allow(clippy::too_many_arguments)]
+fn train_member(
+    opts: &TrainOptions,
+    member_label: &str,
+    seed: u64,
+    checkpoint: &Path,
+    resume: Option<&Path>,
+    config: AttentionConfig,
+    train_set: &Encoded,
+    es_set: &Encoded,
+    data_hash: &str,
+    tokens: &TokenTable,
+    transform: &FeatureTransform,
+) -> Result<MemberRun> {
+    let mut state = match resume {
+        Some(path) => {
+            let s = load_checkpoint(path, config, data_hash, tokens)?;
+            log(
+                opts,
+                &format!("resumed from {} after epoch {}", path.display(), s.epoch),
+            );
+            s
+        }
+        None => {
+            let params = AttentionParams::init(config, seed);
+            State {
+                best: params.clone(),
+                adam: Adam::new(&params),
+                params,
+                epoch: 0,
+                lr: opts.lr,
+                best_loss: f64::INFINITY,
+                best_epoch: 0,
+                bad_epochs: 0,
+                elapsed_s: 0.0,
+                samples_seen: 0,
+                history: Vec::new(),
+            }
+        }
+    };
+    let per_in = config.steps * config.enc_input();
+    let start = Instant::now();
+    let base_elapsed = state.elapsed_s;
+    let mut first_loss = state
+        .history
+        .first()
+        .and_then(|h| h["train_loss"].as_f64())
+        .unwrap_or(f64::NAN);
+    let mut last_loss = f64::NAN;
+    let mut batch_inputs: Vec<f32> = Vec::new();
+    let mut batch_targets: Vec<u32> = Vec::new();
+    while state.epoch < opts.epochs && state.bad_epochs < opts.patience {
+        let epoch_start = Instant::now();
+        let mut order: Vec<usize> = (0..train_set.rows).collect();
+        let mut rng = Lcg::new(seed.wrapping_mul(1_000_003).wrapping_add(state.epoch as u64));
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let mut epoch_stats = Stats::default();
+        for chunk in order.chunks(opts.batch) {
+            batch_inputs.clear();
+            batch_targets.clear();
+            for &r in chunk {
+                batch_inputs.extend_from_slice(&train_set.inputs[r * per_in..(r + 1) * per_in]);
+                batch_targets.extend_from_slice(&train_set.targets[r * config.seq_len..(r + 1) * config.seq_len]);
+            }
+            let mut grads = AttentionParams::zeros(config);
+            let dropout = Dropout {
+                rate: opts.dropout,
+                seed: seed ^ state.adam.step.wrapping_mul(0x2545_F491_4F6C_DD1D),
+                first_row: 0,
+            };
+            let s = forward_backward_sharded(
+                &state.params,
+                &batch_inputs,
+                &batch_targets,
+                chunk.len(),
+                opts.threads,
+                Some(dropout),
+                &mut grads,
+            );
+            scale_and_clip(&mut grads, 1.0 / s.tokens.max(1) as f32, opts.clip);
+            state.adam.update(&mut state.params, &grads, state.lr);
+            epoch_stats.add(s);
+            state.samples_seen += chunk.len() as u64;
+        }
+        let es = evaluate_loss(&state.params, es_set, opts.threads);
+        state.epoch += 1;
+        let train_loss = epoch_stats.mean_loss();
+        if first_loss.is_nan() {
+            first_loss = train_loss;
+        }
+        last_loss = train_loss;
+        if !train_loss.is_finite() {
+            return Err(Error::Usage(format!(
+                "training diverged at epoch {} (loss {train_loss}); try a smaller --lr",
+                state.epoch
+            )));
+        }
+        let improved = es.mean_loss() < state.best_loss - 1e-4;
+        if improved {
+            state.best_loss = es.mean_loss();
+            state.best = state.params.clone();
+            state.best_epoch = state.epoch;
+            state.bad_epochs = 0;
+        } else {
+            state.bad_epochs += 1;
+            if state.bad_epochs % opts.lr_patience.max(1) == 0 {
+                state.lr *= 0.5;
+            }
+        }
+        let epoch_s = epoch_start.elapsed().as_secs_f64();
+        let elapsed = base_elapsed + start.elapsed().as_secs_f64();
+        state.elapsed_s = elapsed;
+        state.history.push(json!({
+            "epoch": state.epoch, "train_loss": train_loss, "train_token_acc": epoch_stats.token_accuracy(),
+            "early_stop_loss": es.mean_loss(), "early_stop_token_acc": es.token_accuracy(), "lr": state.lr,
+            "seconds": epoch_s,
+        }));
+        let left_epochs = (opts.epochs - state.epoch) as f64;
+        let mut left_s = left_epochs * epoch_s;
+        if let Some(limit) = opts.time_limit_s {
+            left_s = left_s.min((limit - elapsed).max(0.0));
+        }
+        log(
+            opts,
+            &format!(
+                "{member_label}epoch {:>3}/{}  loss {:.4}  token-acc {:.1}%  early-stop loss {:.4} token-acc {:.1}%{}  lr {:.2e}  \
+                 {:.1}s/epoch  {:.0} samples/s  elapsed {:.0}s  left <= {:.0}s",
+                state.epoch,
+                opts.epochs,
+                train_loss,
+                100.0 * epoch_stats.token_accuracy(),
+                es.mean_loss(),
+                100.0 * es.token_accuracy(),
+                if improved { " *" } else { "" },
+                state.lr,
+                epoch_s,
+                train_set.rows as f64 / epoch_s.max(1e-9),
+                elapsed,
+                left_s
+            ),
+        );
+        save_checkpoint(checkpoint, &state, data_hash, tokens, transform)?;
+        if opts.time_limit_s.is_some_and(|l| elapsed + epoch_s > l) {
+            log(opts, "time limit reached: stopping");
+            break;
+        }
+    }
+    Ok(MemberRun {
+        state,
+        first_loss,
+        last_loss,
+    })
+}
+
+/// Member k's file: `path` itself for k = 0, else `path` with `.m{k}` before the extension.
+pub fn member_path(path: &Path, k: usize) -> PathBuf {
+    if k == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.m{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.m{k}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Seed of ensemble member k (member 0 uses the run's seed).
+pub fn member_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_add(7919u64.wrapping_mul(k as u64))
+}
+
+const CHECKPOINT_FORMAT: &str = "tuneinfer-train-checkpoint";
+
+fn save_checkpoint(
+    path: &Path,
+    s: &State,
+    data_hash: &str,
+    tokens: &TokenTable,
+    transform: &FeatureTransform,
+) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let mut tensors: Vec<Tensor> = params_to_tensors(&s.params, "param.");
+    tensors.extend(params_to_tensors(&s.best, "best."));
+    tensors.extend(params_to_tensors(&s.adam.m, "adam_m."));
+    tensors.extend(params_to_tensors(&s.adam.v, "adam_v."));
+    let c = s.params.config;
+    let state = json!({
+        "epoch": s.epoch, "lr": s.lr, "best_loss": if s.best_loss.is_finite() { s.best_loss } else { -1.0 },
+        "best_epoch": s.best_epoch, "bad_epochs": s.bad_epochs, "elapsed_s": s.elapsed_s,
+        "samples_seen": s.samples_seen, "adam_step": s.adam.step, "history": s.history,
+        "data_sha256": data_hash, "tokens": tokens.token_values, "token_positions": tokens.token_positions(),
+        "model": {"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len},
+        "mean": transform.mean, "std": transform.std,
+    });
+    let mut meta = BTreeMap::new();
+    meta.insert("format".to_string(), CHECKPOINT_FORMAT.to_string());
+    meta.insert("version".to_string(), weights::VERSION.to_string());
+    meta.insert("state".to_string(), state.to_string());
+    safetensors::write(path, &tensors, &meta)
+}
+
+fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens: &TokenTable) -> Result<State> {
+    let src = path.display().to_string();
+    let err = |d: String| Error::format(src.clone(), d);
+    let (tensors, meta) = safetensors::read(path)?;
+    if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
+        return Err(err("not a tuneinfer training checkpoint".into()));
+    }
+    if meta.get("version").map(String::as_str) != Some(&weights::VERSION.to_string()) {
+        return Err(err(format!("checkpoint version is not {}", weights::VERSION)));
+    }
+    let st: Value = serde_json::from_str(meta.get("state").map(String::as_str).unwrap_or(""))
+        .map_err(|e| err(format!("checkpoint state is not JSON: {e}")))?;
+    if st["data_sha256"].as_str() != Some(data_hash) {
+        return Err(err(
+            "the checkpoint was trained on other data (data hash differs)".into()
+        ));
+    }
+    let m = &st["model"];
+    let same = m["hidden"].as_u64() == Some(config.hidden as u64)
+        && m["embed"].as_u64() == Some(config.embed as u64)
+        && m["vocab"].as_u64() == Some(config.vocab as u64)
+        && st["tokens"] == json!(tokens.token_values);
+    if !same {
+        return Err(err(format!(
+            "the checkpoint's model (hidden {}, embed {}, vocabulary {}) differs from the requested one \
+             (hidden {}, embed {}, vocabulary {})",
+            m["hidden"], m["embed"], m["vocab"], config.hidden, config.embed, config.vocab
+        )));
+    }
+    let get = |prefix: &str| params_from_tensors(config, &tensors, prefix, &src);
+    let params = get("param.")?;
+    let mut adam = Adam::new(&params);
+    adam.m = get("adam_m.")?;
+    adam.v = get("adam_v.")?;
+    adam.step = st["adam_step"].as_u64().unwrap_or(0);
+    let best_loss = st["best_loss"].as_f64().filter(|&l| l >= 0.0).unwrap_or(f64::INFINITY);
+    let n = |k: &str| st[k].as_u64().unwrap_or(0) as usize;
+    Ok(State {
+        best: get("best.")?,
+        params,
+        adam,
+        epoch: n("epoch"),
+        lr: st["lr"].as_f64().unwrap_or(0.0) as f32,
+        best_loss,
+        best_epoch: n("best_epoch"),
+        bad_epochs: n("bad_epochs"),
+        elapsed_s: st["elapsed_s"].as_f64().unwrap_or(0.0),
+        samples_seen: st["samples_seen"].as_u64().unwrap_or(0),
+        history: st["history"].as_array().cloned().unwrap_or_default(),
+    })
+}

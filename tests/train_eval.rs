@@ -1,0 +1,213 @@
+//! Training, weights, evaluation and loading end to end on small subsets of the real perf
+//! databases (`../shared/miopen/perfdb`), plus the errors bad inputs get.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use tuneinfer::format::safetensors;
+use tuneinfer::format::weights::{self, WeightsFiles};
+use tuneinfer::train::{self, TrainOptions};
+use tuneinfer::{ConvProblem, DecodeMode, Predictor};
+
+fn gfx906_db() -> PathBuf {
+    common::perfdb_dir().join("gfx906_60.db")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tuneinfer-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tiny_options(out: &Path, epochs: usize) -> TrainOptions {
+    let mut o = TrainOptions::new(&gfx906_db(), "gfx906", "ConvAsm1x1U", out);
+    o.max_rows = Some(600);
+    o.hidden = 16;
+    o.embed = 8;
+    o.batch = 16;
+    o.epochs = epochs;
+    o.lr = 0.01;
+    o.patience = 100;
+    o.verbose = false;
+    o
+}
+
+fn tensors(files: &WeightsFiles) -> Vec<safetensors::Tensor> {
+    safetensors::read(&files.tensors).unwrap().0
+}
+
+#[test]
+fn training_smoke_loss_falls_and_model_predicts() {
+    let dir = temp_dir("smoke");
+    let opts = tiny_options(&dir, 4);
+    let r = train::train(&opts, None).unwrap();
+    assert_eq!(r.epochs, 4);
+    assert!(
+        r.last_loss < r.first_loss * 0.8,
+        "loss should fall: first epoch {}, last {}",
+        r.first_loss,
+        r.last_loss
+    );
+    assert!(r.samples_per_second > 0.0 && r.train_rows > 0 && r.validation_rows > 0);
+    // The files load through the normal model search, and predictions are valid configs.
+    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
+    let problem = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").unwrap();
+    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
+    assert_eq!(preds.len(), 4);
+    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem);
+    for pr in &preds {
+        let c = tuneinfer::solvers::conv_asm_1x1u::parse_config(&pr.config).unwrap();
+        assert!(rules.is_valid(&c), "{}", pr.config);
+    }
+    // Evaluation on the tiny split: every method scores every validation problem.
+    let prep = train::prepare(&opts).unwrap();
+    let table = tuneinfer::eval::evaluate_files(&r.files, "gfx906", &prep, 4, None).unwrap();
+    assert!(table.methods.len() >= 4);
+    for m in &table.methods {
+        assert_eq!(m.problems, prep.validation.len());
+        assert!(m.valid_pct() > 99.9, "{}: valid {}", m.name, m.valid_pct());
+    }
+    assert!(table.to_text().contains("nearest neighbour"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn training_is_deterministic_and_resume_continues_exactly() {
+    let a = temp_dir("det-a");
+    let b = temp_dir("det-b");
+    let straight = train::train(&tiny_options(&a, 2), None).unwrap();
+    // Same seed, same data: the same weights.
+    let mut first = tiny_options(&b, 1);
+    first.checkpoint = b.join("ckpt.safetensors");
+    train::train(&first, None).unwrap();
+    let mut resumed = tiny_options(&b, 2);
+    resumed.checkpoint = b.join("ckpt2.safetensors");
+    resumed.resume = Some(b.join("ckpt.safetensors"));
+    let r = train::train(&resumed, None).unwrap();
+    assert_eq!(r.epochs, 2);
+    assert_eq!(tensors(&straight.files), tensors(&r.files));
+    // A checkpoint of other sizes is refused with a reason.
+    let mut other = tiny_options(&b, 3);
+    other.hidden = 24;
+    other.resume = Some(b.join("ckpt.safetensors"));
+    let e = train::train(&other, None).unwrap_err().to_string();
+    assert!(e.contains("differs from the requested one"), "{e}");
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+#[test]
+fn bad_inputs_get_clear_errors() {
+    let dir = temp_dir("bad");
+    let run = |db: &Path, solver: &str| {
+        let mut o = tiny_options(&dir, 1);
+        o.perf_db = db.to_path_buf();
+        o.solver = solver.to_string();
+        train::train(&o, None).unwrap_err().to_string()
+    };
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(run(&empty, "ConvAsm1x1U").contains("the file is empty"));
+    let corrupt = dir.join("corrupt.db");
+    let mut bytes = b"SQLite format 3\0".to_vec();
+    bytes.extend(std::iter::repeat(0xAB).take(4000));
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let e = run(&corrupt, "ConvAsm1x1U");
+    assert!(e.contains("corrupt.db"), "{e}");
+    assert!(run(&gfx906_db(), "NoSuchSolver").contains("unknown solver 'NoSuchSolver'"));
+    let text = dir.join("other_solver.txt");
+    std::fs::write(
+        &text,
+        "64-7-7-1x1-64-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F=ConvOclDirectFwd1x1:1,2\n",
+    )
+    .unwrap();
+    assert!(run(&text, "ConvAsm1x1U").contains("no rows for solver ConvAsm1x1U"));
+    let missing = run(&dir.join("missing.db"), "ConvAsm1x1U");
+    assert!(missing.contains("missing.db"), "{missing}");
+    // Weights of another arch under this arch's name.
+    let r = train::train(&tiny_options(&dir, 1), None).unwrap();
+    let renamed = WeightsFiles::in_dir(&dir, "gfx900", "ConvAsm1x1U");
+    std::fs::copy(&r.files.tensors, &renamed.tensors).unwrap();
+    std::fs::copy(&r.files.metadata, &renamed.metadata).unwrap();
+    let e = Predictor::load("gfx900", "ConvAsm1x1U", std::slice::from_ref(&dir))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("for gfx906 ConvAsm1x1U, not gfx900"), "{e}");
+    let e = weights::load(&renamed, "gfx900", "ConvAsm1x1U")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gfx906"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_train_and_eval_report_usage_errors() {
+    let code = |words: &[&str]| tuneinfer::cli::run(&words.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(code(&["train", "--arch", "gfx906"]), 2);
+    assert_eq!(code(&["train", "--perf-db", "x.db"]), 2);
+    assert_eq!(
+        code(&["train", "--perf-db", "x.db", "--arch", "gfx906", "--hidden", "0"]),
+        2
+    );
+    assert_eq!(code(&["eval"]), 2);
+    assert_eq!(code(&["eval", "--perf-db", "x.db", "--solver", "Nope"]), 6);
+    assert_eq!(code(&["train", "--help"]), 0);
+    assert_eq!(code(&["eval", "--help"]), 0);
+}
+
+#[test]
+fn text_perf_db_trains_like_sqlite() {
+    // A text perf-db written from the sqlite rows gives the same dataset.
+    let rows = tuneinfer::data::perfdb::solver_rows(&gfx906_db(), "ConvAsm1x1U").unwrap();
+    let dir = temp_dir("text");
+    let path = dir.join("gfx906.txt");
+    let mut text = String::new();
+    for r in rows.rows.iter().take(300) {
+        text.push_str(&format!(
+            "{}=ConvAsm1x1U:{};ConvOclDirectFwd1x1:1\n",
+            r.problem.to_perfdb_key(),
+            r.params
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let from_text = tuneinfer::data::dataset::load(&path, "ConvAsm1x1U").unwrap();
+    let mut from_sql = tuneinfer::data::dataset::build(&tuneinfer::data::perfdb::SolverRows {
+        rows: rows.rows[..300].to_vec(),
+        rejected: vec![],
+    });
+    from_sql
+        .samples
+        .iter_mut()
+        .zip(&from_text.samples)
+        .for_each(|(a, b)| a.source_id = b.source_id);
+    assert_eq!(from_text.samples, from_sql.samples);
+    assert_eq!(from_text.data_hash, from_sql.data_hash);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ensemble_members_are_saved_loaded_and_averaged() {
+    let dir = temp_dir("ensemble");
+    let mut opts = tiny_options(&dir, 2);
+    opts.members = 2;
+    let r = train::train(&opts, None).unwrap();
+    let (model, info) = weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    assert_eq!((model.members.len(), info.members), (2, 2));
+    assert_ne!(model.members[0], model.members[1], "members have their own seeds");
+    // Member 0 is the single-network run with the same seed.
+    let single_dir = temp_dir("ensemble-single");
+    let single = train::train(&tiny_options(&single_dir, 2), None).unwrap();
+    let (one, _) = weights::load(&single.files, "gfx906", "ConvAsm1x1U").unwrap();
+    assert_eq!(one.members[0], model.members[0]);
+    assert!(dir.join("gfx906_ConvAsm1x1U.checkpoint.m1.safetensors").is_file());
+    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
+    let problem = ConvProblem::parse("512-28-28-1x1-128-28-28-64-0x0-1x1-1x1-0-NCHW-FP32-B").unwrap();
+    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 8, top: 8 }).unwrap();
+    assert_eq!(preds.len(), 8);
+    assert!(preds.windows(2).all(|w| w[0].score >= w[1].score));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&single_dir);
+}
