@@ -405,7 +405,7 @@ impl Raw {
             self.stride_w,
             self.dilation_w,
         )?;
-        if self.c % self.groups != 0 || self.k % self.groups != 0 {
+        if !self.c.is_multiple_of(self.groups) || !self.k.is_multiple_of(self.groups) {
             return Err(Error::problem(
                 input,
                 format!(

@@ -347,6 +347,9 @@ fn builtin_default_model_needs_no_flags() {
     let config = text(&out.stdout);
     let problem = tuneinfer::ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").unwrap();
     let values = tuneinfer::solvers::conv_asm_1x1u::parse_config(config.trim()).unwrap();
-    assert!(tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem).is_valid(&values), "{config}");
+    assert!(
+        tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem).is_valid(&values),
+        "{config}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -112,7 +112,7 @@ fn bad_inputs_get_clear_errors() {
     assert!(run(&empty, "ConvAsm1x1U").contains("the file is empty"));
     let corrupt = dir.join("corrupt.db");
     let mut bytes = b"SQLite format 3\0".to_vec();
-    bytes.extend(std::iter::repeat(0xAB).take(4000));
+    bytes.extend(std::iter::repeat_n(0xAB, 4000));
     std::fs::write(&corrupt, &bytes).unwrap();
     let e = run(&corrupt, "ConvAsm1x1U");
     assert!(e.contains("corrupt.db"), "{e}");

@@ -3,7 +3,7 @@
 /// Decodes one base64 string. Returns a description of the first problem on bad input.
 pub fn decode(text: &str) -> Result<Vec<u8>, String> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(format!("base64 length {} is not a multiple of 4", bytes.len()));
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);

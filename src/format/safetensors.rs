@@ -34,7 +34,7 @@ pub fn to_bytes(tensors: &[Tensor], metadata: &BTreeMap<String, String>) -> Vec<
         offset += bytes;
     }
     let mut text = Value::Object(header).to_string().into_bytes();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = Vec::with_capacity(8 + text.len() + offset);

@@ -51,7 +51,7 @@ impl<'a> View<'a> {
 pub(crate) fn upload(ctx: &GpuContext, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
     check_size(ctx, label, data.len() as u64)?;
     let mut padded;
-    let contents = if (data.len() as u64) < MIN_BYTES || data.len() % 4 != 0 {
+    let contents = if (data.len() as u64) < MIN_BYTES || !data.len().is_multiple_of(4) {
         padded = data.to_vec();
         padded.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
         &padded[..]

@@ -154,7 +154,7 @@ pub(crate) fn record_encoder(
                 m.half,
             )?;
         }
-        finals.push(if t % 2 == 0 { a } else { b });
+        finals.push(if t.is_multiple_of(2) { a } else { b });
         if let Some(s) = out_seq {
             owned = Some(s);
         }

@@ -182,7 +182,7 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
     let (c_in, k_out) = (c_in as u128, k_out as u128);
     let hw = p.in_h as u128 * p.in_w as u128; // both tensors have this size here (< 2^128)
     if e == 2 {
-        if p.c % 2 != 0 || p.k % 2 != 0 {
+        if !p.c.is_multiple_of(2) || !p.k.is_multiple_of(2) {
             return Err(not_applicable(format!(
                 "fp16 needs even channel counts (C={}, K={})",
                 p.c, p.k

@@ -392,7 +392,7 @@ impl CkDims {
     /// Fails when the group count does not divide the channels.
     pub fn new(problem: &ConvProblem) -> Result<CkDims> {
         let g = problem.groups;
-        if g == 0 || problem.c % g != 0 || problem.k % g != 0 {
+        if g == 0 || !problem.c.is_multiple_of(g) || !problem.k.is_multiple_of(g) {
             return Err(Error::problem(
                 problem.to_perfdb_key(),
                 format!(
@@ -468,19 +468,19 @@ pub fn supports(inst: &Instance, d: &CkDims) -> bool {
     match inst.kind {
         OpKind::FwdXdl | OpKind::FwdLargeTensor | OpKind::FwdXdlV3 => {
             let ngm = p.groups_to_merge;
-            if ngm > 1 && !(d.c == 1 && d.g % ngm == 0) {
+            if ngm > 1 && !(d.c == 1 && d.g.is_multiple_of(ngm)) {
                 return false;
             }
-            let a_ok = if p.a_vector_dim == 2 && d.c % p.a_scalar_per_vector == 0 {
+            let a_ok = if p.a_vector_dim == 2 && d.c.is_multiple_of(p.a_scalar_per_vector) {
                 true
             } else {
                 inst.kind != OpKind::FwdXdlV3
                     && p.a_vector_dim == 1
                     && (d.c == 1 || ngm == 1)
-                    && d.g % p.a_scalar_per_vector == 0
+                    && d.g.is_multiple_of(p.a_scalar_per_vector)
             };
-            let b_ok = p.b_vector_dim == 2 && d.c % p.b_scalar_per_vector == 0;
-            let e_ok = d.k % p.e_scalar_per_vector == 0;
+            let b_ok = p.b_vector_dim == 2 && d.c.is_multiple_of(p.b_scalar_per_vector);
+            let e_ok = d.k.is_multiple_of(p.e_scalar_per_vector);
             if !(a_ok && b_ok && e_ok) {
                 return false;
             }
@@ -496,21 +496,23 @@ pub fn supports(inst: &Instance, d: &CkDims) -> bool {
             true
         }
         OpKind::BwdData => {
-            if p.spec == Specialization::Filter1x1Stride1Pad0 && (d.k.div_ceil(p.ak1) * p.ak1) % p.k_per_block != 0 {
+            if p.spec == Specialization::Filter1x1Stride1Pad0
+                && !(d.k.div_ceil(p.ak1) * p.ak1).is_multiple_of(p.k_per_block)
+            {
                 return false;
             }
             p.a_vector_dim == 2
-                && d.k % p.a_scalar_per_vector == 0
+                && d.k.is_multiple_of(p.a_scalar_per_vector)
                 && p.b_vector_dim == 1
-                && d.c % p.b_scalar_per_vector == 0
-                && d.c % p.e_scalar_per_vector == 0
+                && d.c.is_multiple_of(p.b_scalar_per_vector)
+                && d.c.is_multiple_of(p.e_scalar_per_vector)
         }
         OpKind::BwdWeight => {
             p.a_vector_dim == 2
                 && p.b_vector_dim == 2
-                && d.k % p.a_scalar_per_vector == 0
-                && d.c % p.b_scalar_per_vector == 0
-                && d.c % p.e_scalar_per_vector == 0
+                && d.k.is_multiple_of(p.a_scalar_per_vector)
+                && d.c.is_multiple_of(p.b_scalar_per_vector)
+                && d.c.is_multiple_of(p.e_scalar_per_vector)
         }
         OpKind::BwdWeightTwoStage => two_stage_ok(p, d, 1, true),
     }
@@ -535,11 +537,11 @@ fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bo
             && d.c.saturating_mul(d.y).saturating_mul(d.x).saturating_mul(ngm) <= p.n_per_block
             && d.c == 1
             && d.k == 1
-            && d.g % ngm == 0)
+            && d.g.is_multiple_of(ngm))
     {
         return false;
     }
-    let vectors_fit = d.c % p.b_scalar_per_vector == 0 && d.k % p.a_scalar_per_vector == 0;
+    let vectors_fit = d.c.is_multiple_of(p.b_scalar_per_vector) && d.k.is_multiple_of(p.a_scalar_per_vector);
     if !(vectors_fit || d.k == 1 && d.c == 1) {
         return false;
     }
@@ -547,12 +549,12 @@ fn two_stage_ok(p: &Params, d: &CkDims, k_batch: u64, has_workspace: bool) -> bo
     if !(p.a_vector_dim == 1 && p.b_vector_dim == 1) {
         return false;
     }
-    d.c % p.e_scalar_per_vector == 0
+    d.c.is_multiple_of(p.e_scalar_per_vector)
 }
 
 /// MIOpen's `CKWrwRequireWorkspace` (default alpha/beta): fp16 with an odd channel count per group.
 pub fn wrw_requires_workspace(d: &CkDims) -> bool {
-    d.precision == Precision::Fp16 && (d.c % 2 != 0 || d.k % 2 != 0)
+    d.precision == Precision::Fp16 && (!d.c.is_multiple_of(2) || !d.k.is_multiple_of(2))
 }
 
 /// The split-k values MIOpen's wrw tuning walks (`NextTwoPower<1, 128>`).

@@ -193,7 +193,7 @@ impl Constraint for CatalogueConstraint {
         };
         self.with_alive(chosen, |rows| {
             rows.iter()
-                .any(|&r| want.map_or(true, |n| self.table.lens[r as usize] as usize == n))
+                .any(|&r| want.is_none_or(|n| self.table.lens[r as usize] as usize == n))
         })
     }
 
