@@ -33,24 +33,35 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     let mut any = false;
     for dir in &dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        let mut names: Vec<String> = entries
+        let mut found: Vec<(String, &str)> = entries
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix("_encoder.ktn.model").map(String::from))
-            .collect();
-        names.sort();
-        for name in names {
-            any = true;
-            let (arch, solver) = name.split_once('_').unwrap_or((name.as_str(), ""));
-            let known = solvers::by_name(solver).is_ok();
-            println!(
-                "  {arch:8} {solver:32} {}  ({})",
-                if known {
-                    "solver implemented"
+            .filter_map(|n| {
+                if let Some(stem) = n.strip_suffix("_encoder.ktn.model") {
+                    Some((stem.to_string(), "MIOpen KTN"))
                 } else {
-                    "no solver rules yet"
-                },
-                dir.display()
-            );
+                    let stem = n.strip_suffix(".safetensors")?;
+                    dir.join(format!("{stem}.json"))
+                        .is_file()
+                        .then(|| (stem.to_string(), "tuneinfer attention"))
+                }
+            })
+            .collect();
+        found.sort();
+        for (name, kind) in found {
+            any = true;
+            let (arch, model) = name.split_once('_').unwrap_or((name.as_str(), ""));
+            // KTN files are named after the model, which several solvers may share.
+            let users: Vec<&str> = solvers::all()
+                .into_iter()
+                .filter(|s| s.name() == model || s.model_name(arch).is_ok_and(|m| m == model))
+                .map(|s| s.name())
+                .collect();
+            let used_by = if users.is_empty() {
+                "no solver uses it".to_string()
+            } else {
+                users.join(", ")
+            };
+            println!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
         }
     }
     if !any {

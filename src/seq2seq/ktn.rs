@@ -143,5 +143,13 @@ pub fn default_model_dirs(flag: Option<&Path>) -> Vec<PathBuf> {
     dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights"));
     dirs.push(PathBuf::from("weights"));
     dirs.push(PathBuf::from("/opt/rocm/share/miopen/db"));
+    // Run from the checkout, ./weights is the project's weights/: search it once.
+    let mut seen: Vec<PathBuf> = Vec::new();
+    dirs.retain(|d| {
+        let key = d.canonicalize().unwrap_or_else(|_| d.clone());
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
     dirs
 }
