@@ -80,7 +80,11 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             other => return Err(Error::Usage(format!("--devices: expected cpu or gpu, got '{other}'"))),
         });
     }
-    println!("{} problems, {:?}", problems.len(), mode);
+    let mode_text = match mode {
+        DecodeMode::Miopen => "MIOpen's greedy walk".to_string(),
+        DecodeMode::Beam { width, .. } => format!("beam width {width}"),
+    };
+    println!("{} problems, {mode_text}", problems.len());
     println!("{:6} {:>10} {:>14}  device", "", "seconds", "predictions/s");
     let mut reference: Option<Vec<Result<Vec<Prediction>>>> = None;
     for device in devices {
