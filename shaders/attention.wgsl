@@ -9,7 +9,8 @@
 // ascending, fused multiply-add, like cpu::dense). A NaN score makes the whole row NaN.
 // Bindings (group 0):
 //   0 h        storage read        row r at h_offset + r * h_stride, UNITS values
-//   1 enc      storage read        [rows, STEPS, UNITS] encoder outputs
+//   1 enc      storage read        [rows / enc_div, STEPS, UNITS] encoder outputs: row r reads
+//                                 block r / enc_div (a beam's rows share their problem's)
 //   2 combine  storage read        [2 * UNITS, UNITS] kernel | [UNITS] bias
 //   3 attn     storage read_write  [rows, STEPS] attention weights a
 //   4 ctx      storage read_write  [rows, UNITS] context
@@ -31,7 +32,7 @@ struct Params {
     rows: u32,
     h_stride: u32,
     h_offset: u32,
-    _pad: u32,
+    enc_div: u32,
 }
 
 @group(0) @binding(0) var<storage, read> h: array<f32>;
@@ -83,7 +84,7 @@ fn main(
         return;
     }
     let hb = p.h_offset + r * p.h_stride;
-    let eb = r * STEPS * UNITS;
+    let eb = (r / p.enc_div) * STEPS * UNITS;
     // Scores.
     for (var t = lid; t < STEPS; t += WG) {
         var s = 0.0;

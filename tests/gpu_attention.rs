@@ -98,10 +98,46 @@ fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
             // multiply-adds where the CPU rounds twice.
             assert!(worst_score <= 1e-4, "{arch} {mode:?}: score difference {worst_score}");
         }
-        // The attention kernel really ran.
+        // Both searches ran resident on the GPU, with the attention and ensemble kernels.
         let kernels = gpu.context().compiled_kernels().join(" ");
-        assert!(kernels.contains("attention{STEPS=12,UNITS=128"), "{kernels}");
+        for k in [
+            "attention{STEPS=12,UNITS=128",
+            "ensemble_mean{",
+            "greedy_step+conv_asm_1x1u_rules",
+            "beam_step+conv_asm_1x1u_rules",
+        ] {
+            assert!(kernels.contains(k), "{k} not in {kernels}");
+        }
     }
+}
+
+#[test]
+fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
+    // A beam wider than beam_step.wgsl takes (60 x 37 candidates > 2048) runs the host's search
+    // over GPU decoder steps (GpuAttentionDecoder).
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![weights_dir()];
+    let problems: Vec<ConvProblem> = perfdb_problems(150).into_iter().step_by(25).collect();
+    let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx906", NAME, &dirs, ctx).expect("gpu model");
+    let mode = DecodeMode::Beam { width: 60, top: 3 };
+    let want = cpu.predict_batch(&problems, mode);
+    let got = gpu.predict_batch(&problems, mode);
+    let mut decoded = 0;
+    for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+        match (w, g) {
+            (Ok(w), Ok(g)) => {
+                let wc: Vec<&str> = w.iter().map(|x| x.config.as_str()).collect();
+                let gc: Vec<&str> = g.iter().map(|x| x.config.as_str()).collect();
+                assert_eq!(wc, gc, "{}", p.to_perfdb_key());
+                decoded += 1;
+            }
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+            _ => panic!("{}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+        }
+    }
+    println!("width 60: {decoded} of {} problems, identical configs", problems.len());
+    assert!(decoded >= 8, "only {decoded} decoded");
 }
 
 #[test]

@@ -291,6 +291,29 @@ fn attention_rejects_too_many_steps_and_propagates_nan() {
         .all(|v| !v.is_nan()));
 }
 
+#[test]
+fn ensemble_mean_matches_the_cpu_average() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(29);
+    for &n in ODD.iter().chain(&[37 * 4 * 65]) {
+        // Three members, added in order as seq2seq::AttentionModel's step does.
+        let members: Vec<Vec<f32>> = (0..3).map(|_| rng.vec(n, 8.0)).collect();
+        let share = 1.0f32 / 3.0;
+        let mut want = vec![0.0f32; n];
+        let mut got = vec![0.0f32; n];
+        for m in &members {
+            for (s, l) in want.iter_mut().zip(m) {
+                *s += share * l;
+            }
+            let out = host::ensemble_mean(&ctx, m, &got, share).expect("ensemble_mean");
+            assert!(out.sentinels_intact, "ensemble_mean ({n}) wrote outside its output");
+            got = out.values;
+        }
+        let w = worst(&got, &want);
+        assert!(w <= 1e-6, "ensemble_mean ({n}): worst {w}");
+    }
+}
+
 /// Rounds weights through f16, as the f16 kernels store them.
 fn f16_rounded(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()

@@ -11,10 +11,12 @@
 
 use std::sync::Mutex;
 
-use super::buffers::{self, View};
+use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::kernels::{self, Recorder, Rows};
+use super::decode::{hyp_words, BeamJob, GreedyJob};
+use super::kernels::{self, BindCache, Recorder, Rows};
 use crate::error::{Error, Result};
+use crate::search::Hypothesis;
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
@@ -265,6 +267,7 @@ impl<'a> GpuAttentionDecoder<'a> {
                 (&next).into(),
                 Rows { stride: h, offset: 0 },
                 (&enc).into(),
+                1,
                 (&member.combine).into(),
                 (&weights).into(),
                 (&context).into(),
@@ -327,4 +330,361 @@ impl StepDecoder for GpuAttentionDecoder<'_> {
             scores.resize(states.batch * self.model.config.vocab, f32::NAN);
         }
     }
+}
+
+/// Device buffers of a resident decode: every member's encoder outputs (`[problems, steps,
+/// hidden]`) and decoder states (`[h | c]`, current and next).
+struct Resident {
+    enc: Vec<wgpu::Buffer>,
+    cur: Vec<wgpu::Buffer>,
+    next: Vec<wgpu::Buffer>,
+}
+
+/// Records every member's encoder for `problems` problems; each member's final state is
+/// gathered into `rows` decoder rows by `parents` (row r starts from problem `parents[r]`), or
+/// used as is without.
+#[allow(clippy::too_many_arguments)]
+fn record_resident_encoder(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    rec: &mut Recorder<'_>,
+    m: &GpuAttention,
+    input: &wgpu::Buffer,
+    problems: usize,
+    rows: usize,
+    parents: Option<&wgpu::Buffer>,
+) -> Result<Resident> {
+    let c = m.config;
+    let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
+    let mut out = Resident {
+        enc: Vec::new(),
+        cur: Vec::new(),
+        next: Vec::new(),
+    };
+    for member in &m.members {
+        let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+        let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+        let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
+        rec.enc.clear_buffer(&a, 0, None);
+        for t in 0..steps {
+            let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            kernels::lstm_step(
+                ctx,
+                rec,
+                input.into(),
+                Rows {
+                    stride: steps * fin,
+                    offset: t * fin,
+                },
+                (&member.encoder).into(),
+                prev.into(),
+                next.into(),
+                Some((
+                    (&seq).into(),
+                    Rows {
+                        stride: steps * h,
+                        offset: t * h,
+                    },
+                )),
+                problems,
+                fin,
+                h,
+                m.half,
+            )?;
+        }
+        let last = if steps.is_multiple_of(2) { a } else { b };
+        let cur = match parents {
+            Some(parents) => {
+                let cur = pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
+                kernels::reorder_rows(
+                    ctx,
+                    rec,
+                    parents.into(),
+                    (&last).into(),
+                    (&cur).into(),
+                    rows,
+                    problems,
+                    h,
+                )?;
+                cur
+            }
+            None => last,
+        };
+        out.enc.push(seq);
+        out.cur.push(cur);
+        out.next
+            .push(pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?);
+    }
+    Ok(out)
+}
+
+/// Per-step work buffers of a resident decode.
+struct StepBuffers {
+    feed: wgpu::Buffer,
+    embedded: wgpu::Buffer,
+    weights: wgpu::Buffer,
+    context: wgpu::Buffer,
+    combined: wgpu::Buffer,
+    raw: wgpu::Buffer,
+    member_logp: wgpu::Buffer,
+    /// The step's scores (the raw output with one member, the mean log-probabilities with several).
+    scores: wgpu::Buffer,
+    logp: wgpu::Buffer,
+}
+
+impl StepBuffers {
+    fn take(ctx: &GpuContext, pool: &mut Pool, m: &GpuAttention, rows: usize) -> Result<StepBuffers> {
+        let c = m.config;
+        let mut f32s = |label: &'static str, n: usize| pool.take(ctx, label, 4 * n as u64);
+        Ok(StepBuffers {
+            feed: f32s("feed", rows)?,
+            embedded: f32s("embedded", rows * c.embed)?,
+            weights: f32s("attention weights", rows * c.steps)?,
+            context: f32s("context", rows * c.hidden)?,
+            combined: f32s("combined", rows * c.hidden)?,
+            raw: f32s("raw scores", rows * c.vocab)?,
+            member_logp: f32s("member log-probabilities", rows * c.vocab)?,
+            scores: f32s("scores", rows * c.vocab)?,
+            logp: f32s("log-probabilities", rows * c.vocab)?,
+        })
+    }
+}
+
+/// Records one decoder step of every member for `rows` rows (reading `s.feed`, `r.cur`, writing
+/// `r.next`), then the step's scores and their log-softmax, as `AttentionModel`'s step and the
+/// host's searches compute them.
+fn record_resident_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    m: &GpuAttention,
+    r: &Resident,
+    s: &StepBuffers,
+    rows: usize,
+    enc_div: usize,
+) -> Result<()> {
+    let c = m.config;
+    let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+    let k = m.members.len();
+    if k > 1 {
+        rec.enc.clear_buffer(&s.scores, 0, None);
+    }
+    for (i, member) in m.members.iter().enumerate() {
+        kernels::embedding_gather(
+            ctx,
+            rec,
+            (&s.feed).into(),
+            (&member.embedding).into(),
+            (&s.embedded).into(),
+            rows,
+            v,
+            e,
+        )?;
+        kernels::lstm_step(
+            ctx,
+            rec,
+            (&s.embedded).into(),
+            Rows { stride: e, offset: 0 },
+            (&member.decoder).into(),
+            (&r.cur[i]).into(),
+            (&r.next[i]).into(),
+            None,
+            rows,
+            e,
+            h,
+            m.half,
+        )?;
+        kernels::attention(
+            ctx,
+            rec,
+            (&r.next[i]).into(),
+            Rows { stride: h, offset: 0 },
+            (&r.enc[i]).into(),
+            enc_div,
+            (&member.combine).into(),
+            (&s.weights).into(),
+            (&s.context).into(),
+            (&s.combined).into(),
+            rows,
+            steps,
+            h,
+            m.half,
+        )?;
+        let raw = if k == 1 { &s.scores } else { &s.raw };
+        kernels::dense(
+            ctx,
+            rec,
+            (&s.combined).into(),
+            Rows { stride: h, offset: 0 },
+            (&member.output_kernel).into(),
+            Some(View::from(&member.output_bias)),
+            raw.into(),
+            rows,
+            h,
+            v,
+            false,
+            m.half,
+        )?;
+        if k > 1 {
+            kernels::log_softmax(ctx, rec, raw.into(), (&s.member_logp).into(), rows, v)?;
+            kernels::ensemble_mean(
+                ctx,
+                rec,
+                (&s.member_logp).into(),
+                (&s.scores).into(),
+                rows * v,
+                1.0 / k as f32,
+            )?;
+        }
+    }
+    kernels::log_softmax(ctx, rec, (&s.scores).into(), (&s.logp).into(), rows, v)
+}
+
+/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU (as
+/// `decode::greedy_resident` for KTN models). Per problem: the hypothesis, or None where the
+/// walk fails.
+pub(crate) fn greedy_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuAttention,
+    job: &GreedyJob<'_>,
+) -> Result<Vec<Option<Hypothesis>>> {
+    let rows = job.rules.len();
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
+    let v = m.config.vocab;
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    let words = hyp_words(job.max_len);
+    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let s = StepBuffers::take(ctx, pool, m, rows)?;
+    let mut rec = Recorder::with_cache(ctx, "attention greedy", cache);
+    // Every walk starts running, empty, with score 0, fed token 0.
+    rec.enc.clear_buffer(&hyp, 0, None);
+    rec.enc.clear_buffer(&s.feed, 0, None);
+    let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, rows, None)?;
+    for _ in 0..job.max_len {
+        record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
+        kernels::greedy_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            (&s.scores).into(),
+            (&s.logp).into(),
+            (&vocab_words).into(),
+            (&rules).into(),
+            (&hyp).into(),
+            (&s.feed).into(),
+            rows,
+            v,
+            job.max_len,
+        )?;
+        std::mem::swap(&mut r.cur, &mut r.next);
+    }
+    ctx.submit_and_wait("attention greedy decoding", rec.finish())?;
+    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let l = job.max_len;
+    Ok(out
+        .chunks_exact(words)
+        .map(|h| {
+            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
+            (status == 1 && len <= l).then(|| Hypothesis {
+                tokens: h[..len].to_vec(),
+                values: h[l..l + len].to_vec(),
+                score,
+            })
+        })
+        .collect())
+}
+
+/// The constrained beam search for every problem, resident on the GPU (as
+/// `decode::beam_resident` for KTN models): per problem, up to `top` finished hypotheses, best
+/// first. A beam's rows read their problem's encoder outputs in place (never copied per row).
+pub(crate) fn beam_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuAttention,
+    job: &BeamJob<'_>,
+) -> Result<Vec<Vec<Hypothesis>>> {
+    let problems = job.rules.len();
+    if problems == 0 {
+        return Ok(Vec::new());
+    }
+    let (w, v, l, h) = (job.width.max(1), m.config.vocab, job.max_len, m.config.hidden);
+    let rows = problems * w;
+    let words = hyp_words(l);
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    // Slot 0 of each problem is live with an empty prefix, the others dead.
+    let mut init = vec![0u32; rows * words];
+    for (r, hw) in init.chunks_exact_mut(words).enumerate() {
+        hw[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
+    }
+    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    // Row r of the beam starts from problem r / w's encoder state.
+    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let s = StepBuffers::take(ctx, pool, m, rows)?;
+    let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
+    rec.enc.clear_buffer(&s.feed, 0, None);
+    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
+    for _ in 0..l {
+        record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
+        kernels::beam_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            [
+                (&s.scores).into(),
+                (&s.logp).into(),
+                (&vocab_words).into(),
+                (&rules).into(),
+                (&hyp_a).into(),
+                (&hyp_b).into(),
+                (&parents).into(),
+                (&s.feed).into(),
+            ],
+            problems,
+            job.values,
+            job.domain_len,
+            v,
+            w,
+            l,
+        )?;
+        // Slots keep their parent's state; the encoder outputs stay per problem.
+        for (next, cur) in r.next.iter().zip(&r.cur) {
+            kernels::reorder_rows(ctx, &mut rec, (&parents).into(), next.into(), cur.into(), rows, rows, h)?;
+        }
+        std::mem::swap(&mut hyp_a, &mut hyp_b);
+    }
+    ctx.submit_and_wait("attention beam search", rec.finish())?;
+    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
+    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
+    for slots in out.chunks_exact(words * w) {
+        let mut list: Vec<Hypothesis> = slots
+            .chunks_exact(words)
+            .filter(|hw| hw[2 * l + 1] == 1 && hw[2 * l] as usize == l)
+            .map(|hw| Hypothesis {
+                tokens: hw[..l].to_vec(),
+                values: hw[l..2 * l].to_vec(),
+                score: f32::from_bits(hw[2 * l + 2]),
+            })
+            .collect();
+        // search::beam_search's final order: score, then larger last token.
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
+        });
+        list.truncate(job.top);
+        found.push(list);
+    }
+    Ok(found)
 }

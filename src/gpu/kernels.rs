@@ -262,7 +262,8 @@ pub(crate) fn lstm_step(
 
 /// Dot-product attention + combine layer for every row (attention.wgsl): from `h` and `enc`
 /// (`[rows, steps, units]`) writes the attention weights, the context and
-/// `o = tanh([h, ctx] · Wc + bc)`; `combine` is `[2 units, units] kernel | [units] bias`. Twin
+/// `o = tanh([h, ctx] · Wc + bc)`; row r reads block `r / enc_div` of `enc` (a beam's rows share
+/// their problem's encoder outputs); `combine` is `[2 units, units] kernel | [units] bias`. Twin
 /// `cpu::attention` + `cpu::dense` + `cpu::activations::tanh`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention(
@@ -271,6 +272,7 @@ pub(crate) fn attention(
     h: View<'_>,
     h_rows: Rows,
     enc: View<'_>,
+    enc_div: usize,
     combine: View<'_>,
     weights: View<'_>,
     context: View<'_>,
@@ -299,6 +301,7 @@ pub(crate) fn attention(
         u32_of("rows", rows)?,
         u32_of("h stride", h_rows.stride)?,
         u32_of("h offset", h_rows.offset)?,
+        u32_of("encoder row divisor", enc_div.max(1))?,
     ];
     // One workgroup per row.
     dispatch(
@@ -308,6 +311,28 @@ pub(crate) fn attention(
         &[h, enc, combine, weights, context, out],
         &params,
         rows as u64 * u64::from(kernel.workgroup),
+    )
+}
+
+/// `out[i] += share * x[i]` for `n` values (ensemble_mean.wgsl); twin: the ensemble average of
+/// `seq2seq::AttentionModel`'s step.
+pub(crate) fn ensemble_mean(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    out: View<'_>,
+    n: usize,
+    share: f32,
+) -> Result<()> {
+    let key = KernelKey::new("ensemble_mean", &[("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[x, out],
+        &[u32_of("values", n)?, share.to_bits()],
+        n as u64,
     )
 }
 
@@ -627,6 +652,7 @@ pub mod host {
                 offset: 0,
             },
             (&enc_buf).into(),
+            1,
             (&comb_buf).into(),
             weights.view(),
             context.view(),
@@ -645,6 +671,20 @@ pub mod host {
             })
         };
         Ok((read(&weights)?, read(&context)?, read(&out)?))
+    }
+
+    /// `out = init + share * x` (ensemble_mean.wgsl).
+    pub fn ensemble_mean(ctx: &GpuContext, x: &[f32], init: &[f32], share: f32) -> Result<Output> {
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let out = buffers::Guarded::new(ctx, "out", init)?;
+        let mut rec = Recorder::new(ctx, "ensemble_mean");
+        super::ensemble_mean(ctx, &mut rec, (&x_buf).into(), out.view(), x.len(), share)?;
+        ctx.submit_and_wait("ensemble_mean", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "ensemble_mean")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
     }
 
     /// `dst[r] = src[rows[r]]` for a state `[src_rows, units] h | [src_rows, units] c`.

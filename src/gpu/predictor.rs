@@ -26,8 +26,8 @@ const END_VALUE: i32 = i32::MIN;
 /// Its marker for values never accepted (not integers).
 const NEVER_VALUE: i32 = i32::MIN + 1;
 
-/// The weights on the device: a KTN model (resident searches) or tuneinfer's attention model
-/// (GPU model steps under the host's search).
+/// The weights on the device: a KTN model or tuneinfer's attention model (both decode resident
+/// when the solver has a WGSL rules library, else step the model under the host's search).
 enum DeviceModel {
     Ktn(Box<GpuKtn>),
     Attention(GpuAttention),
@@ -267,10 +267,6 @@ impl GpuPredictor {
         library: Option<&'static str>,
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
-        let gpu = match &self.model {
-            DeviceModel::Ktn(m) => m,
-            DeviceModel::Attention(m) => return self.decode_attention(m, inputs, constraints, mode),
-        };
         let model = self.host.model.as_ref();
         let vocab = model.vocab();
         let max_len = constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
@@ -285,7 +281,10 @@ impl GpuPredictor {
                     rules_library: lib,
                     max_len,
                 };
-                let found = self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, gpu, &job))?;
+                let found = self.with_pool(|pool, cache| match &self.model {
+                    DeviceModel::Ktn(m) => decode::greedy_resident(&self.ctx, pool, cache, m, &job),
+                    DeviceModel::Attention(m) => attention::greedy_resident(&self.ctx, pool, cache, m, &job),
+                })?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
@@ -304,11 +303,14 @@ impl GpuPredictor {
                         width: width.max(1),
                         top: top.clamp(1, width.max(1)),
                     };
-                    return self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, gpu, &job));
+                    return self.with_pool(|pool, cache| match &self.model {
+                        DeviceModel::Ktn(m) => decode::beam_resident(&self.ctx, pool, cache, m, &job),
+                        DeviceModel::Attention(m) => attention::beam_resident(&self.ctx, pool, cache, m, &job),
+                    });
                 }
-                self.decode_on_host(gpu, inputs, constraints, mode)
+                self.decode_on_host(inputs, constraints, mode)
             }
-            _ => self.decode_on_host(gpu, inputs, constraints, mode),
+            _ => self.decode_on_host(inputs, constraints, mode),
         }
     }
 
@@ -339,32 +341,29 @@ impl GpuPredictor {
     /// The model on the GPU, the search on the host (solvers without a WGSL rules library).
     fn decode_on_host(
         &self,
-        gpu: &GpuKtn,
         inputs: &[f32],
         constraints: &[Box<dyn Constraint + Send + Sync>],
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
-        let states = decode::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
-        let decoder = GpuStepDecoder::new(&self.ctx, gpu);
-        let found = self.host_search(&decoder, states, constraints, mode);
-        match decoder.take_error() {
-            Some(e) => Err(e),
-            None => Ok(found),
-        }
-    }
-
-    /// The attention model: encoder and decoder steps on the GPU, the search on the host.
-    fn decode_attention(
-        &self,
-        gpu: &GpuAttention,
-        inputs: &[f32],
-        constraints: &[Box<dyn Constraint + Send + Sync>],
-        mode: DecodeMode,
-    ) -> Result<Vec<Vec<Hypothesis>>> {
-        let states = attention::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
-        let decoder = GpuAttentionDecoder::new(&self.ctx, gpu);
-        let found = self.host_search(&decoder, states, constraints, mode);
-        match decoder.take_error() {
+        let (found, error) = match &self.model {
+            DeviceModel::Ktn(gpu) => {
+                let states = decode::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
+                let decoder = GpuStepDecoder::new(&self.ctx, gpu);
+                (
+                    self.host_search(&decoder, states, constraints, mode),
+                    decoder.take_error(),
+                )
+            }
+            DeviceModel::Attention(gpu) => {
+                let states = attention::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
+                let decoder = GpuAttentionDecoder::new(&self.ctx, gpu);
+                (
+                    self.host_search(&decoder, states, constraints, mode),
+                    decoder.take_error(),
+                )
+            }
+        };
+        match error {
             Some(e) => Err(e),
             None => Ok(found),
         }
