@@ -1,13 +1,19 @@
-//! tuneinfer's own attention seq2seq model ([`AttentionModel`]) on the GPU: the weights of every
-//! ensemble member on the device, the encoder, and the decoder step behind the [`StepDecoder`]
-//! trait so the host's searches (MIOpen's greedy walk, the constrained beam) run the model on
-//! the GPU, exactly as `GpuStepDecoder` does for KTN models.
+//! tuneinfer's own attention seq2seq model ([`AttentionModel`], `weights/`) on the GPU: the
+//! weights of every ensemble member on the device, and two ways to decode, as for KTN models:
 //!
-//! The states are the CPU model's: layer m of [`States`] is member m's decoder (h, c), side
-//! buffer m its encoder outputs `[rows, steps, hidden]`. Per step and member the GPU runs
-//! `embedding_gather` -> `lstm_step` -> `attention` (scores, softmax, context, combine + tanh)
-//! -> `dense` (output layer) [-> `log_softmax` with several members]; the host averages the
-//! members' log-probabilities in the CPU's order, so the scores are the CPU model's.
+//! - `greedy_resident` / `beam_resident`: everything in device buffers (encoder, every decoder
+//!   step of every member, the ensemble mean, `greedy_step` / `beam_step` with the solver's
+//!   WGSL rules); one command buffer, one read-back. A beam's rows read their problem's encoder
+//!   outputs in place (`attention.wgsl`'s `enc_div`), only (h, c) follow the beam's reorders.
+//! - `encode_to_states` + [`GpuAttentionDecoder`]: the decoder step behind [`StepDecoder`] for
+//!   the host's searches (solvers without a rules library, beams wider than `beam_step` takes).
+//!   The states are the CPU model's: layer m of [`States`] is member m's decoder (h, c), side
+//!   buffer m its encoder outputs `[rows, steps, hidden]`.
+//!
+//! Per step and member: `embedding_gather` -> `lstm_step` -> `attention` (scores, softmax,
+//! context, combine + tanh) -> `dense` (output layer); with several members each one's
+//! `log_softmax` is averaged in member order (`ensemble_mean` on the device, the same sum on the
+//! host), which is what `AttentionModel`'s step returns.
 
 use std::sync::Mutex;
 
