@@ -156,3 +156,31 @@ fn device_gpu_loads_the_shipped_weights() {
         .expect("gpu prediction");
     assert_eq!(want[0].config, got[0].config);
 }
+
+#[test]
+fn f16_weights_change_few_attention_predictions() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let dirs = vec![weights_dir()];
+    let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
+    let f16_gpu = GpuPredictor::load_with("gfx906", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
+    let problems = perfdb_problems(150);
+    let mode = DecodeMode::Miopen;
+    let (a, b) = (
+        cpu.predict_batch(&problems, mode),
+        f16_gpu.predict_batch(&problems, mode),
+    );
+    let (mut decoded, mut changed) = (0, 0);
+    for (x, y) in a.iter().zip(&b) {
+        if let (Ok(x), Ok(y)) = (x, y) {
+            decoded += 1;
+            changed += usize::from(x[0].config != y[0].config);
+        }
+    }
+    println!("f16 weights change {changed} of {decoded} predictions");
+    assert!(decoded >= 100);
+    assert!(changed * 20 <= decoded, "f16 changed {changed} of {decoded}");
+}
