@@ -207,6 +207,113 @@ fn reorder_rows_matches_states_gather() {
     }
 }
 
+/// The attention model's decoder-side twin of attention.wgsl, as
+/// `seq2seq::AttentionModel`'s step runs it: `cpu::attention`, then `o = tanh([h, ctx]·Wc + bc)`.
+fn attention_on_cpu(
+    h: &[f32],
+    enc: &[f32],
+    kernel: &[f32],
+    bias: &[f32],
+    rows: usize,
+    steps: usize,
+    units: usize,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut w = vec![0.0; rows * steps];
+    let mut ctx = vec![0.0; rows * units];
+    cpu::attention(h, enc, &mut w, &mut ctx, rows, steps, units);
+    let mut q = vec![0.0; rows * 2 * units];
+    for r in 0..rows {
+        q[r * 2 * units..r * 2 * units + units].copy_from_slice(&h[r * units..(r + 1) * units]);
+        q[r * 2 * units + units..(r + 1) * 2 * units].copy_from_slice(&ctx[r * units..(r + 1) * units]);
+    }
+    let mut o = vec![0.0; rows * units];
+    cpu::dense(&q, kernel, Some(bias), &mut o, rows, 2 * units, units);
+    o.iter_mut().for_each(|x| *x = cpu::activations::tanh(*x));
+    (w, ctx, o)
+}
+
+#[test]
+fn attention_matches_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(27);
+    // (rows, steps, units): odd sizes (steps at most the kernel's 64), then the shipped
+    // gfx906/gfx900 models' 12 steps x 128 units (one problem, a beam of 4 over 65 problems).
+    let mut shapes: Vec<(usize, usize, usize)> = ODD
+        .iter()
+        .map(|&r| (r, [1, 3, 17, 63][r % 4], ODD[(r * 5 + 2) % ODD.len()]))
+        .collect();
+    shapes.extend([(1, 12, 128), (260, 12, 128), (3, 64, 65), (129, 1, 1)]);
+    for (rows, steps, units) in shapes {
+        let h = rng.vec(rows * units, 1.0);
+        let enc = rng.vec(rows * steps * units, 1.0);
+        let kernel = rng.vec(2 * units * units, 0.3);
+        let bias = rng.vec(units, 0.5);
+        let (ww, wc, wo) = attention_on_cpu(&h, &enc, &kernel, &bias, rows, steps, units);
+        let (gw, gc, go) =
+            host::attention(&ctx, &h, &enc, &kernel, &bias, rows, steps, units, false).expect("attention");
+        assert!(
+            gw.sentinels_intact && gc.sentinels_intact && go.sentinels_intact,
+            "attention ({rows},{steps},{units}) wrote outside its outputs"
+        );
+        let (ew, ec, eo) = (worst(&gw.values, &ww), worst(&gc.values, &wc), worst(&go.values, &wo));
+        // The CPU's dot products are plain multiply-adds; a GPU compiler may fuse them, so the
+        // last bits may differ (the combine layer uses fma on both sides).
+        assert!(
+            ew <= 1e-5 && ec <= 1e-5 && eo <= 1e-5,
+            "attention ({rows},{steps},{units}): weights {ew}, context {ec}, o {eo}"
+        );
+    }
+}
+
+#[test]
+fn attention_rejects_too_many_steps_and_propagates_nan() {
+    let Some(ctx) = gpu() else { return };
+    let e = host::attention(&ctx, &[1.0], &[1.0; 65], &[1.0; 2], &[0.0], 1, 65, 1, false).expect_err("65 steps");
+    assert!(e.to_string().contains("65 encoder steps"), "{e}");
+    // A NaN in row 0's h: row 0 is NaN everywhere (as on the CPU), row 1 is untouched.
+    let mut rng = Lcg::new(28);
+    let (rows, steps, units) = (2, 3, 5);
+    let mut h = rng.vec(rows * units, 1.0);
+    h[2] = f32::NAN;
+    let enc = rng.vec(rows * steps * units, 1.0);
+    let kernel = rng.vec(2 * units * units, 0.3);
+    let bias = rng.vec(units, 0.5);
+    let (ww, _, _) = attention_on_cpu(&h, &enc, &kernel, &bias, rows, steps, units);
+    assert!(ww[..steps].iter().all(|v| v.is_nan()));
+    let (gw, gc, go) = host::attention(&ctx, &h, &enc, &kernel, &bias, rows, steps, units, false).expect("attention");
+    assert!(gw.values[..steps].iter().all(|v| v.is_nan()), "{:?}", gw.values);
+    assert!(gc.values[..units].iter().all(|v| v.is_nan()), "{:?}", gc.values);
+    assert!(go.values[..units].iter().all(|v| v.is_nan()), "{:?}", go.values);
+    assert!(gw.values[steps..]
+        .iter()
+        .chain(&gc.values[units..])
+        .chain(&go.values[units..])
+        .all(|v| !v.is_nan()));
+}
+
+#[test]
+fn ensemble_mean_matches_the_cpu_average() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(29);
+    for &n in ODD.iter().chain(&[37 * 4 * 65]) {
+        // Three members, added in order as seq2seq::AttentionModel's step does.
+        let members: Vec<Vec<f32>> = (0..3).map(|_| rng.vec(n, 8.0)).collect();
+        let share = 1.0f32 / 3.0;
+        let mut want = vec![0.0f32; n];
+        let mut got = vec![0.0f32; n];
+        for m in &members {
+            for (s, l) in want.iter_mut().zip(m) {
+                *s += share * l;
+            }
+            let out = host::ensemble_mean(&ctx, m, &got, share).expect("ensemble_mean");
+            assert!(out.sentinels_intact, "ensemble_mean ({n}) wrote outside its output");
+            got = out.values;
+        }
+        let w = worst(&got, &want);
+        assert!(w <= 1e-6, "ensemble_mean ({n}): worst {w}");
+    }
+}
+
 /// Rounds weights through f16, as the f16 kernels store them.
 fn f16_rounded(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
@@ -258,6 +365,14 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         assert!(got.sentinels_intact);
         let w = worst(&got.values, &want);
         assert!(w <= 1e-5, "dense f16 ({rows},{units}): {w}");
+        let steps = [1, 3, 12, 12][rows % 4];
+        let enc = rng.vec(rows * steps * units, 1.0);
+        let (ck, cb) = (rng.vec(2 * units * units, 0.3), rng.vec(units, 0.5));
+        let (_, _, wo) = attention_on_cpu(&h0, &enc, &f16_rounded(&ck), &f16_rounded(&cb), rows, steps, units);
+        let (_, _, go) = host::attention(&ctx, &h0, &enc, &ck, &cb, rows, steps, units, true).expect("attention f16");
+        assert!(go.sentinels_intact);
+        let w = worst(&go.values, &wo);
+        assert!(w <= 1e-5, "attention f16 ({rows},{steps},{units}): {w}");
     }
 }
 

@@ -260,6 +260,85 @@ pub(crate) fn lstm_step(
     )
 }
 
+/// Dot-product attention + combine layer for every row (attention.wgsl): from `h` and `enc`
+/// (`[rows, steps, units]`) writes the attention weights, the context and
+/// `o = tanh([h, ctx] · Wc + bc)`; row r reads block `r / enc_div` of `enc` (a beam's rows share
+/// their problem's encoder outputs); `combine` is `[2 units, units] kernel | [units] bias`. Twin
+/// `cpu::attention` + `cpu::dense` + `cpu::activations::tanh`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    h: View<'_>,
+    h_rows: Rows,
+    enc: View<'_>,
+    enc_div: usize,
+    combine: View<'_>,
+    weights: View<'_>,
+    context: View<'_>,
+    out: View<'_>,
+    rows: usize,
+    steps: usize,
+    units: usize,
+    half: bool,
+) -> Result<()> {
+    if steps == 0 || steps > ATTENTION_MAX_STEPS {
+        return Err(Error::Gpu(format!(
+            "attention: {steps} encoder steps (the kernel takes 1 to {ATTENTION_MAX_STEPS})"
+        )));
+    }
+    let key = KernelKey::new(
+        "attention",
+        &[
+            ("STEPS", u32_of("steps", steps)?),
+            ("UNITS", u32_of("units", units)?),
+            ("WG", WG),
+        ],
+    )
+    .with_half(half);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("h stride", h_rows.stride)?,
+        u32_of("h offset", h_rows.offset)?,
+        u32_of("encoder row divisor", enc_div.max(1))?,
+    ];
+    // One workgroup per row.
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[h, enc, combine, weights, context, out],
+        &params,
+        rows as u64 * u64::from(kernel.workgroup),
+    )
+}
+
+/// `out[i] += share * x[i]` for `n` values (ensemble_mean.wgsl); twin: the ensemble average of
+/// `seq2seq::AttentionModel`'s step.
+pub(crate) fn ensemble_mean(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    out: View<'_>,
+    n: usize,
+    share: f32,
+) -> Result<()> {
+    let key = KernelKey::new("ensemble_mean", &[("WG", WG)]);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[x, out],
+        &[u32_of("values", n)?, share.to_bits()],
+        n as u64,
+    )
+}
+
+/// Most encoder steps `attention.wgsl` takes (its `MAX_STEPS`).
+pub const ATTENTION_MAX_STEPS: usize = 64;
+
 /// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
 pub(crate) fn log_softmax(
     ctx: &GpuContext,
@@ -535,6 +614,73 @@ pub mod host {
         super::log_softmax(ctx, &mut rec, (&x_buf).into(), out.view(), rows, width)?;
         ctx.submit_and_wait("log_softmax", rec.finish())?;
         let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
+    /// Attention + combine (attention.wgsl) for `rows` rows: `h` `[rows, units]`, `enc`
+    /// `[rows, steps, units]`, `kernel` `[2 units, units]`, `bias` `[units]`. Returns the
+    /// attention weights `[rows, steps]`, the context and `o` (`[rows, units]` each).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention(
+        ctx: &GpuContext,
+        h: &[f32],
+        enc: &[f32],
+        kernel: &[f32],
+        bias: &[f32],
+        rows: usize,
+        steps: usize,
+        units: usize,
+        half: bool,
+    ) -> Result<(Output, Output, Output)> {
+        let combine: Vec<f32> = kernel.iter().chain(bias).copied().collect();
+        let h_buf = buffers::upload_f32(ctx, "h", h)?;
+        let enc_buf = buffers::upload_f32(ctx, "encoder outputs", enc)?;
+        let comb_buf = buffers::upload_weights(ctx, "combine", &combine, half)?;
+        let weights = buffers::Guarded::new(ctx, "weights", &nan_filled(rows * steps))?;
+        let context = buffers::Guarded::new(ctx, "context", &nan_filled(rows * units))?;
+        let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * units))?;
+        let mut rec = Recorder::new(ctx, "attention");
+        super::attention(
+            ctx,
+            &mut rec,
+            (&h_buf).into(),
+            Rows {
+                stride: units,
+                offset: 0,
+            },
+            (&enc_buf).into(),
+            1,
+            (&comb_buf).into(),
+            weights.view(),
+            context.view(),
+            out.view(),
+            rows,
+            steps,
+            units,
+            half,
+        )?;
+        ctx.submit_and_wait("attention", rec.finish())?;
+        let read = |g: &buffers::Guarded| -> Result<Output> {
+            let (values, sentinels_intact) = g.read(ctx, "attention")?;
+            Ok(Output {
+                values,
+                sentinels_intact,
+            })
+        };
+        Ok((read(&weights)?, read(&context)?, read(&out)?))
+    }
+
+    /// `out = init + share * x` (ensemble_mean.wgsl).
+    pub fn ensemble_mean(ctx: &GpuContext, x: &[f32], init: &[f32], share: f32) -> Result<Output> {
+        let x_buf = buffers::upload_f32(ctx, "x", x)?;
+        let out = buffers::Guarded::new(ctx, "out", init)?;
+        let mut rec = Recorder::new(ctx, "ensemble_mean");
+        super::ensemble_mean(ctx, &mut rec, (&x_buf).into(), out.view(), x.len(), share)?;
+        ctx.submit_and_wait("ensemble_mean", rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, "ensemble_mean")?;
         Ok(Output {
             values,
             sentinels_intact,

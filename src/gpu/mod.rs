@@ -5,6 +5,8 @@
 //! - `registry`: every shader compiled in, pipelines cached by a readable [`KernelKey`].
 //! - `buffers`, `kernels`: buffer helpers and one launch function per kernel.
 //! - `model`, `decode`, `predictor`: weights on the device, GPU decoding, [`GpuPredictor`].
+//! - `attention`: tuneinfer's own attention models (`weights/`) on the device, stepped by the
+//!   host's searches.
 //!
 //! [`Engine`] is what the CLI and embedders use: CPU or GPU chosen by a [`DeviceChoice`], the
 //! same answers either way. Built without the `gpu` feature, every GPU request fails with
@@ -16,6 +18,8 @@ use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 
+#[cfg(feature = "gpu")]
+mod attention;
 #[cfg(feature = "gpu")]
 mod buffers;
 #[cfg(feature = "gpu")]

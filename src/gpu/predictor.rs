@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::attention::{self, GpuAttention, GpuAttentionDecoder};
 use super::buffers::Pool;
 use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
@@ -14,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
-use crate::seq2seq::KtnModel;
+use crate::seq2seq::{AttentionModel, KtnModel};
 use crate::solvers::{self, Solver, Target};
 
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
@@ -25,11 +26,18 @@ const END_VALUE: i32 = i32::MIN;
 /// Its marker for values never accepted (not integers).
 const NEVER_VALUE: i32 = i32::MIN + 1;
 
+/// The weights on the device: a KTN model or tuneinfer's attention model (both decode resident
+/// when the solver has a WGSL rules library, else step the model under the host's search).
+enum DeviceModel {
+    Ktn(Box<GpuKtn>),
+    Attention(GpuAttention),
+}
+
 /// A model loaded on the GPU, with the host-side [`Predictor`] for problem preparation, the
 /// static defaults and the answers' text.
 pub struct GpuPredictor {
     ctx: Arc<GpuContext>,
-    model: GpuKtn,
+    model: DeviceModel,
     host: Predictor,
     /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
     pool: std::sync::Mutex<(Pool, BindCache)>,
@@ -53,13 +61,10 @@ impl GpuPredictor {
         let model_name = solver.model_name(arch)?;
         // The same search order as the CPU path: the first directory holding either kind wins.
         for dir in model_dirs {
-            if crate::format::weights::WeightsFiles::in_dir(dir, arch, solver.name()).exist() {
-                return Err(Error::NoGpu(format!(
-                    "{arch} {} in {} is a tuneinfer attention model, which the GPU engine does not run yet \
-                     (it runs MIOpen's KTN models); use --device cpu",
-                    solver.name(),
-                    dir.display()
-                )));
+            let ours = crate::format::weights::WeightsFiles::in_dir(dir, arch, solver.name());
+            if ours.exist() {
+                let (model, _) = crate::format::weights::load(&ours, arch, solver.name())?;
+                return GpuPredictor::new_attention(ctx, Target::new(arch), solver, model, precision);
             }
             if crate::seq2seq::find_model_files(std::slice::from_ref(dir), arch, model_name).is_ok() {
                 break;
@@ -76,16 +81,30 @@ impl GpuPredictor {
         model: KtnModel,
         precision: Precision,
     ) -> Result<GpuPredictor> {
-        if precision == Precision::F16 && !ctx.adapter().shader_f16 {
-            return Err(Error::NoGpu(format!(
-                "{} has no shader f16 support; use --precision f32",
-                ctx.adapter().name
-            )));
-        }
+        check_precision(&ctx, precision)?;
         let gpu = GpuKtn::upload(&ctx, &model, precision == Precision::F16)?;
         Ok(GpuPredictor {
             ctx,
-            model: gpu,
+            model: DeviceModel::Ktn(Box::new(gpu)),
+            host: Predictor::new(target, solver, Box::new(model)),
+            pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+        })
+    }
+
+    /// tuneinfer's own attention model on the GPU (every ensemble member); the host's searches
+    /// step it on the device.
+    pub fn new_attention(
+        ctx: Arc<GpuContext>,
+        target: Target,
+        solver: &'static dyn Solver,
+        model: AttentionModel,
+        precision: Precision,
+    ) -> Result<GpuPredictor> {
+        check_precision(&ctx, precision)?;
+        let gpu = GpuAttention::upload(&ctx, &model, precision == Precision::F16)?;
+        Ok(GpuPredictor {
+            ctx,
+            model: DeviceModel::Attention(gpu),
             host: Predictor::new(target, solver, Box::new(model)),
             pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
         })
@@ -113,18 +132,27 @@ impl GpuPredictor {
 
     /// Bytes of weights on the device.
     pub fn weight_bytes(&self) -> u64 {
-        self.model.weight_bytes
+        match &self.model {
+            DeviceModel::Ktn(m) => m.weight_bytes,
+            DeviceModel::Attention(m) => m.weight_bytes,
+        }
     }
 
     /// Device bytes per problem of a GPU-resident greedy decode.
     pub fn greedy_bytes_per_problem(&self) -> u64 {
-        decode::bytes_per_problem(&self.model, self.config_len(), None)
+        match &self.model {
+            DeviceModel::Ktn(m) => decode::bytes_per_problem(m, self.config_len(), None),
+            DeviceModel::Attention(m) => m.bytes_per_problem(1),
+        }
     }
 
     /// Device bytes per problem of a beam decode of `width` (states, scores and step buffers of
     /// `width` rows).
     pub fn beam_bytes_per_problem(&self, width: usize) -> u64 {
-        decode::bytes_per_problem(&self.model, self.config_len(), Some(width))
+        match &self.model {
+            DeviceModel::Ktn(m) => decode::bytes_per_problem(m, self.config_len(), Some(width)),
+            DeviceModel::Attention(m) => m.bytes_per_problem(width),
+        }
     }
 
     fn config_len(&self) -> usize {
@@ -148,7 +176,10 @@ impl GpuPredictor {
             DecodeMode::Miopen => 1,
             DecodeMode::Beam { width, .. } => width.max(1) as u64,
         };
-        let largest = decode::greedy_largest_row_bytes(&self.model) * width;
+        let largest = match &self.model {
+            DeviceModel::Ktn(m) => decode::greedy_largest_row_bytes(m),
+            DeviceModel::Attention(m) => m.largest_row_bytes(),
+        } * width;
         let limit = self
             .ctx
             .limits
@@ -250,8 +281,10 @@ impl GpuPredictor {
                     rules_library: lib,
                     max_len,
                 };
-                let found =
-                    self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, &self.model, &job))?;
+                let found = self.with_pool(|pool, cache| match &self.model {
+                    DeviceModel::Ktn(m) => decode::greedy_resident(&self.ctx, pool, cache, m, &job),
+                    DeviceModel::Attention(m) => attention::greedy_resident(&self.ctx, pool, cache, m, &job),
+                })?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
@@ -270,8 +303,10 @@ impl GpuPredictor {
                         width: width.max(1),
                         top: top.clamp(1, width.max(1)),
                     };
-                    return self
-                        .with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, &self.model, &job));
+                    return self.with_pool(|pool, cache| match &self.model {
+                        DeviceModel::Ktn(m) => decode::beam_resident(&self.ctx, pool, cache, m, &job),
+                        DeviceModel::Attention(m) => attention::beam_resident(&self.ctx, pool, cache, m, &job),
+                    });
                 }
                 self.decode_on_host(inputs, constraints, mode)
             }
@@ -310,24 +345,61 @@ impl GpuPredictor {
         constraints: &[Box<dyn Constraint + Send + Sync>],
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
-        let vocab = self.host.model.vocab();
-        let states = decode::encode_to_states(&self.ctx, &self.model, inputs, constraints.len())?;
-        let decoder = GpuStepDecoder::new(&self.ctx, &self.model);
-        let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
-        let found: Vec<Vec<Hypothesis>> = match mode {
-            DecodeMode::Miopen => greedy_miopen(&decoder, vocab, states, &refs)
-                .into_iter()
-                .map(|h| h.into_iter().collect())
-                .collect(),
-            DecodeMode::Beam { width, top } => {
-                beam_search(&decoder, vocab, states, &refs, width, top.clamp(1, width.max(1)))
+        let (found, error) = match &self.model {
+            DeviceModel::Ktn(gpu) => {
+                let states = decode::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
+                let decoder = GpuStepDecoder::new(&self.ctx, gpu);
+                (
+                    self.host_search(&decoder, states, constraints, mode),
+                    decoder.take_error(),
+                )
+            }
+            DeviceModel::Attention(gpu) => {
+                let states = attention::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
+                let decoder = GpuAttentionDecoder::new(&self.ctx, gpu);
+                (
+                    self.host_search(&decoder, states, constraints, mode),
+                    decoder.take_error(),
+                )
             }
         };
-        match decoder.take_error() {
+        match error {
             Some(e) => Err(e),
             None => Ok(found),
         }
     }
+
+    /// The host's search (MIOpen's greedy walk or the constrained beam) over `decoder`'s steps.
+    fn host_search(
+        &self,
+        decoder: &dyn crate::seq2seq::StepDecoder,
+        states: crate::seq2seq::States,
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        mode: DecodeMode,
+    ) -> Vec<Vec<Hypothesis>> {
+        let vocab = self.host.model.vocab();
+        let refs: Vec<&dyn Constraint> = constraints.iter().map(|c| c.as_ref() as &dyn Constraint).collect();
+        match mode {
+            DecodeMode::Miopen => greedy_miopen(decoder, vocab, states, &refs)
+                .into_iter()
+                .map(|h| h.into_iter().collect())
+                .collect(),
+            DecodeMode::Beam { width, top } => {
+                beam_search(decoder, vocab, states, &refs, width, top.clamp(1, width.max(1)))
+            }
+        }
+    }
+}
+
+/// f16 weights need an adapter with shader f16.
+fn check_precision(ctx: &GpuContext, precision: Precision) -> Result<()> {
+    if precision == Precision::F16 && !ctx.adapter().shader_f16 {
+        return Err(Error::NoGpu(format!(
+            "{} has no shader f16 support; use --precision f32",
+            ctx.adapter().name
+        )));
+    }
+    Ok(())
 }
 
 /// `beam_step.wgsl`'s vocabulary table: [`vocab_words`], then the number of accepted values

@@ -57,6 +57,18 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: false,
     },
     ShaderFile {
+        name: "attention",
+        text: include_str!("../../shaders/attention.wgsl"),
+        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, Uniform]),
+        needs_rules: false,
+    },
+    ShaderFile {
+        name: "ensemble_mean",
+        text: include_str!("../../shaders/ensemble_mean.wgsl"),
+        slots: Some(&[Read, ReadWrite, Uniform]),
+        needs_rules: false,
+    },
+    ShaderFile {
         name: "greedy_step",
         text: include_str!("../../shaders/greedy_step.wgsl"),
         slots: Some(&[Read, Read, Read, Read, ReadWrite, ReadWrite, Uniform]),

@@ -1,0 +1,696 @@
+//! tuneinfer's own attention seq2seq model ([`AttentionModel`], `weights/`) on the GPU: the
+//! weights of every ensemble member on the device, and two ways to decode, as for KTN models:
+//!
+//! - `greedy_resident` / `beam_resident`: everything in device buffers (encoder, every decoder
+//!   step of every member, the ensemble mean, `greedy_step` / `beam_step` with the solver's
+//!   WGSL rules); one command buffer, one read-back. A beam's rows read their problem's encoder
+//!   outputs in place (`attention.wgsl`'s `enc_div`), only (h, c) follow the beam's reorders.
+//! - `encode_to_states` + [`GpuAttentionDecoder`]: the decoder step behind [`StepDecoder`] for
+//!   the host's searches (solvers without a rules library, beams wider than `beam_step` takes).
+//!   The states are the CPU model's: layer m of [`States`] is member m's decoder (h, c), side
+//!   buffer m its encoder outputs `[rows, steps, hidden]`.
+//!
+//! Per step and member: `embedding_gather` -> `lstm_step` -> `attention` (scores, softmax,
+//! context, combine + tanh) -> `dense` (output layer); with several members each one's
+//! `log_softmax` is averaged in member order (`ensemble_mean` on the device, the same sum on the
+//! host), which is what `AttentionModel`'s step returns.
+
+use std::sync::Mutex;
+
+use super::buffers::{self, Pool, View};
+use super::context::GpuContext;
+use super::decode::{hyp_words, BeamJob, GreedyJob};
+use super::kernels::{self, BindCache, Recorder, Rows};
+use crate::error::{Error, Result};
+use crate::search::Hypothesis;
+use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
+use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+
+/// One ensemble member's weights on the device.
+pub(crate) struct GpuAttentionMember {
+    /// Encoder LSTM: `[1 + steps, 4h] kernel | [h, 4h] recurrent | [4h] bias` (lstm_step.wgsl).
+    pub encoder: wgpu::Buffer,
+    /// `[vocab, embed]`, f32 (as for KTN models).
+    pub embedding: wgpu::Buffer,
+    /// Decoder LSTM: `[embed, 4h] | [h, 4h] | [4h]`.
+    pub decoder: wgpu::Buffer,
+    /// `[2h, h] kernel | [h] bias` (attention.wgsl).
+    pub combine: wgpu::Buffer,
+    pub output_kernel: wgpu::Buffer,
+    pub output_bias: wgpu::Buffer,
+}
+
+/// An attention model's members on the device.
+pub(crate) struct GpuAttention {
+    pub config: AttentionConfig,
+    pub members: Vec<GpuAttentionMember>,
+    /// Bytes of weights on the device.
+    pub weight_bytes: u64,
+    /// Weights stored as f16 (arithmetic stays f32).
+    pub half: bool,
+}
+
+impl GpuAttention {
+    pub fn upload(ctx: &GpuContext, model: &AttentionModel, half: bool) -> Result<GpuAttention> {
+        let config = model.config();
+        if config.steps == 0 || config.steps > kernels::ATTENTION_MAX_STEPS {
+            return Err(Error::Gpu(format!(
+                "{}: {} encoder steps (the attention kernel takes 1 to {})",
+                model.source,
+                config.steps,
+                kernels::ATTENTION_MAX_STEPS
+            )));
+        }
+        let mut members = Vec::with_capacity(model.members.len());
+        let mut weight_bytes = 0u64;
+        let bytes_per_weight = if half { 2 } else { 4 };
+        for (k, p) in model.members.iter().enumerate() {
+            let joined = |parts: &[usize]| -> Vec<f32> { parts.iter().flat_map(|&i| p.get(i)).copied().collect() };
+            let label = |what: &str| format!("attention member {k} {what}");
+            let encoder = joined(&[idx::ENC_W, idx::ENC_U, idx::ENC_B]);
+            let decoder = joined(&[idx::DEC_W, idx::DEC_U, idx::DEC_B]);
+            let combine = joined(&[idx::COMB_W, idx::COMB_B]);
+            weight_bytes += bytes_per_weight
+                * (encoder.len() + decoder.len() + combine.len() + p.get(idx::OUT_W).len() + p.get(idx::OUT_B).len())
+                    as u64
+                + 4 * p.get(idx::EMB).len() as u64;
+            members.push(GpuAttentionMember {
+                encoder: buffers::upload_weights(ctx, &label("encoder"), &encoder, half)?,
+                embedding: buffers::upload_f32(ctx, &label("embedding"), p.get(idx::EMB))?,
+                decoder: buffers::upload_weights(ctx, &label("decoder"), &decoder, half)?,
+                combine: buffers::upload_weights(ctx, &label("combine"), &combine, half)?,
+                output_kernel: buffers::upload_weights(ctx, &label("output"), p.get(idx::OUT_W), half)?,
+                output_bias: buffers::upload_weights(ctx, &label("output bias"), p.get(idx::OUT_B), half)?,
+            });
+        }
+        Ok(GpuAttention {
+            config,
+            members,
+            weight_bytes,
+            half,
+        })
+    }
+
+    /// Device bytes one decoded row (a problem, or a beam slot) needs per step: tokens, both
+    /// state copies, encoder outputs, embedding, attention weights, context, combine output,
+    /// scores and log-probabilities of every member.
+    pub fn bytes_per_row(&self) -> u64 {
+        let c = self.config;
+        let per_member = 2 * 2 * c.hidden + c.steps * c.hidden + c.embed + c.steps + 2 * c.hidden + 2 * c.vocab;
+        4 * (1 + self.members.len() * per_member) as u64
+    }
+
+    /// Device bytes one problem needs: its encoder input and `width` decoded rows.
+    pub fn bytes_per_problem(&self, width: usize) -> u64 {
+        let c = self.config;
+        4 * (c.steps * c.enc_input()) as u64 + width.max(1) as u64 * self.bytes_per_row()
+    }
+
+    /// Largest single buffer one row contributes to (bytes): the encoder outputs.
+    pub fn largest_row_bytes(&self) -> u64 {
+        let c = self.config;
+        4 * (c.steps * c.hidden).max(c.steps * c.enc_input()).max(c.vocab) as u64
+    }
+}
+
+/// Encodes `rows` problems (`inputs`: `[rows, steps, 1 + steps]`) with every member on the GPU
+/// and reads back the decoder's initial states: what [`AttentionModel::run_encoder`] returns.
+pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32], rows: usize) -> Result<States> {
+    let c = m.config;
+    let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
+    let k = m.members.len();
+    let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], rows);
+    if rows == 0 {
+        return Ok(states);
+    }
+    if inputs.len() != rows * steps * fin {
+        return Err(Error::Shape {
+            what: "attention encoder input".into(),
+            expected: format!("{rows} x {steps} x {fin} values"),
+            got: format!("{}", inputs.len()),
+        });
+    }
+    let input = buffers::upload_f32(ctx, "encoder input", inputs)?;
+    let mut rec = Recorder::new(ctx, "attention encoder");
+    let mut outputs = Vec::with_capacity(k);
+    for member in &m.members {
+        let a = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
+        let b = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
+        let seq = buffers::zeroed(ctx, "encoder outputs", 4 * (rows * steps * h) as u64)?;
+        for t in 0..steps {
+            let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            kernels::lstm_step(
+                ctx,
+                &mut rec,
+                (&input).into(),
+                Rows {
+                    stride: steps * fin,
+                    offset: t * fin,
+                },
+                (&member.encoder).into(),
+                prev.into(),
+                next.into(),
+                Some((
+                    (&seq).into(),
+                    Rows {
+                        stride: steps * h,
+                        offset: t * h,
+                    },
+                )),
+                rows,
+                fin,
+                h,
+                m.half,
+            )?;
+        }
+        let last = if steps.is_multiple_of(2) { a } else { b };
+        outputs.push((last, seq));
+    }
+    ctx.submit_and_wait("attention encoder", rec.finish())?;
+    for (i, (state, seq)) in outputs.iter().enumerate() {
+        let hc = buffers::read_f32(ctx, "encoder states", state, 0, 2 * rows * h)?;
+        states.h[i].copy_from_slice(&hc[..rows * h]);
+        states.c[i].copy_from_slice(&hc[rows * h..]);
+        states.extra[i] = buffers::read_f32(ctx, "encoder outputs", seq, 0, rows * steps * h)?;
+    }
+    Ok(states)
+}
+
+/// The attention model's decoder step on the GPU for the host's search. A GPU failure turns the
+/// step's scores into NaN (which the search never takes) and is kept for
+/// [`GpuAttentionDecoder::take_error`].
+pub(crate) struct GpuAttentionDecoder<'a> {
+    pub ctx: &'a GpuContext,
+    pub model: &'a GpuAttention,
+    error: Mutex<Option<String>>,
+}
+
+/// One member's work buffers of a step.
+struct MemberStep {
+    next: wgpu::Buffer,
+    scores: wgpu::Buffer,
+}
+
+impl<'a> GpuAttentionDecoder<'a> {
+    pub fn new(ctx: &'a GpuContext, model: &'a GpuAttention) -> GpuAttentionDecoder<'a> {
+        GpuAttentionDecoder {
+            ctx,
+            model,
+            error: Mutex::new(None),
+        }
+    }
+
+    /// The first GPU error of any step, if one happened.
+    pub fn take_error(&self) -> Option<Error> {
+        self.error.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
+    }
+
+    fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
+        let (ctx, m) = (self.ctx, self.model);
+        let c = m.config;
+        let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+        let rows = states.batch;
+        let k = m.members.len();
+        scores.clear();
+        scores.resize(rows * v, 0.0);
+        if rows == 0 {
+            return Ok(());
+        }
+        if tokens.len() != rows || states.h.len() != k || states.extra.len() != k {
+            return Err(Error::Gpu(format!(
+                "attention decoder step: {} tokens, {} state layers, {} encoder buffers for {rows} rows of {k} members",
+                tokens.len(),
+                states.h.len(),
+                states.extra.len()
+            )));
+        }
+        let feed = buffers::upload_u32(ctx, "tokens", tokens)?;
+        let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * e) as u64)?;
+        let weights = buffers::zeroed(ctx, "attention weights", 4 * (rows * steps) as u64)?;
+        let context = buffers::zeroed(ctx, "context", 4 * (rows * h) as u64)?;
+        let combined = buffers::zeroed(ctx, "combined", 4 * (rows * h) as u64)?;
+        let raw = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
+        let mut rec = Recorder::new(ctx, "attention decoder step");
+        let mut work = Vec::with_capacity(k);
+        for (i, member) in m.members.iter().enumerate() {
+            let hc: Vec<f32> = states.h[i].iter().chain(&states.c[i]).copied().collect();
+            let prev = buffers::upload_f32(ctx, "decoder state", &hc)?;
+            let next = buffers::zeroed(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
+            let enc = buffers::upload_f32(ctx, "encoder outputs", &states.extra[i])?;
+            // With one member the scores are the raw output; with several, log-probabilities.
+            let out = if k == 1 {
+                raw.clone()
+            } else {
+                buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?
+            };
+            kernels::embedding_gather(
+                ctx,
+                &mut rec,
+                (&feed).into(),
+                (&member.embedding).into(),
+                (&embedded).into(),
+                rows,
+                v,
+                e,
+            )?;
+            kernels::lstm_step(
+                ctx,
+                &mut rec,
+                (&embedded).into(),
+                Rows { stride: e, offset: 0 },
+                (&member.decoder).into(),
+                (&prev).into(),
+                (&next).into(),
+                None,
+                rows,
+                e,
+                h,
+                m.half,
+            )?;
+            kernels::attention(
+                ctx,
+                &mut rec,
+                (&next).into(),
+                Rows { stride: h, offset: 0 },
+                (&enc).into(),
+                1,
+                (&member.combine).into(),
+                (&weights).into(),
+                (&context).into(),
+                (&combined).into(),
+                rows,
+                steps,
+                h,
+                m.half,
+            )?;
+            kernels::dense(
+                ctx,
+                &mut rec,
+                (&combined).into(),
+                Rows { stride: h, offset: 0 },
+                (&member.output_kernel).into(),
+                Some(View::from(&member.output_bias)),
+                (&raw).into(),
+                rows,
+                h,
+                v,
+                false,
+                m.half,
+            )?;
+            if k > 1 {
+                kernels::log_softmax(ctx, &mut rec, (&raw).into(), (&out).into(), rows, v)?;
+            }
+            work.push(MemberStep { next, scores: out });
+        }
+        ctx.submit_and_wait("attention decoder step", rec.finish())?;
+        let share = 1.0 / k as f32;
+        for (i, w) in work.iter().enumerate() {
+            let hc = buffers::read_f32(ctx, "decoder states", &w.next, 0, 2 * rows * h)?;
+            states.h[i].copy_from_slice(&hc[..rows * h]);
+            states.c[i].copy_from_slice(&hc[rows * h..]);
+            let member_scores = buffers::read_f32(ctx, "scores", &w.scores, 0, rows * v)?;
+            if k == 1 {
+                *scores = member_scores;
+            } else {
+                // The CPU model's mean, in its order.
+                for (s, l) in scores.iter_mut().zip(&member_scores) {
+                    *s += share * l;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StepDecoder for GpuAttentionDecoder<'_> {
+    fn vocab_size(&self) -> usize {
+        self.model.config.vocab
+    }
+
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
+        if let Err(e) = self.try_step(tokens, states, scores) {
+            if let Ok(mut slot) = self.error.lock() {
+                slot.get_or_insert(e.to_string());
+            }
+            scores.clear();
+            scores.resize(states.batch * self.model.config.vocab, f32::NAN);
+        }
+    }
+}
+
+/// Device buffers of a resident decode: every member's encoder outputs (`[problems, steps,
+/// hidden]`) and decoder states (`[h | c]`, current and next).
+struct Resident {
+    enc: Vec<wgpu::Buffer>,
+    cur: Vec<wgpu::Buffer>,
+    next: Vec<wgpu::Buffer>,
+}
+
+/// Records every member's encoder for `problems` problems; each member's final state is
+/// gathered into `rows` decoder rows by `parents` (row r starts from problem `parents[r]`), or
+/// used as is without.
+#[allow(clippy::too_many_arguments)]
+fn record_resident_encoder(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    rec: &mut Recorder<'_>,
+    m: &GpuAttention,
+    input: &wgpu::Buffer,
+    problems: usize,
+    rows: usize,
+    parents: Option<&wgpu::Buffer>,
+) -> Result<Resident> {
+    let c = m.config;
+    let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
+    let mut out = Resident {
+        enc: Vec::new(),
+        cur: Vec::new(),
+        next: Vec::new(),
+    };
+    for member in &m.members {
+        let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+        let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+        let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
+        rec.enc.clear_buffer(&a, 0, None);
+        for t in 0..steps {
+            let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            kernels::lstm_step(
+                ctx,
+                rec,
+                input.into(),
+                Rows {
+                    stride: steps * fin,
+                    offset: t * fin,
+                },
+                (&member.encoder).into(),
+                prev.into(),
+                next.into(),
+                Some((
+                    (&seq).into(),
+                    Rows {
+                        stride: steps * h,
+                        offset: t * h,
+                    },
+                )),
+                problems,
+                fin,
+                h,
+                m.half,
+            )?;
+        }
+        let last = if steps.is_multiple_of(2) { a } else { b };
+        let cur = match parents {
+            Some(parents) => {
+                let cur = pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
+                kernels::reorder_rows(
+                    ctx,
+                    rec,
+                    parents.into(),
+                    (&last).into(),
+                    (&cur).into(),
+                    rows,
+                    problems,
+                    h,
+                )?;
+                cur
+            }
+            None => last,
+        };
+        out.enc.push(seq);
+        out.cur.push(cur);
+        out.next
+            .push(pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?);
+    }
+    Ok(out)
+}
+
+/// Per-step work buffers of a resident decode.
+struct StepBuffers {
+    feed: wgpu::Buffer,
+    embedded: wgpu::Buffer,
+    weights: wgpu::Buffer,
+    context: wgpu::Buffer,
+    combined: wgpu::Buffer,
+    raw: wgpu::Buffer,
+    member_logp: wgpu::Buffer,
+    /// The step's scores (the raw output with one member, the mean log-probabilities with several).
+    scores: wgpu::Buffer,
+    logp: wgpu::Buffer,
+}
+
+impl StepBuffers {
+    fn take(ctx: &GpuContext, pool: &mut Pool, m: &GpuAttention, rows: usize) -> Result<StepBuffers> {
+        let c = m.config;
+        let mut f32s = |label: &'static str, n: usize| pool.take(ctx, label, 4 * n as u64);
+        Ok(StepBuffers {
+            feed: f32s("feed", rows)?,
+            embedded: f32s("embedded", rows * c.embed)?,
+            weights: f32s("attention weights", rows * c.steps)?,
+            context: f32s("context", rows * c.hidden)?,
+            combined: f32s("combined", rows * c.hidden)?,
+            raw: f32s("raw scores", rows * c.vocab)?,
+            member_logp: f32s("member log-probabilities", rows * c.vocab)?,
+            scores: f32s("scores", rows * c.vocab)?,
+            logp: f32s("log-probabilities", rows * c.vocab)?,
+        })
+    }
+}
+
+/// Records one decoder step of every member for `rows` rows (reading `s.feed`, `r.cur`, writing
+/// `r.next`), then the step's scores and their log-softmax, as `AttentionModel`'s step and the
+/// host's searches compute them.
+fn record_resident_step(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    m: &GpuAttention,
+    r: &Resident,
+    s: &StepBuffers,
+    rows: usize,
+    enc_div: usize,
+) -> Result<()> {
+    let c = m.config;
+    let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+    let k = m.members.len();
+    if k > 1 {
+        rec.enc.clear_buffer(&s.scores, 0, None);
+    }
+    for (i, member) in m.members.iter().enumerate() {
+        kernels::embedding_gather(
+            ctx,
+            rec,
+            (&s.feed).into(),
+            (&member.embedding).into(),
+            (&s.embedded).into(),
+            rows,
+            v,
+            e,
+        )?;
+        kernels::lstm_step(
+            ctx,
+            rec,
+            (&s.embedded).into(),
+            Rows { stride: e, offset: 0 },
+            (&member.decoder).into(),
+            (&r.cur[i]).into(),
+            (&r.next[i]).into(),
+            None,
+            rows,
+            e,
+            h,
+            m.half,
+        )?;
+        kernels::attention(
+            ctx,
+            rec,
+            (&r.next[i]).into(),
+            Rows { stride: h, offset: 0 },
+            (&r.enc[i]).into(),
+            enc_div,
+            (&member.combine).into(),
+            (&s.weights).into(),
+            (&s.context).into(),
+            (&s.combined).into(),
+            rows,
+            steps,
+            h,
+            m.half,
+        )?;
+        let raw = if k == 1 { &s.scores } else { &s.raw };
+        kernels::dense(
+            ctx,
+            rec,
+            (&s.combined).into(),
+            Rows { stride: h, offset: 0 },
+            (&member.output_kernel).into(),
+            Some(View::from(&member.output_bias)),
+            raw.into(),
+            rows,
+            h,
+            v,
+            false,
+            m.half,
+        )?;
+        if k > 1 {
+            kernels::log_softmax(ctx, rec, raw.into(), (&s.member_logp).into(), rows, v)?;
+            kernels::ensemble_mean(
+                ctx,
+                rec,
+                (&s.member_logp).into(),
+                (&s.scores).into(),
+                rows * v,
+                1.0 / k as f32,
+            )?;
+        }
+    }
+    kernels::log_softmax(ctx, rec, (&s.scores).into(), (&s.logp).into(), rows, v)
+}
+
+/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU (as
+/// `decode::greedy_resident` for KTN models). Per problem: the hypothesis, or None where the
+/// walk fails.
+pub(crate) fn greedy_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuAttention,
+    job: &GreedyJob<'_>,
+) -> Result<Vec<Option<Hypothesis>>> {
+    let rows = job.rules.len();
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
+    let v = m.config.vocab;
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    let words = hyp_words(job.max_len);
+    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let s = StepBuffers::take(ctx, pool, m, rows)?;
+    let mut rec = Recorder::with_cache(ctx, "attention greedy", cache);
+    // Every walk starts running, empty, with score 0, fed token 0.
+    rec.enc.clear_buffer(&hyp, 0, None);
+    rec.enc.clear_buffer(&s.feed, 0, None);
+    let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, rows, None)?;
+    for _ in 0..job.max_len {
+        record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
+        kernels::greedy_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            (&s.scores).into(),
+            (&s.logp).into(),
+            (&vocab_words).into(),
+            (&rules).into(),
+            (&hyp).into(),
+            (&s.feed).into(),
+            rows,
+            v,
+            job.max_len,
+        )?;
+        std::mem::swap(&mut r.cur, &mut r.next);
+    }
+    ctx.submit_and_wait("attention greedy decoding", rec.finish())?;
+    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let l = job.max_len;
+    Ok(out
+        .chunks_exact(words)
+        .map(|h| {
+            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
+            (status == 1 && len <= l).then(|| Hypothesis {
+                tokens: h[..len].to_vec(),
+                values: h[l..l + len].to_vec(),
+                score,
+            })
+        })
+        .collect())
+}
+
+/// The constrained beam search for every problem, resident on the GPU (as
+/// `decode::beam_resident` for KTN models): per problem, up to `top` finished hypotheses, best
+/// first. A beam's rows read their problem's encoder outputs in place (never copied per row).
+pub(crate) fn beam_resident(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    cache: &mut BindCache,
+    m: &GpuAttention,
+    job: &BeamJob<'_>,
+) -> Result<Vec<Vec<Hypothesis>>> {
+    let problems = job.rules.len();
+    if problems == 0 {
+        return Ok(Vec::new());
+    }
+    let (w, v, l, h) = (job.width.max(1), m.config.vocab, job.max_len, m.config.hidden);
+    let rows = problems * w;
+    let words = hyp_words(l);
+    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
+    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
+    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    // Slot 0 of each problem is live with an empty prefix, the others dead.
+    let mut init = vec![0u32; rows * words];
+    for (r, hw) in init.chunks_exact_mut(words).enumerate() {
+        hw[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
+    }
+    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    // Row r of the beam starts from problem r / w's encoder state.
+    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let s = StepBuffers::take(ctx, pool, m, rows)?;
+    let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
+    rec.enc.clear_buffer(&s.feed, 0, None);
+    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
+    for _ in 0..l {
+        record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
+        kernels::beam_step(
+            ctx,
+            &mut rec,
+            job.rules_library,
+            [
+                (&s.scores).into(),
+                (&s.logp).into(),
+                (&vocab_words).into(),
+                (&rules).into(),
+                (&hyp_a).into(),
+                (&hyp_b).into(),
+                (&parents).into(),
+                (&s.feed).into(),
+            ],
+            problems,
+            job.values,
+            job.domain_len,
+            v,
+            w,
+            l,
+        )?;
+        // Slots keep their parent's state; the encoder outputs stay per problem.
+        for (next, cur) in r.next.iter().zip(&r.cur) {
+            kernels::reorder_rows(ctx, &mut rec, (&parents).into(), next.into(), cur.into(), rows, rows, h)?;
+        }
+        std::mem::swap(&mut hyp_a, &mut hyp_b);
+    }
+    ctx.submit_and_wait("attention beam search", rec.finish())?;
+    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
+    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
+    for slots in out.chunks_exact(words * w) {
+        let mut list: Vec<Hypothesis> = slots
+            .chunks_exact(words)
+            .filter(|hw| hw[2 * l + 1] == 1 && hw[2 * l] as usize == l)
+            .map(|hw| Hypothesis {
+                tokens: hw[..l].to_vec(),
+                values: hw[l..2 * l].to_vec(),
+                score: f32::from_bits(hw[2 * l + 2]),
+            })
+            .collect();
+        // search::beam_search's final order: score, then larger last token.
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
+        });
+        list.truncate(job.top);
+        found.push(list);
+    }
+    Ok(found)
+}

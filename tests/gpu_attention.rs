@@ -1,0 +1,186 @@
+//! tuneinfer's own attention models (`weights/`, gfx906 and gfx900 ConvAsm1x1U, 3-member
+//! ensembles) on the GPU: exactly the CPU path's configs, MIOpen's greedy walk and a beam of 4,
+//! on a few hundred ConvAsm1x1U problems from `../shared/miopen/perfdb`.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tuneinfer::data::perfdb;
+use tuneinfer::gpu::{DeviceChoice, Engine, GpuContext, GpuPredictor, Precision};
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::conv_asm_1x1u::NAME;
+use tuneinfer::{DecodeMode, Predictor};
+
+fn gpu() -> Option<Arc<GpuContext>> {
+    match GpuContext::shared() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "no GPU adapter in CI: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// The project's shipped weights.
+fn weights_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
+}
+
+/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
+fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
+    let mut problems: Vec<ConvProblem> = Vec::new();
+    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
+        .expect("../shared/miopen/perfdb")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    dbs.sort();
+    for db in dbs {
+        let rows = perfdb::solver_rows(&db, NAME).expect("perf-db rows");
+        for r in rows.rows.into_iter().take(per_db) {
+            if !problems.contains(&r.problem) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![weights_dir()];
+    let problems = perfdb_problems(150);
+    assert!(problems.len() >= 200, "only {} problems", problems.len());
+    for arch in ["gfx906", "gfx900"] {
+        let cpu = Predictor::load(arch, NAME, &dirs).expect("cpu model");
+        let gpu = GpuPredictor::load(arch, NAME, &dirs, ctx.clone()).expect("gpu model");
+        assert!(
+            cpu.model.describe().contains("attention seq2seq"),
+            "{}",
+            cpu.model.describe()
+        );
+        for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
+            let want = cpu.predict_batch(&problems, mode);
+            let got = gpu.predict_batch(&problems, mode);
+            assert_eq!(want.len(), got.len());
+            let (mut same, mut worst_score) = (0, 0f32);
+            for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+                match (w, g) {
+                    (Ok(w), Ok(g)) => {
+                        let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                        let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                        assert_eq!(wc, gc, "{arch} {mode:?} {}", p.to_perfdb_key());
+                        for (a, b) in w.iter().zip(g) {
+                            if let (Some(a), Some(b)) = (a.score, b.score) {
+                                worst_score = worst_score.max((a - b).abs());
+                            }
+                        }
+                        same += 1;
+                    }
+                    (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+                    _ => panic!("{arch} {mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+                }
+            }
+            println!(
+                "{arch} {mode:?}: {same} of {} problems decoded, identical configs; worst score difference {worst_score:e}",
+                problems.len()
+            );
+            assert!(same >= 100, "{arch} {mode:?}: only {same} problems decoded");
+            // Scores are sums of 8 log-probabilities; the GPU may fuse the attention's
+            // multiply-adds where the CPU rounds twice.
+            assert!(worst_score <= 1e-4, "{arch} {mode:?}: score difference {worst_score}");
+        }
+        // Both searches ran resident on the GPU, with the attention and ensemble kernels.
+        let kernels = gpu.context().compiled_kernels().join(" ");
+        for k in [
+            "attention{STEPS=12,UNITS=128",
+            "ensemble_mean{",
+            "greedy_step+conv_asm_1x1u_rules",
+            "beam_step+conv_asm_1x1u_rules",
+        ] {
+            assert!(kernels.contains(k), "{k} not in {kernels}");
+        }
+    }
+}
+
+#[test]
+fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
+    // A beam wider than beam_step.wgsl takes (60 x 37 candidates > 2048) runs the host's search
+    // over GPU decoder steps (GpuAttentionDecoder).
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![weights_dir()];
+    let problems: Vec<ConvProblem> = perfdb_problems(150).into_iter().step_by(25).collect();
+    let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx906", NAME, &dirs, ctx).expect("gpu model");
+    let mode = DecodeMode::Beam { width: 60, top: 3 };
+    let want = cpu.predict_batch(&problems, mode);
+    let got = gpu.predict_batch(&problems, mode);
+    let mut decoded = 0;
+    for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+        match (w, g) {
+            (Ok(w), Ok(g)) => {
+                let wc: Vec<&str> = w.iter().map(|x| x.config.as_str()).collect();
+                let gc: Vec<&str> = g.iter().map(|x| x.config.as_str()).collect();
+                assert_eq!(wc, gc, "{}", p.to_perfdb_key());
+                decoded += 1;
+            }
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+            _ => panic!("{}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+        }
+    }
+    println!("width 60: {decoded} of {} problems, identical configs", problems.len());
+    assert!(decoded >= 8, "only {decoded} decoded");
+}
+
+#[test]
+fn device_gpu_loads_the_shipped_weights() {
+    let Some(_ctx) = gpu() else { return };
+    let dirs = vec![weights_dir()];
+    let engine = Engine::load("gfx906", NAME, &dirs, DeviceChoice::Gpu, Precision::F32).expect("gpu engine");
+    assert!(matches!(engine, Engine::Gpu { .. }), "not on the GPU");
+    let problem = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").expect("problem");
+    let want = Predictor::load("gfx906", NAME, &dirs)
+        .expect("cpu")
+        .predict_one(&problem, DecodeMode::Miopen)
+        .expect("cpu prediction");
+    let got = engine
+        .predict_one(&problem, DecodeMode::Miopen)
+        .expect("gpu prediction");
+    assert_eq!(want[0].config, got[0].config);
+}
+
+#[test]
+fn f16_weights_change_few_attention_predictions() {
+    let Some(ctx) = gpu() else { return };
+    if !ctx.adapter().shader_f16 {
+        println!("skipped: adapter has no shader f16");
+        return;
+    }
+    let dirs = vec![weights_dir()];
+    let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
+    let f16_gpu = GpuPredictor::load_with("gfx906", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
+    let problems = perfdb_problems(150);
+    let mode = DecodeMode::Miopen;
+    let (a, b) = (
+        cpu.predict_batch(&problems, mode),
+        f16_gpu.predict_batch(&problems, mode),
+    );
+    let (mut decoded, mut changed) = (0, 0);
+    for (x, y) in a.iter().zip(&b) {
+        if let (Ok(x), Ok(y)) = (x, y) {
+            decoded += 1;
+            changed += usize::from(x[0].config != y[0].config);
+        }
+    }
+    println!("f16 weights change {changed} of {decoded} predictions");
+    assert!(decoded >= 100);
+    assert!(changed * 20 <= decoded, "f16 changed {changed} of {decoded}");
+}
