@@ -3,11 +3,14 @@
 //! `greedy_resident`: MIOpen's greedy walk with everything in device buffers — encoder, every
 //! decoder step, log-softmax, the solver's rule check and the hypotheses (tokens, values,
 //! scores, states). All steps go into one command buffer; the host reads back only the final
-//! hypotheses.
+//! hypotheses. `beam_resident`: the constrained beam search the same way. A config's length may
+//! depend on its first value (the rules library's `solver_config_len`; catalogue solvers), so
+//! hypotheses finish at different steps; the beam keeps each problem's finished ones in a list
+//! after the live slots.
 //!
 //! `GpuStepDecoder`: the decoder step on the GPU behind the [`StepDecoder`] trait, so the host's
-//! beam search (and greedy for solvers without a WGSL rules library) run the model on the GPU
-//! with one upload and one read-back per step.
+//! search (for solvers without a WGSL rules library, or configs and beams wider than the
+//! kernels take) runs the model on the GPU with one upload and one read-back per step.
 
 use std::sync::Mutex;
 
@@ -241,7 +244,7 @@ pub(crate) struct GreedyJob<'a> {
     /// `greedy_step.wgsl`'s vocabulary words: value id per token, then each value as i32.
     pub vocab_words: &'a [i32],
     pub rules_library: &'static str,
-    /// Config length (positions to decode).
+    /// Longest config length (positions to decode).
     pub max_len: usize,
 }
 
