@@ -286,3 +286,233 @@ fn gpu_reproduces_miopens_seven_expected_answers() {
         assert_eq!(got[0].config, expected, "{solver} {arch}: {driver}");
     }
 }
+
+/// beam_step.wgsl with the catalogue library against one iteration of the beam search written
+/// out by hand, with hypotheses finishing at their own lengths (gfx942: the first value picks a
+/// kernel type of 15, 17 or 18 values) into a finished list that already holds some. Scores
+/// come from few levels so ties (in the candidates and in the finished list) are common.
+#[test]
+fn beam_step_with_the_table_check_keeps_finished_lists_in_order() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(31);
+    let (mut kept_total, mut finished_new, mut tied) = (0, 0, 0);
+    for (solver, dir) in [CASES[0], CASES[2]] {
+        let cpu = cpu_predictor("gfx942", solver);
+        let (vocab, meta) = (cpu.model.vocab(), cpu.model.metadata());
+        let v = vocab.len();
+        let token_of = |value: i32| -> Option<u32> {
+            (value >= 0)
+                .then(|| vocab.token_value.iter().position(|&x| x == value as u32))
+                .flatten()
+                .map(|t| t as u32)
+        };
+        let list = problems(&mut rng, &cpu, dir, 60);
+        let constraints: Vec<_> = list
+            .iter()
+            .map(|p| cpu.solver.constraint(&cpu.target, p, vocab, meta).expect("constraint"))
+            .collect();
+        let blocks: Vec<Vec<i32>> = constraints.iter().map(|c| c.gpu_table().expect("table")).collect();
+        let max_len = blocks.iter().map(|b| b[1] as usize).max().unwrap_or(1);
+        let (width, words) = (4usize, 2 * max_len + 4);
+        let (mut rules, mut tables) = (Vec::new(), Vec::new());
+        let (mut live, mut fin, mut scores, mut logp) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for b in &blocks {
+            rules.push([(8 * blocks.len() + tables.len()) as i32, 0, 0, 0, 0, 0, 0, 0]);
+            tables.extend_from_slice(b);
+            let (r, w, nv) = (b[0] as usize, b[1] as usize, b[2] as usize);
+            let lens_at = 8 + 2 * nv;
+            let cells_at = lens_at + 2 * r;
+            let row = |i: usize| &b[cells_at + i * w..cells_at + (i + 1) * w];
+            // A record spelling the first `len` values of row `i` (None if it cannot).
+            let record = |i: usize, len: usize, status: u32, score: f32| -> Option<Vec<u32>> {
+                let mut h = vec![0u32; words];
+                for (k, &value) in row(i)[..len].iter().enumerate() {
+                    h[k] = token_of(value)?;
+                    h[max_len + k] = value as u32;
+                }
+                h[2 * max_len] = len as u32;
+                h[2 * max_len + 1] = status;
+                h[2 * max_len + 2] = score.to_bits();
+                Some(h)
+            };
+            let dead = |h: &mut Vec<u32>| {
+                h.fill(0);
+                h[2 * max_len + 1] = 2;
+            };
+            // Live slots: one prefix length per problem, often one value short of a row's end.
+            let pivot = rng.below(r as u64) as usize;
+            let len = if rng.below(2) == 0 {
+                (b[lens_at + pivot] as usize).saturating_sub(1)
+            } else {
+                rng.below(w as u64) as usize
+            };
+            for slot in 0..width {
+                let i = if slot == 0 { pivot } else { rng.below(r as u64) as usize };
+                let score = -(rng.below(3) as f32) * 0.5;
+                let ok = (b[lens_at + i] as usize) > len && (slot == 0 || rng.below(4) != 0);
+                let mut h = if ok { record(i, len, 0, score) } else { None }.unwrap_or_else(|| vec![0; words]);
+                if !ok || h[2 * max_len] as usize != len {
+                    dead(&mut h);
+                }
+                live.extend_from_slice(&h);
+                for _ in 0..v {
+                    scores.push(rng.below(3) as f32);
+                    logp.push(if rng.below(60) == 0 {
+                        f32::NAN
+                    } else {
+                        -(rng.below(4) as f32) * 0.25
+                    });
+                }
+            }
+            // A finished list already holding some complete rows, in its order.
+            let mut held: Vec<Vec<u32>> = (0..rng.below(width as u64 + 1))
+                .filter_map(|_| {
+                    let i = rng.below(r as u64) as usize;
+                    record(i, b[lens_at + i] as usize, 1, -1.0 - (rng.below(3) as f32) * 0.5)
+                })
+                .collect();
+            held.sort_by(|x, y| finished_order(x, y, max_len));
+            for q in 0..width {
+                let mut h = held.get(q).cloned().unwrap_or_else(|| vec![0; words]);
+                if q >= held.len() {
+                    dead(&mut h);
+                }
+                fin.extend_from_slice(&h);
+            }
+        }
+        let mut hyp = live.clone();
+        hyp.extend_from_slice(&fin);
+        let mut vocab_words = tuneinfer::gpu::catalogue_vocab_words(vocab);
+        vocab_words.push(0);
+        let (out, parents, feed) = host::beam_step(
+            &ctx,
+            CATALOGUE_RULES,
+            &scores,
+            &logp,
+            &vocab_words,
+            vocab.values.len(),
+            0,
+            &rules,
+            &tables,
+            &hyp,
+            v,
+            width,
+            max_len,
+        )
+        .expect("kernel");
+        let rows = list.len() * width;
+        for (p, c) in constraints.iter().enumerate() {
+            let slot = |s: usize| &live[(p * width + s) * words..(p * width + s + 1) * words];
+            let mut cands: Vec<(f32, f32, usize, usize)> = Vec::new();
+            for s in 0..width {
+                let h = slot(s);
+                let len = h[2 * max_len] as usize;
+                if h[2 * max_len + 1] != 0 || len >= max_len {
+                    continue;
+                }
+                let prefix = &h[max_len..max_len + len];
+                for t in 0..v {
+                    let row = p * width + s;
+                    let lp = logp[row * v + t];
+                    if vocab.is_end(t) || lp.is_nan() || !c.accepts(prefix, vocab.token_value[t]) {
+                        continue;
+                    }
+                    cands.push((f32::from_bits(h[2 * max_len + 2]) + lp, scores[row * v + t], t, s));
+                }
+            }
+            cands.sort_by(|a, b| {
+                b.0.total_cmp(&a.0)
+                    .then(b.1.total_cmp(&a.1))
+                    .then(b.2.cmp(&a.2))
+                    .then(a.3.cmp(&b.3))
+            });
+            let mut kept: Vec<(Vec<u32>, usize, usize, f32)> = Vec::new();
+            for &(score, _, t, s) in &cands {
+                if kept.len() == width {
+                    break;
+                }
+                let h = slot(s);
+                let len = h[2 * max_len] as usize;
+                let mut values: Vec<u32> = h[max_len..max_len + len].to_vec();
+                values.push(vocab.token_value[t]);
+                if kept.iter().any(|k| k.0 == values) || !c.completable(&values) {
+                    continue;
+                }
+                kept.push((values, t, s, score));
+            }
+            kept_total += kept.len();
+            // The expected finished list: the held one, then this step's in kept order, sorted
+            // stably by score and last token, the best `width`.
+            let mut expected: Vec<Vec<u32>> = (0..width)
+                .map(|q| fin[(p * width + q) * words..(p * width + q + 1) * words].to_vec())
+                .filter(|h| h[2 * max_len + 1] == 1)
+                .collect();
+            for (q, (values, t, s, score)) in kept.iter().enumerate() {
+                let got = &out[(p * width + q) * words..(p * width + q + 1) * words];
+                let len = values.len();
+                let finished = len >= c.config_len(values);
+                assert_eq!(
+                    &got[max_len..max_len + len],
+                    &values[..],
+                    "{solver} problem {p} slot {q}"
+                );
+                assert_eq!(got[len - 1], *t as u32);
+                assert_eq!(got[2 * max_len] as usize, len);
+                assert_eq!(
+                    got[2 * max_len + 1],
+                    u32::from(finished),
+                    "{solver} problem {p} slot {q}"
+                );
+                assert_eq!(got[2 * max_len + 2], score.to_bits());
+                assert_eq!(parents[p * width + q] as usize, p * width + s);
+                assert_eq!(feed[p * width + q], *t as u32);
+                if finished {
+                    finished_new += 1;
+                    let mut h = slot(*s).to_vec();
+                    h[len - 1] = *t as u32;
+                    h[max_len + len - 1] = values[len - 1];
+                    h[2 * max_len] = len as u32;
+                    h[2 * max_len + 1] = 1;
+                    h[2 * max_len + 2] = score.to_bits();
+                    expected.push(h);
+                }
+            }
+            for q in kept.len()..width {
+                let got = &out[(p * width + q) * words..(p * width + q + 1) * words];
+                assert_eq!(
+                    got[2 * max_len + 1],
+                    2,
+                    "{solver} problem {p} slot {q}: dead; kept {kept:?}, got {got:?}, parent {}",
+                    parents[p * width + q]
+                );
+            }
+            expected.sort_by(|x, y| finished_order(x, y, max_len));
+            tied += expected
+                .windows(2)
+                .filter(|w| w[0][2 * max_len + 2] == w[1][2 * max_len + 2])
+                .count();
+            expected.truncate(width);
+            for q in 0..width {
+                let got = &out[(rows + p * width + q) * words..(rows + p * width + q + 1) * words];
+                match expected.get(q) {
+                    None => assert_eq!(got[2 * max_len + 1], 2, "{solver} problem {p} finished {q}: empty"),
+                    Some(h) => {
+                        let len = h[2 * max_len] as usize;
+                        assert_eq!(got[2 * max_len..2 * max_len + 3], h[2 * max_len..2 * max_len + 3]);
+                        assert_eq!(&got[..len], &h[..len], "{solver} problem {p} finished {q}: tokens");
+                        assert_eq!(&got[max_len..max_len + len], &h[max_len..max_len + len]);
+                    }
+                }
+            }
+        }
+    }
+    println!("{kept_total} hypotheses kept, {finished_new} finished this step, {tied} ties in finished lists");
+    assert!(kept_total > 100 && finished_new > 20 && tied > 5);
+}
+
+/// search::beam_search's final order of finished records: higher score, then larger last token.
+fn finished_order(x: &[u32], y: &[u32], max_len: usize) -> std::cmp::Ordering {
+    let score = |h: &[u32]| f32::from_bits(h[2 * max_len + 2]);
+    let last = |h: &[u32]| h[h[2 * max_len] as usize - 1];
+    score(y).total_cmp(&score(x)).then(last(y).cmp(&last(x)))
+}

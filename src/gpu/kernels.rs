@@ -681,8 +681,10 @@ pub mod host {
     }
 
     /// One position of the constrained beam search (beam_step.wgsl) for `rules.len()` problems
-    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it. Returns the new records,
-    /// the parent row of each new slot, and the fed tokens.
+    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it; `rules` may be followed
+    /// by `tables` (data the library reads by offset). `hyp` holds the live records, optionally
+    /// followed by every problem's finished list (empty lists otherwise). Returns the new
+    /// records (live, then finished lists), the parent row of each new slot, and the fed tokens.
     #[allow(clippy::too_many_arguments)]
     pub fn beam_step(
         ctx: &GpuContext,
@@ -693,6 +695,7 @@ pub mod host {
         values: usize,
         domain_len: usize,
         rules: &[[i32; 8]],
+        tables: &[i32],
         hyp: &[u32],
         vocab: usize,
         width: usize,
@@ -703,15 +706,17 @@ pub mod host {
         let s = buffers::upload_f32(ctx, "scores", scores)?;
         let l = buffers::upload_f32(ctx, "logp", logp)?;
         let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
-        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let flat: Vec<i32> = rules.iter().flatten().chain(tables).copied().collect();
         let r = buffers::upload_i32(ctx, "rules", &flat)?;
-        // The live records, then every problem's (empty) finished list.
+        // The live records, then every problem's finished list (empty unless `hyp` has it).
         let words = 2 * max_len + 4;
         let mut padded = hyp.to_vec();
-        for _ in 0..rows {
-            let mut dead = vec![0u32; words];
-            dead[2 * max_len + 1] = 2;
-            padded.extend_from_slice(&dead);
+        if hyp.len() == rows * words {
+            for _ in 0..rows {
+                let mut dead = vec![0u32; words];
+                dead[2 * max_len + 1] = 2;
+                padded.extend_from_slice(&dead);
+            }
         }
         let h_in = buffers::upload_u32(ctx, "hypotheses", &padded)?;
         let h_out = buffers::zeroed(ctx, "hypotheses", 4 * padded.len() as u64)?;
@@ -741,7 +746,7 @@ pub mod host {
         )?;
         ctx.submit_and_wait("beam_step", rec.finish())?;
         Ok((
-            buffers::read_u32(ctx, "beam_step", &h_out, 0, hyp.len())?,
+            buffers::read_u32(ctx, "beam_step", &h_out, 0, padded.len())?,
             buffers::read_u32(ctx, "beam_step", &parents, 0, rows)?,
             buffers::read_u32(ctx, "beam_step", &feed, 0, rows)?,
         ))
