@@ -250,14 +250,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     // Unkept slots are dead. (The same trip count in every thread: on lavapipe, a loop starting
     // at the per-thread `kept` skipped iterations in some threads; tests/gpu_ck.rs caught it.)
     for (var q = 0u; q < WIDTH; q++) {
-        if (q < kept) {
-            continue;
+        if (q >= kept) {
+            let o0 = (base + q) * w;
+            hyp_out[o0 + 2u * MAX_LEN] = 0u;
+            hyp_out[o0 + 2u * MAX_LEN + 1u] = 2u;
+            hyp_out[o0 + 2u * MAX_LEN + 2u] = 0u;
+            parents[base + q] = base + q;
+            feed[base + q] = 0u;
         }
-        let o0 = (base + q) * w;
-        hyp_out[o0 + 2u * MAX_LEN] = 0u;
-        hyp_out[o0 + 2u * MAX_LEN + 1u] = 2u;
-        hyp_out[o0 + 2u * MAX_LEN + 2u] = 0u;
-        parents[base + q] = base + q;
-        feed[base + q] = 0u;
     }
 }
