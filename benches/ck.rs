@@ -2,7 +2,9 @@
 //!
 //! `cpu_ck_constraint_build`: support rules + candidate table for a batch of problems;
 //! `cpu_ck_accepts_all_values`: every vocabulary value tried at every position of each
-//! problem's answer (more than any search asks); `cpu_ck_predict_*`: whole predictions.
+//! problem's answer (more than any search asks); `cpu_ck_predict_*`: whole predictions;
+//! `gpu_ck_predict_*`: the same on the GPU (search resident, the table checked by
+//! `catalogue_rules.wgsl`; skipped without an adapter).
 //! Run: `cargo bench --bench ck`.
 
 use std::path::PathBuf;
@@ -94,6 +96,21 @@ fn bench(c: &mut Criterion) {
     group.bench_function("cpu_ck_predict_beam4_256", |b| {
         b.iter(|| predictor.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 4 }))
     });
+    #[cfg(feature = "gpu")]
+    match tuneinfer::gpu::GpuContext::shared() {
+        Ok(ctx) => {
+            let gpu = tuneinfer::gpu::GpuPredictor::load("gfx942", FWD.name, &[data().join("models")], ctx)
+                .expect("gfx942 forward model on the GPU")
+                .map_host(|h| h.with_catalogue_dir(Some(data().join("ck"))));
+            group.bench_function("gpu_ck_predict_miopen_256", |b| {
+                b.iter(|| gpu.predict_batch(&problems, DecodeMode::Miopen))
+            });
+            group.bench_function("gpu_ck_predict_beam4_256", |b| {
+                b.iter(|| gpu.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 4 }))
+            });
+        }
+        Err(e) => eprintln!("skipped GPU benchmarks: no GPU adapter ({e})"),
+    }
     group.finish();
 }
 

@@ -1,24 +1,29 @@
 // Kernel: beam_step (one position of the constrained beam search for every problem)
 // CPU twin: search::beam_search (one iteration of its loop for one problem).
-// The registry prepends the solver's rules library (`solver_prefix_valid`, `solver_completable`).
+// The registry prepends the solver's rules library (`solver_prefix_valid`, `solver_completable`,
+// `solver_config_len`, `SOLVER_MAX_LEN`, `SOLVER_DOMAIN_MAX`).
 // One thread per problem, WIDTH hypothesis slots each. Candidates are every (live slot, token)
 // whose value is not "-1", that the rules accept after the slot's prefix, and whose log-softmax
 // is not NaN; score = slot score + log-softmax. They are taken best first (score, then raw
 // score, then larger token id; then lower slot), skipping a candidate whose value prefix was
 // already kept (merging) or cannot be completed (look-ahead), until WIDTH are kept. A kept
-// hypothesis of MAX_LEN values is finished (status 1); unkept slots are dead (status 2).
+// hypothesis of min(MAX_LEN, solver_config_len) values is finished (status 1; it is not
+// expanded again); unkept slots are dead (status 2). Every finished hypothesis also goes into
+// the problem's finished list (the best WIDTH, ordered as search::beam_search's final sort:
+// score, then larger last token, then finishing order), carried from hyp_in to hyp_out.
 // Bindings (group 0):
 //   0 scores   storage read        [problems * WIDTH, V] raw decoder scores
 //   1 logp     storage read        [problems * WIDTH, V] log-softmax
 //   2 vocab    storage read        [V] value id per token | [values] value as i32 (END_VALUE,
 //                                  NEVER_VALUE) | [domain_len] accepted values ascending
 //   3 rules    storage read        [problems, 8] i32 rule words
-//   4 hyp_in   storage read        [problems * WIDTH, HYP_WORDS] u32 (layout of greedy_step)
-//   5 hyp_out  storage read_write  [problems * WIDTH, HYP_WORDS] u32
+//   4 hyp_in   storage read        [2 * problems * WIDTH, HYP_WORDS] u32 (layout of greedy_step):
+//                                  live slots, then each problem's WIDTH finished records
+//   5 hyp_out  storage read_write  [2 * problems * WIDTH, HYP_WORDS] u32
 //   6 parents  storage read_write  [problems * WIDTH] u32 state row each new slot continues
 //   7 feed     storage read_write  [problems * WIDTH] u32 token fed to the next step
 //   8 p        uniform             Params
-// Overrides: V, WIDTH, MAX_LEN (<= 8), WG. V * WIDTH <= MAX_CANDIDATES.
+// Overrides: V, WIDTH (<= 64), MAX_LEN (<= SOLVER_MAX_LEN), WG. V * WIDTH <= MAX_CANDIDATES.
 
 override V: u32 = 1u;
 override WIDTH: u32 = 1u;
@@ -101,8 +106,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (hyp_in[h0 + 2u * MAX_LEN + 1u] != 0u || len >= MAX_LEN) {
             continue;
         }
-        var buf: array<i32, 8>;
-        for (var k = 0u; k < 8u; k++) {
+        var buf: array<i32, SOLVER_MAX_LEN>;
+        for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
             buf[k] = 0;
         }
         for (var k = 0u; k < len; k++) {
@@ -121,6 +126,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 allowed[bit / 32u] |= 1u << (bit % 32u);
             }
         }
+    }
+    // This problem's finished list, carried forward.
+    let fin0 = (p.problems * WIDTH + base) * w;
+    for (var k = 0u; k < WIDTH * w; k++) {
+        hyp_out[fin0 + k] = hyp_in[fin0 + k];
     }
     var kept = 0u;
     var have_prev = false;
@@ -171,9 +181,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         // The new value prefix.
         let h0 = (base + bslot) * w;
         let len = hyp_in[h0 + 2u * MAX_LEN];
-        var vals: array<u32, 8>;
-        var ints: array<i32, 8>;
-        for (var k = 0u; k < 8u; k++) {
+        var vals: array<u32, SOLVER_MAX_LEN>;
+        var ints: array<i32, SOLVER_MAX_LEN>;
+        for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
             vals[k] = 0u;
             ints[k] = 0;
         }
@@ -204,18 +214,49 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         hyp_out[o0 + len] = bt;
         hyp_out[o0 + MAX_LEN + len] = vals[len];
         hyp_out[o0 + 2u * MAX_LEN] = len + 1u;
-        hyp_out[o0 + 2u * MAX_LEN + 1u] = select(0u, 1u, len + 1u >= MAX_LEN);
+        let finished = len + 1u >= min(MAX_LEN, solver_config_len(rule, ints, len + 1u));
+        hyp_out[o0 + 2u * MAX_LEN + 1u] = select(0u, 1u, finished);
         hyp_out[o0 + 2u * MAX_LEN + 2u] = bitcast<u32>(bs);
         parents[base + kept] = base + bslot;
         feed[base + kept] = bt;
         kept += 1u;
+        if (finished) {
+            // Insert after every listed record that ranks at least as high (a stable sort).
+            var at = 0u;
+            while (at < WIDTH) {
+                let e0 = fin0 + at * w;
+                if (hyp_out[e0 + 2u * MAX_LEN + 1u] != 1u) {
+                    break;
+                }
+                let es = bitcast<f32>(hyp_out[e0 + 2u * MAX_LEN + 2u]);
+                let et = hyp_out[e0 + hyp_out[e0 + 2u * MAX_LEN] - 1u];
+                if (bs > es || (bs == es && bt > et)) {
+                    break;
+                }
+                at += 1u;
+            }
+            if (at < WIDTH) {
+                for (var q = WIDTH - 1u; q > at; q--) {
+                    for (var k = 0u; k < w; k++) {
+                        hyp_out[fin0 + q * w + k] = hyp_out[fin0 + (q - 1u) * w + k];
+                    }
+                }
+                for (var k = 0u; k < w; k++) {
+                    hyp_out[fin0 + at * w + k] = hyp_out[o0 + k];
+                }
+            }
+        }
     }
-    for (var q = kept; q < WIDTH; q++) {
-        let o0 = (base + q) * w;
-        hyp_out[o0 + 2u * MAX_LEN] = 0u;
-        hyp_out[o0 + 2u * MAX_LEN + 1u] = 2u;
-        hyp_out[o0 + 2u * MAX_LEN + 2u] = 0u;
-        parents[base + q] = base + q;
-        feed[base + q] = 0u;
+    // Unkept slots are dead. (The same trip count in every thread: on lavapipe, a loop starting
+    // at the per-thread `kept` skipped iterations in some threads; tests/gpu_ck.rs caught it.)
+    for (var q = 0u; q < WIDTH; q++) {
+        if (q >= kept) {
+            let o0 = (base + q) * w;
+            hyp_out[o0 + 2u * MAX_LEN] = 0u;
+            hyp_out[o0 + 2u * MAX_LEN + 1u] = 2u;
+            hyp_out[o0 + 2u * MAX_LEN + 2u] = 0u;
+            parents[base + q] = base + q;
+            feed[base + q] = 0u;
+        }
     }
 }

@@ -9,6 +9,14 @@
 // All values fit i32: sizes are those of applicable problems (< 2^24, saturated otherwise) and
 // every product is formed only after range checks bounded its factors.
 
+// Longest prefix the kernels pass (a config has 8 values).
+const SOLVER_MAX_LEN: u32 = 8u;
+
+// Config length from the prefix: none of its own (every config has the kernel's MAX_LEN values).
+fn solver_config_len(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, len: u32) -> u32 {
+    return 0xffffffffu;
+}
+
 fn asm1x1u_pow2_in(v: i32, lo: i32, hi: i32) -> bool {
     return v >= lo && v <= hi && (v & (v - 1)) == 0;
 }
@@ -26,7 +34,7 @@ fn asm1x1u_vgprs(rules: array<i32, 8>, cpw: i32, n_mult: i32, c_mult: i32, k_mul
     return 4 + 2 * in_gprs + cpw * n_mult * k_mult + select(0, 1, rules[5] != 0) + 1;
 }
 
-fn solver_prefix_valid(rules: array<i32, 8>, c: array<i32, 8>, len: u32) -> bool {
+fn solver_prefix_valid(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, len: u32) -> bool {
     let e = rules[0];
     let backward = rules[1] != 0;
     let c_in = rules[2];
@@ -141,7 +149,7 @@ const SOLVER_DOMAIN_MAX: u32 = 64u;
 const ASM1X1U_MEMO: u32 = 64u;
 
 // What the rules after position depth - 1 read from the first `depth` values (Rules::state_key).
-fn asm1x1u_state_key(rules: array<i32, 8>, c: array<i32, 8>, depth: u32) -> vec3<i32> {
+fn asm1x1u_state_key(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, depth: u32) -> vec3<i32> {
     switch depth {
         case 1u: { return vec3<i32>(c[0], 0, 0); }
         case 2u: { return vec3<i32>(c[0], c[1], 0); }
@@ -156,7 +164,7 @@ fn asm1x1u_state_key(rules: array<i32, 8>, c: array<i32, 8>, depth: u32) -> vec3
 
 fn solver_completable(
     rules: array<i32, 8>,
-    prefix: array<i32, 8>,
+    prefix: array<i32, SOLVER_MAX_LEN>,
     len: u32,
     domain: array<i32, SOLVER_DOMAIN_MAX>,
     domain_len: u32,

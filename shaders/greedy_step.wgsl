@@ -1,10 +1,12 @@
 // Kernel: greedy_step (one position of MIOpen's greedy walk for every row, on the GPU)
 // CPU twin: search::greedy_miopen (one iteration of its loop for one row).
-// The registry prepends the solver's rules library, which defines `solver_prefix_valid`.
+// The registry prepends the solver's rules library, which defines `solver_prefix_valid`,
+// `solver_config_len` and `SOLVER_MAX_LEN` (the longest prefix it takes).
 // Per running row: tokens are walked by raw score (higher first, ties: larger token id); a token
 // whose value is "-1" fails the row; the first token whose value the rules accept after the
 // row's prefix is taken: appended, its log-softmax added to the score, fed to the next step.
-// A NaN score or an exhausted vocabulary fails the row. Rows that are done or failed are left.
+// A NaN score or an exhausted vocabulary fails the row. A row is done once it has
+// min(MAX_LEN, solver_config_len) values. Rows that are done or failed are left.
 // Bindings (group 0):
 //   0 scores  storage read        [rows, V] raw decoder scores
 //   1 logp    storage read        [rows, V] log-softmax of scores
@@ -15,7 +17,7 @@
 //                                 len | status (0 running, 1 done, 2 failed) | score (f32 bits) | spare
 //   5 feed    storage read_write  [rows] u32 token fed to the next decoder step
 //   6 p       uniform             Params
-// Overrides: V (vocabulary size), MAX_LEN (config length, <= 8), WG (workgroup size).
+// Overrides: V (vocabulary size), MAX_LEN (longest config, <= SOLVER_MAX_LEN), WG (workgroup size).
 
 override V: u32 = 1u;
 override MAX_LEN: u32 = 8u;
@@ -64,16 +66,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         fail = fail || is_nan_bits(s);
     }
     var rule: array<i32, 8>;
-    var buf: array<i32, 8>;
+    var buf: array<i32, SOLVER_MAX_LEN>;
     for (var k = 0u; k < 8u; k++) {
         rule[k] = rules[r * 8u + k];
+    }
+    for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
         buf[k] = 0;
     }
-    for (var k = 0u; k < min(len, 8u); k++) {
+    for (var k = 0u; k < min(len, SOLVER_MAX_LEN); k++) {
         buf[k] = vocab[V + hyp[h0 + MAX_LEN + k]];
     }
     var taken = false;
     var taken_token = 0u;
+    var taken_buf = buf;
     var prev_s = 0.0;
     var prev_t = 0u;
     for (var step = 0u; step < V && !fail && !taken; step++) {
@@ -100,12 +105,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             fail = true;
             break;
         }
-        if (value != NEVER_VALUE && len < MAX_LEN && len < 8u) {
+        if (value != NEVER_VALUE && len < MAX_LEN && len < SOLVER_MAX_LEN) {
             var cand = buf;
             cand[len] = value;
             if (solver_prefix_valid(rule, cand, len + 1u)) {
                 taken = true;
                 taken_token = bt;
+                taken_buf = cand;
             }
         }
     }
@@ -117,7 +123,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     hyp[h0 + MAX_LEN + len] = u32(vocab[taken_token]);
     hyp[len_at + 2u] = bitcast<u32>(bitcast<f32>(hyp[len_at + 2u]) + logp[base + taken_token]);
     hyp[len_at] = len + 1u;
-    if (len + 1u >= MAX_LEN) {
+    if (len + 1u >= min(MAX_LEN, solver_config_len(rule, taken_buf, len + 1u))) {
         hyp[len_at + 1u] = 1u;
     }
     feed[r] = taken_token;

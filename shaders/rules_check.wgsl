@@ -4,8 +4,8 @@
 //   ok[i] = (solver_prefix_valid(rules[i], prefixes[i], lens[i]) ? 1 : 0)
 //         | (solver_completable(rules[i], prefixes[i], lens[i], domain) ? 2 : 0)
 // Bindings (group 0):
-//   0 rules     storage read        [n, 8] i32
-//   1 prefixes  storage read        [n, 8] i32
+//   0 rules     storage read        [n, 8] i32 (then any data the library reads by offset)
+//   1 prefixes  storage read        [n, SOLVER_MAX_LEN] i32
 //   2 lens      storage read        [n] u32
 //   3 domain    storage read        [domain_len] i32, ascending
 //   4 ok        storage read_write  [n] u32
@@ -35,10 +35,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     var r: array<i32, 8>;
-    var c: array<i32, 8>;
+    var c: array<i32, SOLVER_MAX_LEN>;
     for (var k = 0u; k < 8u; k++) {
         r[k] = rules[i * 8u + k];
-        c[k] = prefixes[i * 8u + k];
+    }
+    for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
+        c[k] = prefixes[i * SOLVER_MAX_LEN + k];
     }
     var dom: array<i32, SOLVER_DOMAIN_MAX>;
     let dn = min(p.domain_len, SOLVER_DOMAIN_MAX);

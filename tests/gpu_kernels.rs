@@ -58,6 +58,18 @@ fn vulkan_adapter_found_in_ci() {
 fn every_shader_parses_and_validates_with_naga() {
     // No device needed: catches WGSL errors on any machine.
     for s in SHADERS {
+        assert!(s.text.contains("CPU twin"), "{}: header must name its CPU twin", s.name);
+        // The catalogue library reads the `rules` binding of the kernel it is put in front of:
+        // it is validated there.
+        if s.name == "catalogue_rules" {
+            continue;
+        }
+        if s.needs_rules {
+            let text = kernel_source(s.name, Some("catalogue_rules")).expect("source");
+            if let Err(e) = validate_wgsl(s.name, &text) {
+                panic!("with catalogue_rules: {e}");
+            }
+        }
         let text = if s.needs_rules {
             kernel_source(s.name, Some("conv_asm_1x1u_rules")).expect("source")
         } else {

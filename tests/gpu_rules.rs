@@ -331,6 +331,7 @@ fn beam_step_matches_the_beam_iteration_with_ties() {
         values,
         domain_len,
         &rules,
+        &[],
         &hyp,
         v,
         width,

@@ -3,11 +3,14 @@
 //! `greedy_resident`: MIOpen's greedy walk with everything in device buffers — encoder, every
 //! decoder step, log-softmax, the solver's rule check and the hypotheses (tokens, values,
 //! scores, states). All steps go into one command buffer; the host reads back only the final
-//! hypotheses.
+//! hypotheses. `beam_resident`: the constrained beam search the same way. A config's length may
+//! depend on its first value (the rules library's `solver_config_len`; catalogue solvers), so
+//! hypotheses finish at different steps; the beam keeps each problem's finished ones in a list
+//! after the live slots.
 //!
 //! `GpuStepDecoder`: the decoder step on the GPU behind the [`StepDecoder`] trait, so the host's
-//! beam search (and greedy for solvers without a WGSL rules library) run the model on the GPU
-//! with one upload and one read-back per step.
+//! search (for solvers without a WGSL rules library, or configs and beams wider than the
+//! kernels take) runs the model on the GPU with one upload and one read-back per step.
 
 use std::sync::Mutex;
 
@@ -44,7 +47,8 @@ fn encoder_words(m: &GpuKtn) -> usize {
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
-        2 * hyp_words(max_len) + 1
+        // Two record buffers of live slots and finished lists, and the parent.
+        4 * hyp_words(max_len) + 1
     } else {
         hyp_words(max_len)
     };
@@ -235,10 +239,12 @@ pub(crate) struct GreedyJob<'a> {
     pub inputs: &'a [f32],
     /// The solver's rule words per row.
     pub rules: &'a [[i32; 8]],
+    /// Data the rules library reads by offset, uploaded after the rule words (catalogue tables).
+    pub tables: &'a [i32],
     /// `greedy_step.wgsl`'s vocabulary words: value id per token, then each value as i32.
     pub vocab_words: &'a [i32],
     pub rules_library: &'static str,
-    /// Config length (positions to decode).
+    /// Longest config length (positions to decode).
     pub max_len: usize,
 }
 
@@ -257,7 +263,7 @@ pub(crate) fn greedy_resident(
     }
     let v = m.output.units;
     let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     let words = hyp_words(job.max_len);
@@ -316,6 +322,8 @@ pub(crate) struct BeamJob<'a> {
     /// `[problems, T, F]` encoder inputs.
     pub inputs: &'a [f32],
     pub rules: &'a [[i32; 8]],
+    /// Data the rules library reads by offset, uploaded after the rule words (catalogue tables).
+    pub tables: &'a [i32],
     /// `vocab_words` (tokens | values | domain length | domain).
     pub vocab_words: &'a [i32],
     /// Number of distinct values and of domain entries in `vocab_words`.
@@ -344,16 +352,17 @@ pub(crate) fn beam_resident(
     let rows = problems * w;
     let words = hyp_words(l);
     let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
+    let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    // Slot 0 of each problem is live with an empty prefix, the others dead.
-    let mut init = vec![0u32; rows * words];
+    // Live slots then finished lists: slot 0 of each problem is live with an empty prefix,
+    // everything else dead.
+    let mut init = vec![0u32; 2 * rows * words];
     for (r, h) in init.chunks_exact_mut(words).enumerate() {
-        h[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
+        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
     }
     let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (2 * rows * words) as u64)?;
     // Row r of the beam starts from problem r / w's encoder state.
     let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
     let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
@@ -421,27 +430,26 @@ pub(crate) fn beam_resident(
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
     ctx.submit_and_wait("beam search", rec.finish())?;
-    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
-    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
-    for slots in out.chunks_exact(words * w) {
-        let mut list: Vec<Hypothesis> = slots
-            .chunks_exact(words)
-            .filter(|h| h[2 * l + 1] == 1 && h[2 * l] as usize == l)
-            .map(|h| Hypothesis {
-                tokens: h[..l].to_vec(),
-                values: h[l..2 * l].to_vec(),
-                score: f32::from_bits(h[2 * l + 2]),
-            })
-            .collect();
-        // search::beam_search's final order: score, then larger last token.
-        list.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
-        });
-        list.truncate(job.top);
-        found.push(list);
-    }
+    // The finished lists, already in search::beam_search's final order.
+    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 4 * (rows * words) as u64, rows * words)?;
+    let found = out
+        .chunks_exact(words * w)
+        .map(|list| {
+            list.chunks_exact(words)
+                .take_while(|h| h[2 * l + 1] == 1)
+                .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
+                .take(job.top)
+                .map(|h| {
+                    let len = h[2 * l] as usize;
+                    Hypothesis {
+                        tokens: h[..len].to_vec(),
+                        values: h[l..l + len].to_vec(),
+                        score: f32::from_bits(h[2 * l + 2]),
+                    }
+                })
+                .collect()
+        })
+        .collect();
     Ok(found)
 }
 

@@ -746,6 +746,41 @@ pub mod host {
             .collect())
     }
 
+    /// Evaluates `solver_prefix_valid` and `solver_completable` of a rules library that reads
+    /// data by offset (e.g. "catalogue_rules"): `rules` holds `n` rows of 8 rule words followed
+    /// by that data, `prefixes` `n` rows of `max_len` values (the library's `SOLVER_MAX_LEN`).
+    /// Returns (valid, completable) per case.
+    pub fn rules_check_words(
+        ctx: &GpuContext,
+        rules_library: &'static str,
+        rules: &[i32],
+        prefixes: &[i32],
+        lens: &[u32],
+    ) -> Result<Vec<(bool, bool)>> {
+        let n = lens.len();
+        let r = buffers::upload_i32(ctx, "rules", rules)?;
+        let p = buffers::upload_i32(ctx, "prefixes", prefixes)?;
+        let l = buffers::upload_u32(ctx, "lens", lens)?;
+        let d = buffers::upload_i32(ctx, "domain", &[0])?;
+        let ok = buffers::zeroed(ctx, "ok", 4 * n as u64)?;
+        let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
+        let kernel = ctx.registry.get(ctx, &key)?;
+        let mut rec = Recorder::new(ctx, "rules_check");
+        dispatch(
+            ctx,
+            &mut rec,
+            &kernel,
+            &[(&r).into(), (&p).into(), (&l).into(), (&d).into(), (&ok).into()],
+            &[u32_of("cases", n)?, 0],
+            n as u64,
+        )?;
+        ctx.submit_and_wait("rules_check", rec.finish())?;
+        Ok(buffers::read_u32(ctx, "rules_check", &ok, 0, n)?
+            .iter()
+            .map(|&w| (w & 1 != 0, w & 2 != 0))
+            .collect())
+    }
+
     /// One position of MIOpen's greedy walk (greedy_step.wgsl) for `rows` rows: `hyp` holds
     /// each row's record (`2 * max_len + 4` words: tokens, values, len, status, score bits,
     /// spare); returns the updated records and the fed tokens.
@@ -792,8 +827,10 @@ pub mod host {
     }
 
     /// One position of the constrained beam search (beam_step.wgsl) for `rules.len()` problems
-    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it. Returns the new records,
-    /// the parent row of each new slot, and the fed tokens.
+    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it; `rules` may be followed
+    /// by `tables` (data the library reads by offset). `hyp` holds the live records, optionally
+    /// followed by every problem's finished list (empty lists otherwise). Returns the new
+    /// records (live, then finished lists), the parent row of each new slot, and the fed tokens.
     #[allow(clippy::too_many_arguments)]
     pub fn beam_step(
         ctx: &GpuContext,
@@ -804,6 +841,7 @@ pub mod host {
         values: usize,
         domain_len: usize,
         rules: &[[i32; 8]],
+        tables: &[i32],
         hyp: &[u32],
         vocab: usize,
         width: usize,
@@ -814,10 +852,20 @@ pub mod host {
         let s = buffers::upload_f32(ctx, "scores", scores)?;
         let l = buffers::upload_f32(ctx, "logp", logp)?;
         let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
-        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let flat: Vec<i32> = rules.iter().flatten().chain(tables).copied().collect();
         let r = buffers::upload_i32(ctx, "rules", &flat)?;
-        let h_in = buffers::upload_u32(ctx, "hypotheses", hyp)?;
-        let h_out = buffers::zeroed(ctx, "hypotheses", 4 * hyp.len() as u64)?;
+        // The live records, then every problem's finished list (empty unless `hyp` has it).
+        let words = 2 * max_len + 4;
+        let mut padded = hyp.to_vec();
+        if hyp.len() == rows * words {
+            for _ in 0..rows {
+                let mut dead = vec![0u32; words];
+                dead[2 * max_len + 1] = 2;
+                padded.extend_from_slice(&dead);
+            }
+        }
+        let h_in = buffers::upload_u32(ctx, "hypotheses", &padded)?;
+        let h_out = buffers::zeroed(ctx, "hypotheses", 4 * padded.len() as u64)?;
         let parents = buffers::zeroed(ctx, "parents", 4 * rows as u64)?;
         let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
         let mut rec = Recorder::new(ctx, "beam_step");
@@ -844,7 +892,7 @@ pub mod host {
         )?;
         ctx.submit_and_wait("beam_step", rec.finish())?;
         Ok((
-            buffers::read_u32(ctx, "beam_step", &h_out, 0, hyp.len())?,
+            buffers::read_u32(ctx, "beam_step", &h_out, 0, padded.len())?,
             buffers::read_u32(ctx, "beam_step", &parents, 0, rows)?,
             buffers::read_u32(ctx, "beam_step", &feed, 0, rows)?,
         ))

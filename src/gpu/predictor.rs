@@ -21,6 +21,9 @@ use crate::solvers::{self, Solver, Target};
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
 const CHUNK_BUDGET: u64 = 1 << 30;
 
+/// `catalogue_rules.wgsl`'s `SOLVER_MAX_LEN`: the longest catalogue config decoded on the GPU.
+const CATALOGUE_MAX_LEN: usize = 24;
+
 /// `greedy_step.wgsl`'s marker for the "-1" value (ends a walk).
 const END_VALUE: i32 = i32::MIN;
 /// Its marker for values never accepted (not integers).
@@ -271,12 +274,16 @@ impl GpuPredictor {
         let vocab = model.vocab();
         let max_len = constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
         let fixed_len = constraints.iter().all(|c| c.config_len(&[]) == max_len);
+        if library == Some(solvers::ck::CATALOGUE_RULES) {
+            return self.decode_catalogue(inputs, constraints, mode);
+        }
         match (mode, library) {
             (DecodeMode::Miopen, Some(lib)) if fixed_len && max_len <= 8 => {
                 let words = vocab_words(vocab);
                 let job = GreedyJob {
                     inputs,
                     rules,
+                    tables: &[],
                     vocab_words: &words,
                     rules_library: lib,
                     max_len,
@@ -295,6 +302,7 @@ impl GpuPredictor {
                     let job = BeamJob {
                         inputs,
                         rules,
+                        tables: &[],
                         vocab_words: &words,
                         values,
                         domain_len,
@@ -311,6 +319,123 @@ impl GpuPredictor {
                 self.decode_on_host(inputs, constraints, mode)
             }
             _ => self.decode_on_host(inputs, constraints, mode),
+        }
+    }
+
+    /// Catalogue solvers: both searches resident on the GPU with each problem's table
+    /// ([`Constraint::gpu_table`]) checked by `catalogue_rules.wgsl`. Falls back to the host's
+    /// search for configs longer than the library takes or beams wider than `beam_step` takes.
+    fn decode_catalogue(
+        &self,
+        inputs: &[f32],
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        mode: DecodeMode,
+    ) -> Result<Vec<Vec<Hypothesis>>> {
+        let vocab = self.host.model.vocab();
+        let Some(blocks) = constraints
+            .iter()
+            .map(|c| c.gpu_table())
+            .collect::<Option<Vec<Vec<i32>>>>()
+        else {
+            return self.decode_on_host(inputs, constraints, mode);
+        };
+        let max_len = blocks
+            .iter()
+            .map(|b| b.get(1).copied().unwrap_or(0).max(1) as usize)
+            .max();
+        let max_len = max_len.unwrap_or(1);
+        let beam_fits = |width: usize| width <= 64 && width * vocab.len() <= decode::MAX_BEAM_CANDIDATES;
+        let fits = max_len <= CATALOGUE_MAX_LEN
+            && match mode {
+                DecodeMode::Miopen => true,
+                DecodeMode::Beam { width, .. } => beam_fits(width.max(1)),
+            };
+        if !fits || constraints.is_empty() {
+            return self.decode_on_host(inputs, constraints, mode);
+        }
+        let per_input = inputs.len() / constraints.len();
+        // The rules buffer (rule words, then the tables) stays within one binding.
+        let limit = self
+            .ctx
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.ctx.limits.max_buffer_size)
+            .min(1 << 30)
+            / 4;
+        let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(constraints.len());
+        let mut start = 0;
+        while start < blocks.len() {
+            let mut end = start;
+            let mut total = 0u64;
+            while end < blocks.len() && (end == start || total + 8 + blocks[end].len() as u64 <= limit) {
+                total += 8 + blocks[end].len() as u64;
+                end += 1;
+            }
+            if total > limit || total > i32::MAX as u64 {
+                return Err(Error::Gpu(format!(
+                    "a catalogue table of {total} words does not fit one storage binding"
+                )));
+            }
+            found.extend(self.decode_catalogue_part(
+                &inputs[start * per_input..end * per_input],
+                &blocks[start..end],
+                max_len,
+                mode,
+            )?);
+            start = end;
+        }
+        Ok(found)
+    }
+
+    fn decode_catalogue_part(
+        &self,
+        inputs: &[f32],
+        blocks: &[Vec<i32>],
+        max_len: usize,
+        mode: DecodeMode,
+    ) -> Result<Vec<Vec<Hypothesis>>> {
+        let vocab = self.host.model.vocab();
+        let miopen = i32::from(mode == DecodeMode::Miopen);
+        let mut offset = 8 * blocks.len();
+        let mut rules: Vec<[i32; 8]> = Vec::with_capacity(blocks.len());
+        let mut tables: Vec<i32> = Vec::with_capacity(blocks.iter().map(Vec::len).sum());
+        for b in blocks {
+            rules.push([offset as i32, miopen, 0, 0, 0, 0, 0, 0]);
+            tables.extend_from_slice(b);
+            offset += b.len();
+        }
+        let mut words = catalogue_vocab_words(vocab);
+        match mode {
+            DecodeMode::Miopen => {
+                let job = GreedyJob {
+                    inputs,
+                    rules: &rules,
+                    tables: &tables,
+                    vocab_words: &words,
+                    rules_library: solvers::ck::CATALOGUE_RULES,
+                    max_len,
+                };
+                let found =
+                    self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, &self.model, &job))?;
+                Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
+            }
+            DecodeMode::Beam { width, top } => {
+                // No look-ahead domain: the table is its own look-ahead.
+                words.push(0);
+                let job = BeamJob {
+                    inputs,
+                    rules: &rules,
+                    tables: &tables,
+                    vocab_words: &words,
+                    values: vocab.values.len(),
+                    domain_len: 0,
+                    rules_library: solvers::ck::CATALOGUE_RULES,
+                    max_len,
+                    width: width.max(1),
+                    top: top.clamp(1, width.max(1)),
+                };
+                self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, &self.model, &job))
+            }
         }
     }
 
@@ -417,6 +542,20 @@ pub fn beam_vocab_words(vocab: &Vocabulary) -> (Vec<i32>, usize, usize) {
     words.push(domain.len() as i32);
     words.extend_from_slice(&domain);
     (words, values, domain.len())
+}
+
+/// The vocabulary table of catalogue solvers: the value id of each token, then each value id as
+/// itself ([`END_VALUE`] for "-1"): `catalogue_rules.wgsl` compares value ids.
+pub fn catalogue_vocab_words(vocab: &Vocabulary) -> Vec<i32> {
+    let mut words: Vec<i32> = vocab.token_value.iter().map(|&v| v as i32).collect();
+    words.extend(
+        vocab
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, s)| if s == "-1" { END_VALUE } else { i as i32 }),
+    );
+    words
 }
 
 /// `greedy_step.wgsl`'s vocabulary table: the value id of each token, then each value as an

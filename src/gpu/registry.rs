@@ -93,6 +93,12 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: true,
     },
     ShaderFile {
+        name: "catalogue_rules",
+        text: include_str!("../../shaders/catalogue_rules.wgsl"),
+        slots: None,
+        needs_rules: false,
+    },
+    ShaderFile {
         name: "conv_asm_1x1u_rules",
         text: include_str!("../../shaders/conv_asm_1x1u_rules.wgsl"),
         slots: None,

@@ -74,6 +74,11 @@ pub trait Constraint {
     fn config_text(&self, _chosen: &[u32]) -> Option<String> {
         None
     }
+    /// The constraint as a table the GPU checks (`shaders/catalogue_rules.wgsl`'s block), for
+    /// solvers whose rules are a table. Default: `None`.
+    fn gpu_table(&self) -> Option<Vec<i32>> {
+        None
+    }
 }
 
 mod beam;

@@ -153,6 +153,48 @@ impl CatalogueConstraint {
         }
     }
 
+    /// The table as `shaders/catalogue_rules.wgsl` reads it (value ids as i32, [`NO_VALUE`] as
+    /// -1): `[R, W, NV, fixed length (-1: by first value), MIOpen first-position kind (0 none,
+    /// 1 substring, 2 any), 0, 0, 0]`, the length by first value `[NV]`, MIOpen's first-position
+    /// mask `[NV]`, row lengths `[R]`, split-k positions `[R]` (-1: none), cells `[R, W]`; rows
+    /// sorted by their cells.
+    pub fn gpu_block(&self) -> Vec<i32> {
+        let t = &self.table;
+        let by: &[usize] = match &self.lengths {
+            Lengths::ByFirstValue(by) => by,
+            Lengths::Fixed(_) => &[],
+        };
+        let (kind, mask): (i32, Vec<i32>) = match &self.miopen_first {
+            None => (0, Vec::new()),
+            Some(MiopenFirst::Substring(answers)) => (1, answers.iter().map(|a| i32::from(a.is_some())).collect()),
+            Some(MiopenFirst::Any) => (2, Vec::new()),
+        };
+        let nv = by.len().max(mask.len());
+        let fixed = match self.lengths {
+            Lengths::Fixed(n) => n as i32,
+            Lengths::ByFirstValue(_) => -1,
+        };
+        let as_i32 = |v: u32| if v == NO_VALUE { -1 } else { v as i32 };
+        let mut words = vec![t.rows() as i32, t.width as i32, nv as i32, fixed, kind, 0, 0, 0];
+        words.extend((0..nv).map(|v| by.get(v).map_or(0, |&n| n as i32)));
+        words.extend((0..nv).map(|v| mask.get(v).copied().unwrap_or(0)));
+        // Rows sorted by their cells, so that the rows spelling a prefix are one run.
+        let mut order: Vec<usize> = (0..t.rows()).collect();
+        order.sort_by(|&a, &b| {
+            t.row(a)
+                .iter()
+                .map(|&v| as_i32(v))
+                .cmp(t.row(b).iter().map(|&v| as_i32(v)))
+        });
+        words.extend(order.iter().map(|&r| i32::from(t.lens[r])));
+        words.extend(order.iter().map(|&r| match t.split_pos[r] {
+            u8::MAX => -1,
+            p => i32::from(p),
+        }));
+        words.extend(order.iter().flat_map(|&r| t.row(r).iter().map(|&v| as_i32(v))));
+        words
+    }
+
     fn first_len(&self, value: u32) -> usize {
         match &self.lengths {
             Lengths::Fixed(n) => *n,
@@ -216,6 +258,10 @@ impl Constraint for CatalogueConstraint {
             return false;
         }
         self.accepts(chosen, value)
+    }
+
+    fn gpu_table(&self) -> Option<Vec<i32>> {
+        Some(self.gpu_block())
     }
 
     fn config_text(&self, chosen: &[u32]) -> Option<String> {

@@ -22,6 +22,9 @@ use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::search::{Constraint, Vocabulary};
+
+/// The WGSL rules library of catalogue solvers (`shaders/catalogue_rules.wgsl`).
+pub const CATALOGUE_RULES: &str = "catalogue_rules";
 use crate::solvers::{Solver, Target};
 
 use catalogue::{Catalogue, CkDims, Instance};
@@ -528,6 +531,12 @@ impl Solver for CkGroupSolver {
             Suffix::PlusOne | Suffix::SplitK => format!("{}+1", first.type_string),
         };
         Ok(vec![id])
+    }
+
+    /// The catalogue constraint runs on the GPU as a table check (each constraint's
+    /// [`Constraint::gpu_table`]).
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        Some(CATALOGUE_RULES)
     }
 
     /// A catalogue solver's answer is a kernel id; model answers are named by the constraint
