@@ -394,6 +394,10 @@ impl GpuPredictor {
         max_len: usize,
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
+        let DeviceModel::Ktn(ktn) = &self.model else {
+            return Err(Error::Gpu("catalogue solvers run on MIOpen's KTN models only".into()));
+        };
+        let ktn: &GpuKtn = ktn;
         let vocab = self.host.model.vocab();
         let miopen = i32::from(mode == DecodeMode::Miopen);
         let mut offset = 8 * blocks.len();
@@ -415,8 +419,7 @@ impl GpuPredictor {
                     rules_library: solvers::ck::CATALOGUE_RULES,
                     max_len,
                 };
-                let found =
-                    self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, &self.model, &job))?;
+                let found = self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, ktn, &job))?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             DecodeMode::Beam { width, top } => {
@@ -434,7 +437,7 @@ impl GpuPredictor {
                     width: width.max(1),
                     top: top.clamp(1, width.max(1)),
                 };
-                self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, &self.model, &job))
+                self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, ktn, &job))
             }
         }
     }
