@@ -51,6 +51,17 @@ pub struct Prediction {
     pub source: Source,
 }
 
+/// A batch made ready for decoding by [`Predictor::prepare`].
+pub(crate) struct Prepared {
+    /// Encoder inputs of the decoded problems, concatenated.
+    pub inputs: Vec<f32>,
+    pub constraints: Vec<Box<dyn Constraint + Send + Sync>>,
+    /// Batch index of each decoded problem.
+    pub decoded: Vec<usize>,
+    /// One entry per problem: its error, or None while it waits for decoding.
+    pub results: Vec<Option<Result<Vec<Prediction>>>>,
+}
+
 /// A loaded model for one (target, solver).
 pub struct Predictor {
     pub target: Target,
@@ -145,28 +156,43 @@ impl Predictor {
         })
     }
 
-    fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+    /// Checks every problem and builds the encoder inputs and constraints of those the model
+    /// applies to; the others get their error.
+    pub(crate) fn prepare(&self, problems: &[ConvProblem]) -> Prepared {
         let (target, solver, model) = (&self.target, self.solver, self.model.as_ref());
-        let mut results: Vec<Option<Result<Vec<Prediction>>>> = Vec::with_capacity(problems.len());
-        let mut inputs: Vec<f32> = Vec::new();
-        let mut constraints: Vec<Box<dyn Constraint + Send + Sync>> = Vec::new();
-        let mut decoded: Vec<usize> = Vec::new();
+        let mut prepared = Prepared {
+            inputs: Vec::new(),
+            constraints: Vec::new(),
+            decoded: Vec::new(),
+            results: Vec::with_capacity(problems.len()),
+        };
         for (i, p) in problems.iter().enumerate() {
-            let prepared = solver.check(target, p).and_then(|_| {
+            let ready = solver.check(target, p).and_then(|_| {
                 let input = model.encoder_input(solver, target, p)?;
                 let constraint = solver.constraint(target, p, model.vocab(), model.metadata())?;
                 Ok((input, constraint))
             });
-            match prepared {
+            match ready {
                 Ok((input, constraint)) => {
-                    inputs.extend_from_slice(&input);
-                    constraints.push(constraint);
-                    decoded.push(i);
-                    results.push(None);
+                    prepared.inputs.extend_from_slice(&input);
+                    prepared.constraints.push(constraint);
+                    prepared.decoded.push(i);
+                    prepared.results.push(None);
                 }
-                Err(e) => results.push(Some(Err(e))),
+                Err(e) => prepared.results.push(Some(Err(e))),
             }
         }
+        prepared
+    }
+
+    fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        let model = self.model.as_ref();
+        let Prepared {
+            inputs,
+            constraints,
+            decoded,
+            mut results,
+        } = self.prepare(problems);
         if !decoded.is_empty() {
             match model.encode(&inputs, decoded.len()) {
                 Err(e) => {

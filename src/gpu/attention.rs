@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::decode::{hyp_words, BeamJob, GreedyJob};
+use super::decode::{fail_step, hyp_words, BeamJob, GreedyJob};
 use super::kernels::{self, BindCache, Recorder, Rows};
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
@@ -329,11 +329,7 @@ impl StepDecoder for GpuAttentionDecoder<'_> {
 
     fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
         if let Err(e) = self.try_step(tokens, states, scores) {
-            if let Ok(mut slot) = self.error.lock() {
-                slot.get_or_insert(e.to_string());
-            }
-            scores.clear();
-            scores.resize(states.batch * self.model.config.vocab, f32::NAN);
+            fail_step(&self.error, e, scores, states.batch * self.model.config.vocab);
         }
     }
 }

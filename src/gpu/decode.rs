@@ -539,11 +539,18 @@ impl StepDecoder for GpuStepDecoder<'_> {
 
     fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
         if let Err(e) = self.try_step(tokens, states, scores) {
-            if let Ok(mut slot) = self.error.lock() {
-                slot.get_or_insert(e.to_string());
-            }
-            scores.clear();
-            scores.resize(states.batch * self.model.output.units, f32::NAN);
+            fail_step(&self.error, e, scores, states.batch * self.model.output.units);
         }
     }
+}
+
+/// A GPU decoder step that failed (the `StepDecoder` interface has no error channel): keeps the
+/// first error for the caller to report after the search, and hands the search NaN scores,
+/// which no candidate survives.
+pub(crate) fn fail_step(error: &Mutex<Option<String>>, e: Error, scores: &mut Vec<f32>, len: usize) {
+    if let Ok(mut slot) = error.lock() {
+        slot.get_or_insert(e.to_string());
+    }
+    scores.clear();
+    scores.resize(len, f32::NAN);
 }

@@ -455,6 +455,16 @@ pub mod host {
         pub sentinels_intact: bool,
     }
 
+    /// Submits the recorded kernel, waits, and reads the guarded output back.
+    fn submit_and_read(ctx: &GpuContext, what: &str, rec: Recorder, out: &buffers::Guarded) -> Result<Output> {
+        ctx.submit_and_wait(what, rec.finish())?;
+        let (values, sentinels_intact) = out.read(ctx, what)?;
+        Ok(Output {
+            values,
+            sentinels_intact,
+        })
+    }
+
     fn nan_filled(len: usize) -> Vec<f32> {
         vec![f32::NAN; len]
     }
@@ -509,12 +519,7 @@ pub mod host {
             init.is_some(),
             half,
         )?;
-        ctx.submit_and_wait("dense", rec.finish())?;
-        let (values, sentinels_intact) = out.read(ctx, "dense")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "dense", rec, &out)
     }
 
     /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
@@ -533,12 +538,7 @@ pub mod host {
             vocab,
             dim,
         )?;
-        ctx.submit_and_wait("embedding_gather", rec.finish())?;
-        let (values, sentinels_intact) = out.read(ctx, "embedding_gather")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "embedding_gather", rec, &out)
     }
 
     /// One LSTM step for `rows` rows: returns the new state as `[h (rows*units) | c (rows*units)]`.
@@ -612,12 +612,7 @@ pub mod host {
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * width))?;
         let mut rec = Recorder::new(ctx, "log_softmax");
         super::log_softmax(ctx, &mut rec, (&x_buf).into(), out.view(), rows, width)?;
-        ctx.submit_and_wait("log_softmax", rec.finish())?;
-        let (values, sentinels_intact) = out.read(ctx, "log_softmax")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "log_softmax", rec, &out)
     }
 
     /// Attention + combine (attention.wgsl) for `rows` rows: `h` `[rows, units]`, `enc`
@@ -679,12 +674,7 @@ pub mod host {
         let out = buffers::Guarded::new(ctx, "out", init)?;
         let mut rec = Recorder::new(ctx, "ensemble_mean");
         super::ensemble_mean(ctx, &mut rec, (&x_buf).into(), out.view(), x.len(), share)?;
-        ctx.submit_and_wait("ensemble_mean", rec.finish())?;
-        let (values, sentinels_intact) = out.read(ctx, "ensemble_mean")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "ensemble_mean", rec, &out)
     }
 
     /// `dst[r] = src[rows[r]]` for a state `[src_rows, units] h | [src_rows, units] c`.
@@ -703,12 +693,7 @@ pub mod host {
             src_rows,
             units,
         )?;
-        ctx.submit_and_wait("reorder_rows", rec.finish())?;
-        let (values, sentinels_intact) = out.read(ctx, "reorder_rows")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "reorder_rows", rec, &out)
     }
 
     /// Evaluates a solver's WGSL `solver_prefix_valid` and `solver_completable` (library

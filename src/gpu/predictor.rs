@@ -12,7 +12,7 @@ use super::kernels::BindCache;
 use super::model::GpuKtn;
 use super::Precision;
 use crate::error::{Error, Result};
-use crate::predict::{DecodeMode, Prediction, Predictor};
+use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
 use crate::seq2seq::{AttentionModel, KtnModel};
@@ -216,30 +216,18 @@ impl GpuPredictor {
 
     fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
         let host = &self.host;
-        let (target, solver, model) = (&host.target, host.solver, host.model.as_ref());
-        let mut results: Vec<Option<Result<Vec<Prediction>>>> = Vec::with_capacity(problems.len());
-        let mut inputs: Vec<f32> = Vec::new();
-        let mut constraints: Vec<Box<dyn Constraint + Send + Sync>> = Vec::new();
-        let mut rules: Vec<[i32; 8]> = Vec::new();
-        let mut decoded: Vec<usize> = Vec::new();
+        let (target, solver) = (&host.target, host.solver);
+        let Prepared {
+            inputs,
+            constraints,
+            decoded,
+            mut results,
+        } = host.prepare(problems);
+        let rules: Vec<[i32; 8]> = decoded
+            .iter()
+            .map(|&i| solver.wgsl_rule_words(target, &problems[i]).unwrap_or([0; 8]))
+            .collect();
         let library = solver.wgsl_rules();
-        for (i, p) in problems.iter().enumerate() {
-            let prepared = solver.check(target, p).and_then(|_| {
-                let input = model.encoder_input(solver, target, p)?;
-                let constraint = solver.constraint(target, p, model.vocab(), model.metadata())?;
-                Ok((input, constraint))
-            });
-            match prepared {
-                Ok((input, constraint)) => {
-                    inputs.extend_from_slice(&input);
-                    constraints.push(constraint);
-                    rules.push(solver.wgsl_rule_words(target, p).unwrap_or([0; 8]));
-                    decoded.push(i);
-                    results.push(None);
-                }
-                Err(e) => results.push(Some(Err(e))),
-            }
-        }
         if !decoded.is_empty() {
             let found = self.decode(&inputs, &constraints, &rules, library, mode);
             match found {
