@@ -15,11 +15,9 @@
 //! `log_softmax` is averaged in member order (`ensemble_mean` on the device, the same sum on the
 //! host), which is what `AttentionModel`'s step returns.
 
-use std::sync::Mutex;
-
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::decode::{fail_step, hyp_words, BeamJob, GreedyJob};
+use super::decode::{hyp_words, BeamJob, GreedyJob, StepError};
 use super::kernels::{self, BindCache, Recorder, Rows};
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
@@ -182,7 +180,7 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
 pub(crate) struct GpuAttentionDecoder<'a> {
     pub ctx: &'a GpuContext,
     pub model: &'a GpuAttention,
-    error: Mutex<Option<String>>,
+    error: StepError,
 }
 
 /// One member's work buffers of a step.
@@ -196,13 +194,13 @@ impl<'a> GpuAttentionDecoder<'a> {
         GpuAttentionDecoder {
             ctx,
             model,
-            error: Mutex::new(None),
+            error: StepError::default(),
         }
     }
 
     /// The first GPU error of any step, if one happened.
     pub fn take_error(&self) -> Option<Error> {
-        self.error.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
+        self.error.take()
     }
 
     fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
@@ -329,7 +327,7 @@ impl StepDecoder for GpuAttentionDecoder<'_> {
 
     fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
         if let Err(e) = self.try_step(tokens, states, scores) {
-            fail_step(&self.error, e, scores, states.batch * self.model.config.vocab);
+            self.error.fail(e, scores, states.batch * self.model.config.vocab);
         }
     }
 }

@@ -479,7 +479,7 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], row
 pub(crate) struct GpuStepDecoder<'a> {
     pub ctx: &'a GpuContext,
     pub model: &'a GpuKtn,
-    error: Mutex<Option<String>>,
+    error: StepError,
 }
 
 impl<'a> GpuStepDecoder<'a> {
@@ -487,13 +487,13 @@ impl<'a> GpuStepDecoder<'a> {
         GpuStepDecoder {
             ctx,
             model,
-            error: Mutex::new(None),
+            error: StepError::default(),
         }
     }
 
     /// The first GPU error of any step, if one happened.
     pub fn take_error(&self) -> Option<Error> {
-        self.error.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
+        self.error.take()
     }
 
     fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
@@ -539,18 +539,27 @@ impl StepDecoder for GpuStepDecoder<'_> {
 
     fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
         if let Err(e) = self.try_step(tokens, states, scores) {
-            fail_step(&self.error, e, scores, states.batch * self.model.output.units);
+            self.error.fail(e, scores, states.batch * self.model.output.units);
         }
     }
 }
 
-/// A GPU decoder step that failed (the `StepDecoder` interface has no error channel): keeps the
-/// first error for the caller to report after the search, and hands the search NaN scores,
-/// which no candidate survives.
-pub(crate) fn fail_step(error: &Mutex<Option<String>>, e: Error, scores: &mut Vec<f32>, len: usize) {
-    if let Ok(mut slot) = error.lock() {
-        slot.get_or_insert(e.to_string());
+/// The first failure of a GPU decoder's steps: the `StepDecoder` interface has no error channel,
+/// so a failed step keeps its error here for the caller to report after the search, and hands
+/// the search NaN scores, which no candidate survives.
+#[derive(Debug, Default)]
+pub(crate) struct StepError(Mutex<Option<String>>);
+
+impl StepError {
+    pub(crate) fn fail(&self, e: Error, scores: &mut Vec<f32>, len: usize) {
+        if let Ok(mut slot) = self.0.lock() {
+            slot.get_or_insert(e.to_string());
+        }
+        scores.clear();
+        scores.resize(len, f32::NAN);
     }
-    scores.clear();
-    scores.resize(len, f32::NAN);
+
+    pub(crate) fn take(&self) -> Option<Error> {
+        self.0.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
+    }
 }
