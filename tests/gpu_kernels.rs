@@ -182,6 +182,63 @@ fn lstm_step_matches_cpu() {
 }
 
 #[test]
+fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
+    use tuneinfer::gpu::kernels::LstmPath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(31);
+    // (rows, in_dim, units): partial row tiles (128 rows), partial unit tiles (32 units), k
+    // chunks (8) ending early, and single rows / units.
+    let shapes = [
+        (1, 1, 1),
+        (3, 17, 63),
+        (129, 3, 33),
+        (130, 8, 128),
+        (300, 129, 17),
+        (257, 32, 65),
+    ];
+    for (rows, in_dim, units) in shapes {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let kernel = rng.vec(in_dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(rows * units, 1.0);
+        let c0 = rng.vec(rows * units, 2.0);
+        let mut z = vec![0.0; rows * g];
+        cpu::dense(&x, &kernel, Some(&bias), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(&h0, &recurrent, &mut z, rows, units, g);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let run = |path| {
+            host::lstm_step_on(
+                &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, false, path,
+            )
+            .expect("lstm")
+        };
+        let (small, tiled) = (run(LstmPath::Small), run(LstmPath::Tiled));
+        let shape = format!("({rows},{in_dim},{units})");
+        assert!(small.sentinels_intact, "small {shape} wrote outside its state");
+        assert!(tiled.sentinels_intact, "tiled {shape} wrote outside its state");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        assert_eq!(bits(&small.values), bits(&tiled.values), "paths differ on {shape}");
+        let (gh, gc) = tiled.values.split_at(rows * units);
+        let (wh, wc) = (worst(gh, &h), worst(gc, &c));
+        assert!(wh <= 2e-6 && wc <= 2e-6, "lstm {shape}: h {wh}, c {wc}");
+        if ctx.adapter().shader_f16 {
+            let run16 = |path| {
+                host::lstm_step_on(
+                    &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true, path,
+                )
+                .expect("lstm f16")
+            };
+            let (small, tiled) = (run16(LstmPath::Small), run16(LstmPath::Tiled));
+            assert!(small.sentinels_intact && tiled.sentinels_intact, "f16 {shape}");
+            assert_eq!(bits(&small.values), bits(&tiled.values), "f16 paths differ on {shape}");
+        }
+    }
+}
+
+#[test]
 fn log_softmax_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut rng = Lcg::new(24);

@@ -11,8 +11,28 @@ pub const WG: u32 = 64;
 
 /// Rows one `dense.wgsl` thread computes (its `ROWS_PER_THREAD`).
 const DENSE_ROWS_PER_THREAD: usize = 4;
-/// Rows one `lstm_step.wgsl` thread computes (its `ROWS_PER_THREAD`).
-const LSTM_ROWS_PER_THREAD: usize = 4;
+/// Rows one thread of `lstm_step.wgsl`'s SMALL path computes (its `SMALL_ROWS`).
+const LSTM_SMALL_ROWS: usize = 4;
+/// `lstm_step.wgsl`'s tile: rows x units per workgroup of [`LSTM_WG`] threads.
+const LSTM_TILE_ROWS: usize = 128;
+const LSTM_TILE_UNITS: usize = 32;
+/// Workgroup size of `lstm_step.wgsl` (its tiled path's `TILE_THREADS`).
+const LSTM_WG: u32 = 256;
+/// Fewer rows than this take `lstm_step.wgsl`'s SMALL path: below it the tiled path has too few
+/// workgroups to fill a large GPU, and each of its threads does 16 times the SMALL path's work
+/// (latency). An estimate for a ~130-SM GPU; tune with the `kernels` benchmarks.
+pub const LSTM_TILED_MIN_ROWS: usize = 2048;
+
+/// Which of `lstm_step.wgsl`'s two paths runs (same results, bit for bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LstmPath {
+    /// SMALL below [`LSTM_TILED_MIN_ROWS`] rows, tiled from there.
+    Auto,
+    /// One thread per unit of 4 rows, straight from storage (latency).
+    Small,
+    /// Workgroup-memory tiles of 128 rows x 32 units (throughput).
+    Tiled,
+}
 
 /// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
 /// exceeds the per-dimension limit).
@@ -230,13 +250,53 @@ pub(crate) fn lstm_step(
     units: usize,
     half: bool,
 ) -> Result<()> {
+    lstm_step_on(
+        ctx,
+        rec,
+        x,
+        x_rows,
+        weights,
+        prev,
+        next,
+        seq,
+        rows,
+        in_dim,
+        units,
+        half,
+        LstmPath::Auto,
+    )
+}
+
+/// [`lstm_step`] on a chosen path of the kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step_on(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    x_rows: Rows,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    seq: Option<(View<'_>, Rows)>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+    half: bool,
+    path: LstmPath,
+) -> Result<()> {
+    let small = match path {
+        LstmPath::Auto => rows < LSTM_TILED_MIN_ROWS,
+        LstmPath::Small => true,
+        LstmPath::Tiled => false,
+    };
     let key = KernelKey::new(
         "lstm_step",
         &[
             ("IN_DIM", u32_of("input", in_dim)?),
             ("UNITS", u32_of("units", units)?),
-            ("WG", WG),
+            ("WG", LSTM_WG),
             ("WRITE_SEQ", u32::from(seq.is_some())),
+            ("SMALL", u32::from(small)),
         ],
     )
     .with_half(half);
@@ -250,14 +310,13 @@ pub(crate) fn lstm_step(
         u32_of("seq stride", seq_rows.stride)?,
         u32_of("seq offset", seq_rows.offset)?,
     ];
-    dispatch(
-        ctx,
-        rec,
-        &kernel,
-        &[x, weights, prev, next, seq_view],
-        &params,
-        (rows.div_ceil(LSTM_ROWS_PER_THREAD) * units) as u64,
-    )
+    let threads = if small {
+        (rows.div_ceil(LSTM_SMALL_ROWS) * units) as u64
+    } else {
+        let tiles = rows.div_ceil(LSTM_TILE_ROWS) * units.div_ceil(LSTM_TILE_UNITS);
+        tiles as u64 * u64::from(LSTM_WG)
+    };
+    dispatch(ctx, rec, &kernel, &[x, weights, prev, next, seq_view], &params, threads)
 }
 
 /// Dot-product attention + combine layer for every row (attention.wgsl): from `h` and `enc`
@@ -574,6 +633,38 @@ pub mod host {
         units: usize,
         half: bool,
     ) -> Result<Output> {
+        lstm_step_on(
+            ctx,
+            x,
+            kernel,
+            recurrent,
+            bias,
+            h,
+            c,
+            rows,
+            in_dim,
+            units,
+            half,
+            LstmPath::Auto,
+        )
+    }
+
+    /// [`lstm_step_with`] on a chosen path of the kernel (tests run both on every shape).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: LstmPath,
+    ) -> Result<Output> {
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
@@ -581,7 +672,7 @@ pub mod host {
         let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
         let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
         let mut rec = Recorder::new(ctx, "lstm_step");
-        super::lstm_step(
+        super::lstm_step_on(
             ctx,
             &mut rec,
             (&x_buf).into(),
@@ -597,6 +688,7 @@ pub mod host {
             in_dim,
             units,
             half,
+            path,
         )?;
         ctx.submit_and_wait("lstm_step", rec.finish())?;
         let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
