@@ -182,8 +182,61 @@ fn lstm_step_matches_cpu() {
 }
 
 #[test]
+fn dense_paths_agree_bit_for_bit_and_match_cpu() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(32);
+    // (rows, k, n): partial row tiles (128 rows), partial column tiles (64 columns), k chunks
+    // (8) ending early; the gfx908 output layer (128 -> 38) and encoder dense (8 -> 32).
+    let shapes = [
+        (1, 1, 1),
+        (3, 17, 63),
+        (129, 3, 65),
+        (300, 128, 38),
+        (257, 8, 32),
+        (130, 129, 129),
+    ];
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+    for (m, k, n) in shapes {
+        let a = rng.vec(m * k, 1.0);
+        let b = rng.vec(k * n, 1.0);
+        let bias = rng.vec(n, 1.0);
+        let init = rng.vec(m * n, 1.0);
+        let mut want = vec![0.0; m * n];
+        cpu::dense(&a, &b, Some(&bias), &mut want, m, k, n);
+        let mut want_acc = init.clone();
+        cpu::matmul_acc(&a, &b, &mut want_acc, m, k, n);
+        let shape = format!("({m},{k},{n})");
+        for half in [false, ctx.adapter().shader_f16] {
+            let run = |path, accumulate: bool| {
+                let (bias, init) = if accumulate {
+                    (None, Some(&init[..]))
+                } else {
+                    (Some(&bias[..]), None)
+                };
+                let got = host::dense_on(&ctx, &a, &b, bias, init, m, k, n, half, path).expect("dense");
+                assert!(got.sentinels_intact, "{path:?} {shape} wrote outside its output");
+                got.values
+            };
+            for accumulate in [false, true] {
+                let (small, tiled) = (run(TilePath::Small, accumulate), run(TilePath::Tiled, accumulate));
+                assert_eq!(
+                    bits(&small),
+                    bits(&tiled),
+                    "paths differ on {shape} (accumulate {accumulate})"
+                );
+                if !half {
+                    let w = worst(&tiled, if accumulate { &want_acc } else { &want });
+                    assert!(w <= 1e-5, "dense {shape} (accumulate {accumulate}): worst {w}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
-    use tuneinfer::gpu::kernels::LstmPath;
+    use tuneinfer::gpu::kernels::TilePath;
     let Some(ctx) = gpu() else { return };
     let mut rng = Lcg::new(31);
     // (rows, in_dim, units): partial row tiles (128 rows), partial unit tiles (32 units), k
@@ -215,7 +268,7 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
             )
             .expect("lstm")
         };
-        let (small, tiled) = (run(LstmPath::Small), run(LstmPath::Tiled));
+        let (small, tiled) = (run(TilePath::Small), run(TilePath::Tiled));
         let shape = format!("({rows},{in_dim},{units})");
         assert!(small.sentinels_intact, "small {shape} wrote outside its state");
         assert!(tiled.sentinels_intact, "tiled {shape} wrote outside its state");
@@ -231,7 +284,7 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
                 )
                 .expect("lstm f16")
             };
-            let (small, tiled) = (run16(LstmPath::Small), run16(LstmPath::Tiled));
+            let (small, tiled) = (run16(TilePath::Small), run16(TilePath::Tiled));
             assert!(small.sentinels_intact && tiled.sentinels_intact, "f16 {shape}");
             assert_eq!(bits(&small.values), bits(&tiled.values), "f16 paths differ on {shape}");
         }

@@ -128,7 +128,7 @@ pub(crate) fn record_encoder(
         let a = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         let b = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         // The initial state is zero.
-        rec.enc.clear_buffer(&a, 0, None);
+        rec.encoder().clear_buffer(&a, 0, None);
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -274,8 +274,8 @@ pub(crate) fn greedy_resident(
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "greedy", cache);
     // Every walk starts running, empty, with score 0, fed token 0.
-    rec.enc.clear_buffer(&hyp, 0, None);
-    rec.enc.clear_buffer(&feed, 0, None);
+    rec.encoder().clear_buffer(&hyp, 0, None);
+    rec.encoder().clear_buffer(&feed, 0, None);
     let mut cur = record_encoder(ctx, pool, &mut rec, m, &input, rows)?;
     let mut next: Vec<wgpu::Buffer> = m
         .dec_lstms
@@ -301,8 +301,11 @@ pub(crate) fn greedy_resident(
         )?;
         std::mem::swap(&mut cur, &mut next);
     }
-    ctx.submit_and_wait("greedy decoding", rec.finish())?;
-    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp, 0, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
     let l = job.max_len;
     Ok(out
         .chunks_exact(words)
@@ -371,7 +374,7 @@ pub(crate) fn beam_resident(
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "beam", cache);
-    rec.enc.clear_buffer(&feed, 0, None);
+    rec.encoder().clear_buffer(&feed, 0, None);
     let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
     let mut cur = Vec::new();
     let mut next = Vec::new();
@@ -429,9 +432,12 @@ pub(crate) fn beam_resident(
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
-    ctx.submit_and_wait("beam search", rec.finish())?;
     // The finished lists, already in search::beam_search's final order.
-    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 4 * (rows * words) as u64, rows * words)?;
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp_a, bytes, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
     let found = out
         .chunks_exact(words * w)
         .map(|list| {
@@ -464,10 +470,18 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], row
     let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
     let mut rec = Recorder::new(ctx, "encoder");
     let finals = record_encoder(ctx, &mut pool, &mut rec, m, &input, rows)?;
-    ctx.submit_and_wait("encoder", rec.finish())?;
-    for (l, buf) in finals.iter().enumerate() {
+    let mut staged = Vec::new();
+    for (buf, &u) in finals.iter().zip(&units) {
+        let bytes = 4 * (2 * rows * u) as u64;
+        let staging = pool.take_read_back(ctx, "encoder states read-back", bytes)?;
+        rec.copy_out(buf, 0, &staging, bytes);
+        staged.push((staging, bytes));
+    }
+    let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
+    let read = buffers::submit_and_read(ctx, "encoder", rec.finish(), &reads)?;
+    for (l, bytes) in read.iter().enumerate() {
         let u = units[l];
-        let hc = buffers::read_f32(ctx, "encoder states", buf, 0, 2 * rows * u)?;
+        let hc = buffers::words_f32(bytes);
         states.h[l].copy_from_slice(&hc[..rows * u]);
         states.c[l].copy_from_slice(&hc[rows * u..]);
     }
@@ -520,14 +534,27 @@ impl<'a> GpuStepDecoder<'a> {
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
         record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
-        ctx.submit_and_wait("decoder step", rec.finish())?;
+        // Every layer's new state and the scores come back in one read-back.
+        let mut staged = Vec::new();
+        for (buf, lstm) in next.iter().zip(&m.dec_lstms) {
+            let bytes = 4 * (2 * rows * lstm.units) as u64;
+            let staging = buffers::read_back_buffer(ctx, "decoder states read-back", bytes)?;
+            rec.copy_out(buf, 0, &staging, bytes);
+            staged.push((staging, bytes));
+        }
+        let bytes = 4 * (rows * v) as u64;
+        let staging = buffers::read_back_buffer(ctx, "scores read-back", bytes)?;
+        rec.copy_out(&score_buf, 0, &staging, bytes);
+        staged.push((staging, bytes));
+        let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
+        let mut read = buffers::submit_and_read(ctx, "decoder step", rec.finish(), &reads)?;
+        *scores = buffers::words_f32(&read.pop().unwrap_or_default());
         for (l, lstm) in m.dec_lstms.iter().enumerate() {
             let u = lstm.units;
-            let hc = buffers::read_f32(ctx, "decoder states", &next[l], 0, 2 * rows * u)?;
+            let hc = buffers::words_f32(&read[l]);
             states.h[l].copy_from_slice(&hc[..rows * u]);
             states.c[l].copy_from_slice(&hc[rows * u..]);
         }
-        *scores = buffers::read_f32(ctx, "scores", &score_buf, 0, rows * v)?;
         Ok(())
     }
 }

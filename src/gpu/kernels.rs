@@ -9,29 +9,43 @@ use crate::error::{Error, Result};
 /// Workgroup size of every kernel (an override constant of each shader).
 pub const WG: u32 = 64;
 
-/// Rows one `dense.wgsl` thread computes (its `ROWS_PER_THREAD`).
-const DENSE_ROWS_PER_THREAD: usize = 4;
+/// Rows one thread of `dense.wgsl`'s SMALL path computes (its `SMALL_ROWS`).
+const DENSE_SMALL_ROWS: usize = 4;
+/// `dense.wgsl`'s tile: rows x columns per workgroup of [`TILE_WG`] threads.
+const DENSE_TILE_ROWS: usize = 128;
+const DENSE_TILE_COLS: usize = 64;
 /// Rows one thread of `lstm_step.wgsl`'s SMALL path computes (its `SMALL_ROWS`).
 const LSTM_SMALL_ROWS: usize = 4;
-/// `lstm_step.wgsl`'s tile: rows x units per workgroup of [`LSTM_WG`] threads.
+/// `lstm_step.wgsl`'s tile: rows x units (x 4 gates) per workgroup of [`TILE_WG`] threads.
 const LSTM_TILE_ROWS: usize = 128;
 const LSTM_TILE_UNITS: usize = 32;
-/// Workgroup size of `lstm_step.wgsl` (its tiled path's `TILE_THREADS`).
-const LSTM_WG: u32 = 256;
-/// Fewer rows than this take `lstm_step.wgsl`'s SMALL path: below it the tiled path has too few
-/// workgroups to fill a large GPU, and each of its threads does 16 times the SMALL path's work
-/// (latency). An estimate for a ~130-SM GPU; tune with the `kernels` benchmarks.
-pub const LSTM_TILED_MIN_ROWS: usize = 2048;
+/// Workgroup size of `lstm_step.wgsl` and `dense.wgsl` (their tiled paths need 256).
+const TILE_WG: u32 = 256;
+/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl`: below it the
+/// tiled path has too few workgroups to fill a large GPU, and each of its threads does 8 to 16
+/// times the SMALL path's work (latency). An estimate for a ~130-SM GPU; tune with the
+/// `kernels` benchmarks.
+pub const TILED_MIN_ROWS: usize = 2048;
 
-/// Which of `lstm_step.wgsl`'s two paths runs (same results, bit for bit).
+/// Which of the two paths of `lstm_step.wgsl` / `dense.wgsl` runs (same results, bit for bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LstmPath {
-    /// SMALL below [`LSTM_TILED_MIN_ROWS`] rows, tiled from there.
+pub enum TilePath {
+    /// SMALL below [`TILED_MIN_ROWS`] rows, tiled from there.
     Auto,
-    /// One thread per unit of 4 rows, straight from storage (latency).
+    /// One thread per output column (unit) of 4 rows, straight from storage (latency).
     Small,
-    /// Workgroup-memory tiles of 128 rows x 32 units (throughput).
+    /// Workgroup-memory tiles (throughput).
     Tiled,
+}
+
+impl TilePath {
+    fn small(self, rows: usize) -> bool {
+        match self {
+            TilePath::Auto => rows < TILED_MIN_ROWS,
+            TilePath::Small => true,
+            TilePath::Tiled => false,
+        }
+    }
 }
 
 /// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
@@ -88,10 +102,7 @@ pub(crate) fn dispatch(
         }
         None => make(),
     };
-    let mut pass = rec.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: None,
-        timestamp_writes: None,
-    });
+    let pass = rec.pass();
     pass.set_pipeline(&kernel.pipeline);
     pass.set_bind_group(0, &group, &[]);
     pass.dispatch_workgroups(x as u32, y as u32, 1);
@@ -120,9 +131,12 @@ impl BindCache {
     }
 }
 
-/// A command encoder being recorded, with the bind-group cache of the decode (if any).
+/// A command encoder being recorded, with the bind-group cache of the decode (if any). Dispatches
+/// go into one compute pass, kept open until a copy or clear needs the encoder (wgpu orders
+/// dispatches within a pass by their buffer use, as between passes).
 pub(crate) struct Recorder<'a> {
-    pub enc: wgpu::CommandEncoder,
+    enc: wgpu::CommandEncoder,
+    open: Option<wgpu::ComputePass<'static>>,
     cache: Option<&'a mut BindCache>,
 }
 
@@ -132,6 +146,7 @@ impl<'a> Recorder<'a> {
             enc: ctx
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) }),
+            open: None,
             cache: None,
         }
     }
@@ -142,7 +157,33 @@ impl<'a> Recorder<'a> {
         r
     }
 
-    pub fn finish(self) -> wgpu::CommandEncoder {
+    /// The open compute pass (begun on first use).
+    fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
+        let enc = &mut self.enc;
+        self.open.get_or_insert_with(|| {
+            enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            })
+            .forget_lifetime()
+        })
+    }
+
+    /// The encoder, for copies and clears (ends the open compute pass).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.open = None;
+        &mut self.enc
+    }
+
+    /// Records a copy of `bytes` of `src` at `offset` into the read-back buffer `dst` (from
+    /// [`Pool::take_read_back`](super::buffers::Pool::take_read_back)).
+    pub fn copy_out(&mut self, src: &wgpu::Buffer, offset: u64, dst: &wgpu::Buffer, bytes: u64) {
+        self.encoder()
+            .copy_buffer_to_buffer(src, offset, dst, 0, bytes.max(4).next_multiple_of(4));
+    }
+
+    pub fn finish(mut self) -> wgpu::CommandEncoder {
+        self.open = None;
         self.enc
     }
 }
@@ -174,14 +215,50 @@ pub(crate) fn dense(
     accumulate: bool,
     half: bool,
 ) -> Result<()> {
+    dense_on(
+        ctx,
+        rec,
+        a,
+        a_rows,
+        b,
+        bias,
+        out,
+        rows,
+        k,
+        n,
+        accumulate,
+        half,
+        TilePath::Auto,
+    )
+}
+
+/// [`dense`] on a chosen path of the kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense_on(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    out: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accumulate: bool,
+    half: bool,
+    path: TilePath,
+) -> Result<()> {
+    let small = path.small(rows);
     let key = KernelKey::new(
         "dense",
         &[
             ("K_DIM", u32_of("K", k)?),
             ("N_DIM", u32_of("N", n)?),
-            ("WG", WG),
+            ("WG", TILE_WG),
             ("HAS_BIAS", u32::from(bias.is_some())),
             ("ACCUMULATE", u32::from(accumulate)),
+            ("SMALL", u32::from(small)),
         ],
     )
     .with_half(half);
@@ -192,14 +269,13 @@ pub(crate) fn dense(
         u32_of("stride", a_rows.stride)?,
         u32_of("offset", a_rows.offset)?,
     ];
-    dispatch(
-        ctx,
-        rec,
-        &kernel,
-        &[a, b, bias, out],
-        &params,
-        (rows.div_ceil(DENSE_ROWS_PER_THREAD) * n) as u64,
-    )
+    let threads = if small {
+        (rows.div_ceil(DENSE_SMALL_ROWS) * n) as u64
+    } else {
+        let tiles = rows.div_ceil(DENSE_TILE_ROWS) * n.div_ceil(DENSE_TILE_COLS);
+        tiles as u64 * u64::from(TILE_WG)
+    };
+    dispatch(ctx, rec, &kernel, &[a, b, bias, out], &params, threads)
 }
 
 /// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
@@ -263,7 +339,7 @@ pub(crate) fn lstm_step(
         in_dim,
         units,
         half,
-        LstmPath::Auto,
+        TilePath::Auto,
     )
 }
 
@@ -282,19 +358,15 @@ pub(crate) fn lstm_step_on(
     in_dim: usize,
     units: usize,
     half: bool,
-    path: LstmPath,
+    path: TilePath,
 ) -> Result<()> {
-    let small = match path {
-        LstmPath::Auto => rows < LSTM_TILED_MIN_ROWS,
-        LstmPath::Small => true,
-        LstmPath::Tiled => false,
-    };
+    let small = path.small(rows);
     let key = KernelKey::new(
         "lstm_step",
         &[
             ("IN_DIM", u32_of("input", in_dim)?),
             ("UNITS", u32_of("units", units)?),
-            ("WG", LSTM_WG),
+            ("WG", TILE_WG),
             ("WRITE_SEQ", u32::from(seq.is_some())),
             ("SMALL", u32::from(small)),
         ],
@@ -314,7 +386,7 @@ pub(crate) fn lstm_step_on(
         (rows.div_ceil(LSTM_SMALL_ROWS) * units) as u64
     } else {
         let tiles = rows.div_ceil(LSTM_TILE_ROWS) * units.div_ceil(LSTM_TILE_UNITS);
-        tiles as u64 * u64::from(LSTM_WG)
+        tiles as u64 * u64::from(TILE_WG)
     };
     dispatch(ctx, rec, &kernel, &[x, weights, prev, next, seq_view], &params, threads)
 }
@@ -557,6 +629,23 @@ pub mod host {
         n: usize,
         half: bool,
     ) -> Result<Output> {
+        dense_on(ctx, a, b, bias, init, rows, k, n, half, TilePath::Auto)
+    }
+
+    /// [`dense_with`] on a chosen path of the kernel (tests run both on every shape).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_on(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
         let a_buf = buffers::upload_f32(ctx, "a", a)?;
         let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
         let bias_buf = bias
@@ -564,7 +653,7 @@ pub mod host {
             .transpose()?;
         let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
         let mut rec = Recorder::new(ctx, "dense");
-        super::dense(
+        super::dense_on(
             ctx,
             &mut rec,
             (&a_buf).into(),
@@ -577,6 +666,7 @@ pub mod host {
             n,
             init.is_some(),
             half,
+            path,
         )?;
         submit_and_read(ctx, "dense", rec, &out)
     }
@@ -645,7 +735,7 @@ pub mod host {
             in_dim,
             units,
             half,
-            LstmPath::Auto,
+            TilePath::Auto,
         )
     }
 
@@ -663,7 +753,7 @@ pub mod host {
         in_dim: usize,
         units: usize,
         half: bool,
-        path: LstmPath,
+        path: TilePath,
     ) -> Result<Output> {
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
