@@ -21,16 +21,16 @@ const LSTM_TILE_ROWS: usize = 128;
 const LSTM_TILE_UNITS: usize = 32;
 /// Workgroup size of `lstm_step.wgsl` and `dense.wgsl` (their tiled paths need 256).
 const TILE_WG: u32 = 256;
-/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl`: below it the
-/// tiled path has too few workgroups to fill a large GPU, and each of its threads does 8 to 16
-/// times the SMALL path's work (latency). An estimate for a ~130-SM GPU; tune with the
-/// `kernels` benchmarks.
+/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl` (the default of
+/// [`GpuContext::set_tiled_min_rows`]): below it the tiled path has too few workgroups to fill a
+/// large GPU, and each of its threads does 8 to 16 times the SMALL path's work (latency). An
+/// estimate for a ~130-SM GPU, not a measurement.
 pub const TILED_MIN_ROWS: usize = 2048;
 
 /// Which of the two paths of `lstm_step.wgsl` / `dense.wgsl` runs (same results, bit for bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TilePath {
-    /// SMALL below [`TILED_MIN_ROWS`] rows, tiled from there.
+    /// SMALL below [`GpuContext::tiled_min_rows`] rows, tiled from there.
     Auto,
     /// One thread per output column (unit) of 4 rows, straight from storage (latency).
     Small,
@@ -39,9 +39,9 @@ pub enum TilePath {
 }
 
 impl TilePath {
-    fn small(self, rows: usize) -> bool {
+    fn small(self, ctx: &GpuContext, rows: usize) -> bool {
         match self {
-            TilePath::Auto => rows < TILED_MIN_ROWS,
+            TilePath::Auto => rows < ctx.tiled_min_rows(),
             TilePath::Small => true,
             TilePath::Tiled => false,
         }
@@ -249,7 +249,7 @@ pub(crate) fn dense_on(
     half: bool,
     path: TilePath,
 ) -> Result<()> {
-    let small = path.small(rows);
+    let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "dense",
         &[
@@ -360,7 +360,7 @@ pub(crate) fn lstm_step_on(
     half: bool,
     path: TilePath,
 ) -> Result<()> {
-    let small = path.small(rows);
+    let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "lstm_step",
         &[
