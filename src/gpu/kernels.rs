@@ -788,6 +788,74 @@ pub mod host {
         })
     }
 
+    /// Device-resident inputs for timing `lstm_step` alone (benchmarks): [`LstmSteps::run`]
+    /// records `n` steps (the state ping-pongs between two buffers) in one submission and
+    /// waits, so upload and read-back stay out of the measurement.
+    pub struct LstmSteps {
+        x: wgpu::Buffer,
+        weights: wgpu::Buffer,
+        states: [wgpu::Buffer; 2],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        path: TilePath,
+    }
+
+    impl LstmSteps {
+        /// `x` `[rows, in_dim]`, `weights` `[in_dim + units + 1, 4 units]` (kernel | recurrent |
+        /// bias), `state` `[2 rows, units]` (h | c).
+        #[allow(clippy::too_many_arguments)]
+        pub fn new(
+            ctx: &GpuContext,
+            x: &[f32],
+            weights: &[f32],
+            state: &[f32],
+            rows: usize,
+            in_dim: usize,
+            units: usize,
+            path: TilePath,
+        ) -> Result<LstmSteps> {
+            Ok(LstmSteps {
+                x: buffers::upload_f32(ctx, "x", x)?,
+                weights: buffers::upload_f32(ctx, "weights", weights)?,
+                states: [
+                    buffers::upload_f32(ctx, "state", state)?,
+                    buffers::upload_f32(ctx, "state", state)?,
+                ],
+                rows,
+                in_dim,
+                units,
+                path,
+            })
+        }
+
+        /// `n` steps, one submission, waits for the GPU.
+        pub fn run(&self, ctx: &GpuContext, n: usize) -> Result<()> {
+            let mut rec = Recorder::new(ctx, "lstm_step x n");
+            for i in 0..n {
+                super::lstm_step_on(
+                    ctx,
+                    &mut rec,
+                    (&self.x).into(),
+                    Rows {
+                        stride: self.in_dim,
+                        offset: 0,
+                    },
+                    (&self.weights).into(),
+                    (&self.states[i % 2]).into(),
+                    (&self.states[(i + 1) % 2]).into(),
+                    None,
+                    self.rows,
+                    self.in_dim,
+                    self.units,
+                    false,
+                    self.path,
+                )?;
+            }
+            ctx.submit_and_wait("lstm_step x n", rec.finish())
+        }
+    }
+
     /// Row-wise log-softmax of `[rows, width]`.
     pub fn log_softmax(ctx: &GpuContext, x: &[f32], rows: usize, width: usize) -> Result<Output> {
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
