@@ -277,18 +277,12 @@ pub(crate) fn submit_and_read(
 
 /// Words of bytes read back.
 pub(crate) fn words_u32(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    bytemuck::pod_collect_to_vec(&bytes[..bytes.len() / 4 * 4])
 }
 
 /// f32 values of bytes read back.
 pub(crate) fn words_f32(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    bytemuck::pod_collect_to_vec(&bytes[..bytes.len() / 4 * 4])
 }
 
 /// Copies `bytes` from `buf` at `offset` back to the host (one submission, one wait).

@@ -18,6 +18,7 @@ use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
 use super::kernels::{self, BindCache, Recorder, Rows};
 use super::model::GpuKtn;
+use super::parallel;
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
@@ -307,17 +308,20 @@ pub(crate) fn greedy_resident(
     let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
     let out = buffers::words_u32(&read[0]);
     let l = job.max_len;
-    Ok(out
-        .chunks_exact(words)
-        .map(|h| {
-            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
-            (status == 1 && len <= l).then(|| Hypothesis {
-                tokens: h[..len].to_vec(),
-                values: h[l..l + len].to_vec(),
-                score,
+    let records: Vec<&[u32]> = out.chunks_exact(words).collect();
+    let parts = parallel::map_parts(&records, parallel::hardware_threads(), |_, part| {
+        part.iter()
+            .map(|h| {
+                let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
+                (status == 1 && len <= l).then(|| Hypothesis {
+                    tokens: h[..len].to_vec(),
+                    values: h[l..l + len].to_vec(),
+                    score,
+                })
             })
-        })
-        .collect())
+            .collect::<Vec<_>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// What the resident beam search needs besides the model.
@@ -438,25 +442,27 @@ pub(crate) fn beam_resident(
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
     let out = buffers::words_u32(&read[0]);
-    let found = out
-        .chunks_exact(words * w)
-        .map(|list| {
-            list.chunks_exact(words)
-                .take_while(|h| h[2 * l + 1] == 1)
-                .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
-                .take(job.top)
-                .map(|h| {
-                    let len = h[2 * l] as usize;
-                    Hypothesis {
-                        tokens: h[..len].to_vec(),
-                        values: h[l..l + len].to_vec(),
-                        score: f32::from_bits(h[2 * l + 2]),
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Ok(found)
+    let lists: Vec<&[u32]> = out.chunks_exact(words * w).collect();
+    let parts = parallel::map_parts(&lists, parallel::hardware_threads(), |_, part| {
+        part.iter()
+            .map(|list| {
+                list.chunks_exact(words)
+                    .take_while(|h| h[2 * l + 1] == 1)
+                    .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
+                    .take(job.top)
+                    .map(|h| {
+                        let len = h[2 * l] as usize;
+                        Hypothesis {
+                            tokens: h[..len].to_vec(),
+                            values: h[l..l + len].to_vec(),
+                            score: f32::from_bits(h[2 * l + 2]),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Encodes `rows` problems on the GPU and reads the decoder's initial states back.

@@ -2,7 +2,7 @@
 //! on the host (features, rule words), then decoded in chunks sized to the device's limits.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::attention::{self, GpuAttention, GpuAttentionDecoder};
 use super::buffers::Pool;
@@ -10,6 +10,7 @@ use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
 use super::kernels::BindCache;
 use super::model::GpuKtn;
+use super::parallel;
 use super::Precision;
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
@@ -215,25 +216,49 @@ impl GpuPredictor {
     }
 
     fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
-        let host = &self.host;
-        let (target, solver) = (&host.target, host.solver);
+        let internal = |e: Error| {
+            let msg = e.to_string();
+            problems.iter().map(|_| Err(Error::Usage(msg.clone()))).collect()
+        };
+        let (prepared, rules) = match self.prepare(problems) {
+            Ok(p) => p,
+            Err(e) => return internal(e),
+        };
         let Prepared {
             inputs,
             constraints,
             decoded,
             mut results,
-        } = host.prepare(problems);
-        let rules: Vec<[i32; 8]> = decoded
-            .iter()
-            .map(|&i| solver.wgsl_rule_words(target, &problems[i]).unwrap_or([0; 8]))
-            .collect();
-        let library = solver.wgsl_rules();
+        } = prepared;
+        let library = self.host.solver.wgsl_rules();
         if !decoded.is_empty() {
             let found = self.decode(&inputs, &constraints, &rules, library, mode);
             match found {
                 Ok(found) => {
-                    for ((&i, hyps), constraint) in decoded.iter().zip(found).zip(&constraints) {
-                        results[i] = Some(host.answers(&problems[i], hyps, constraint.as_ref()));
+                    // The answers (configs, fallbacks) over the host's threads; each job's
+                    // hypotheses are taken (not copied) by the thread that answers it.
+                    type Job<'c> = (usize, Mutex<Vec<Hypothesis>>, &'c (dyn Constraint + Send + Sync));
+                    let jobs: Vec<Job> = decoded
+                        .iter()
+                        .zip(found)
+                        .zip(&constraints)
+                        .map(|((&i, hyps), c)| (i, Mutex::new(hyps), c.as_ref()))
+                        .collect();
+                    let answered = parallel::map_parts(&jobs, self.host.threads(), |_, part| {
+                        part.iter()
+                            .map(|(i, hyps, c)| {
+                                let hyps = hyps.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+                                (*i, self.host.answers(&problems[*i], hyps, *c))
+                            })
+                            .collect::<Vec<_>>()
+                    });
+                    match answered {
+                        Ok(parts) => {
+                            for (i, answer) in parts.into_iter().flatten() {
+                                results[i] = Some(answer);
+                            }
+                        }
+                        Err(e) => return internal(e),
                     }
                 }
                 Err(e) => {
@@ -248,6 +273,37 @@ impl GpuPredictor {
             .into_iter()
             .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
             .collect()
+    }
+
+    /// The host's preparation of every problem (features, constraints, rule words) over its
+    /// threads, merged in batch order.
+    fn prepare(&self, problems: &[ConvProblem]) -> Result<(Prepared, Vec<[i32; 8]>)> {
+        let host = &self.host;
+        let (target, solver) = (&host.target, host.solver);
+        let parts = parallel::map_parts(problems, host.threads(), |start, part| {
+            let prepared = host.prepare(part);
+            let rules: Vec<[i32; 8]> = prepared
+                .decoded
+                .iter()
+                .map(|&i| solver.wgsl_rule_words(target, &part[i]).unwrap_or([0; 8]))
+                .collect();
+            (start, prepared, rules)
+        })?;
+        let mut all = Prepared {
+            inputs: Vec::new(),
+            constraints: Vec::new(),
+            decoded: Vec::new(),
+            results: Vec::with_capacity(problems.len()),
+        };
+        let mut rules = Vec::new();
+        for (start, p, r) in parts {
+            all.inputs.extend_from_slice(&p.inputs);
+            all.constraints.extend(p.constraints);
+            all.decoded.extend(p.decoded.iter().map(|i| start + i));
+            all.results.extend(p.results);
+            rules.extend(r);
+        }
+        Ok((all, rules))
     }
 
     fn decode(
