@@ -183,6 +183,33 @@ fn tiled_kernels_give_the_cpu_configs() {
 }
 
 #[test]
+fn chunked_batches_give_the_same_answers_in_order() {
+    // Chunks of 7 problems: preparing, decoding and answering of neighbouring chunks overlap.
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let whole = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
+    let chunked = GpuPredictor::load("gfx908", NAME, &dirs, ctx)
+        .expect("gpu model")
+        .with_chunk_limit(7);
+    assert_eq!(chunked.chunk_size(DecodeMode::Miopen), 7);
+    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(50).collect();
+    let text = |r: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
+        r.into_iter()
+            .map(|x| match x {
+                Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
+                Err(e) => format!("error: {e}"),
+            })
+            .collect()
+    };
+    for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 2 }] {
+        let want = text(whole.predict_batch(&problems, mode));
+        let got = text(chunked.predict_batch(&problems, mode));
+        assert_eq!(want.len(), problems.len());
+        assert_eq!(want, got, "{mode:?}");
+    }
+}
+
+#[test]
 fn f16_weights_change_few_predictions() {
     let Some(ctx) = gpu() else { return };
     if !ctx.adapter().shader_f16 {
