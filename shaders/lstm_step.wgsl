@@ -13,14 +13,19 @@
 //   (the next chunk is loaded into registers while the current one is used); each thread holds
 //   8 rows x 2 units x 4 gates in registers: per k, 4 vector workgroup loads feed 64
 //   multiply-adds. Tile edges (rows, units, k) are bounds-checked; the last k chunk stops at K.
+// With EMBED_VOCAB > 0 the input is an embedding: x is the [EMBED_VOCAB, IN_DIM] table and row r
+// of the input is table row ids[r] (twin cpu::embedding_gather; an id outside the table gives a
+// NaN input row, as embedding_gather.wgsl does).
 // Bindings (group 0):
 //   0 x           storage read        input rows: row r at x_offset + r * x_stride, IN_DIM values
+//                                     (or the embedding table)
 //   1 weights     storage read        [IN_DIM, 4U] kernel | [U, 4U] recurrent | [4U] bias
 //   2 state_prev  storage read        [rows, U] h | [rows, U] c
 //   3 state_next  storage read_write  [rows, U] h | [rows, U] c  (never the same buffer as 2)
 //   4 seq_out     storage read_write  h copy at seq_offset + r * seq_stride (when WRITE_SEQ)
-//   5 p           uniform             Params
-// Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ, SMALL.
+//   5 ids         storage read        [rows] u32 embedding ids (when EMBED_VOCAB > 0)
+//   6 p           uniform             Params
+// Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ, SMALL, EMBED_VOCAB.
 // Precision: `Weight` is f32, or f16 in the registry's f16 variant (which adds `enable f16;`);
 // arithmetic and state are f32 either way.
 
@@ -31,6 +36,7 @@ override UNITS: u32 = 1u;
 override WG: u32 = 256u;
 override WRITE_SEQ: bool = false;
 override SMALL: bool = false;
+override EMBED_VOCAB: u32 = 0u;
 
 struct Params {
     rows: u32,
@@ -48,7 +54,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> state_prev: array<f32>;
 @group(0) @binding(3) var<storage, read_write> state_next: array<f32>;
 @group(0) @binding(4) var<storage, read_write> seq_out: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> ids: array<u32>;
+@group(0) @binding(6) var<uniform> p: Params;
 
 // cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial.
 fn exp_ref(x: f32) -> f32 {
@@ -67,6 +74,25 @@ fn sigmoid_ref(x: f32) -> f32 {
 
 fn tanh_ref(x: f32) -> f32 {
     return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
+}
+
+// Where input row `row` starts in x; NAN_ROW for an embedding id outside the table.
+const NAN_ROW: u32 = 0xffffffffu;
+
+fn x_row(row: u32) -> u32 {
+    if (EMBED_VOCAB > 0u) {
+        let id = ids[row];
+        return select(NAN_ROW, id * IN_DIM, id < EMBED_VOCAB);
+    }
+    return p.x_offset + row * p.x_stride;
+}
+
+// Input value k of the row starting at `start` (from x_row).
+fn x_value(start: u32, k: u32) -> f32 {
+    if (start == NAN_ROW) {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    return x[start + k];
 }
 
 // The four gate weights (i, f, g, o) of column `at` of a [*, 4U] matrix.
@@ -113,16 +139,16 @@ fn small_step(i: u32) {
     var s1 = bias;
     var s2 = bias;
     var s3 = bias;
-    let x0 = p.x_offset + r0 * p.x_stride;
-    let x1 = p.x_offset + r1 * p.x_stride;
-    let x2 = p.x_offset + r2 * p.x_stride;
-    let x3 = p.x_offset + r3 * p.x_stride;
+    let x0 = x_row(r0);
+    let x1 = x_row(r1);
+    let x2 = x_row(r2);
+    let x3 = x_row(r3);
     for (var k = 0u; k < IN_DIM; k++) {
         let w = weight4(k * g + j);
-        s0 = fma(vec4<f32>(x[x0 + k]), w, s0);
-        s1 = fma(vec4<f32>(x[x1 + k]), w, s1);
-        s2 = fma(vec4<f32>(x[x2 + k]), w, s2);
-        s3 = fma(vec4<f32>(x[x3 + k]), w, s3);
+        s0 = fma(vec4<f32>(x_value(x0, k)), w, s0);
+        s1 = fma(vec4<f32>(x_value(x1, k)), w, s1);
+        s2 = fma(vec4<f32>(x_value(x2, k)), w, s2);
+        s3 = fma(vec4<f32>(x_value(x3, k)), w, s3);
     }
     let h0 = r0 * UNITS;
     let h1 = r1 * UNITS;
@@ -179,13 +205,13 @@ var<private> acc61: vec4<f32>;
 var<private> acc70: vec4<f32>;
 var<private> acc71: vec4<f32>;
 
-// Element (row, k) of the operand [x | h]; 0 outside it.
-fn operand(row: u32, k: u32) -> f32 {
+// Element (row, k) of the operand [x | h] (`start`: x_row(row)); 0 outside it.
+fn operand(row: u32, start: u32, k: u32) -> f32 {
     if (row >= p.rows) {
         return 0.0;
     }
     if (k < IN_DIM) {
-        return x[p.x_offset + row * p.x_stride + k];
+        return x_value(start, k);
     }
     if (k < IN_DIM + UNITS) {
         return state_prev[row * UNITS + k - IN_DIM];
@@ -266,7 +292,11 @@ fn tiled_step(lid: u32, tile: u32) {
     acc70 = bias0;
     acc71 = bias1;
     let srow = row_base + sr;
-    var sa = vec4<f32>(operand(srow, sk), operand(srow, sk + 1u), operand(srow, sk + 2u), operand(srow, sk + 3u));
+    var sx = 0u;
+    if (srow < p.rows) {
+        sx = x_row(srow);
+    }
+    var sa = vec4<f32>(operand(srow, sx, sk), operand(srow, sx, sk + 1u), operand(srow, sx, sk + 2u), operand(srow, sx, sk + 3u));
     var sw = tile_weight(wk, unit_base + wu);
     for (var c = 0u; c < chunks; c++) {
         let at = sk * (TILE_ROWS / 4u) + sr / 4u;
@@ -279,7 +309,7 @@ fn tiled_step(lid: u32, tile: u32) {
         workgroupBarrier();
         if (c + 1u < chunks) {
             let k = (c + 1u) * TILE_K;
-            sa = vec4<f32>(operand(srow, k + sk), operand(srow, k + sk + 1u), operand(srow, k + sk + 2u), operand(srow, k + sk + 3u));
+            sa = vec4<f32>(operand(srow, sx, k + sk), operand(srow, sx, k + sk + 1u), operand(srow, sx, k + sk + 2u), operand(srow, sx, k + sk + 3u));
             sw = tile_weight(k + wk, unit_base + wu);
         }
         let n = min(TILE_K, k_total - c * TILE_K);

@@ -292,6 +292,90 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
 }
 
 #[test]
+fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(33);
+    // (rows, vocab, embedding dim, units); the gfx908 decoder's first layer is (.., 38, 8, 128).
+    for (rows, vocab, dim, units) in [(1, 1, 1, 1), (3, 38, 8, 128), (130, 17, 3, 33), (257, 65, 17, 63)] {
+        let g = 4 * units;
+        let table = rng.vec(vocab * dim, 1.0);
+        let ids: Vec<u32> = (0..rows).map(|_| rng.below(vocab as u64) as u32).collect();
+        let kernel = rng.vec(dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(rows * units, 1.0);
+        let c0 = rng.vec(rows * units, 2.0);
+        let mut x = vec![0.0; rows * dim];
+        cpu::embedding_gather(&table, &ids, &mut x, dim);
+        let shape = format!("({rows},{vocab},{dim},{units})");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        let want = host::lstm_step_on(
+            &ctx,
+            &x,
+            &kernel,
+            &recurrent,
+            &bias,
+            &h0,
+            &c0,
+            rows,
+            dim,
+            units,
+            false,
+            TilePath::Small,
+        )
+        .expect("lstm");
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_embedded_on(
+                &ctx,
+                &table,
+                Some(&ids),
+                &kernel,
+                &recurrent,
+                &bias,
+                &h0,
+                &c0,
+                rows,
+                dim,
+                units,
+                false,
+                path,
+            )
+            .expect("embedded lstm");
+            assert!(got.sentinels_intact, "{path:?} {shape}");
+            assert_eq!(bits(&got.values), bits(&want.values), "{path:?} {shape}");
+        }
+        // An id outside the table: that row's state is NaN, the others are untouched.
+        let mut bad = ids.clone();
+        bad[rows - 1] = vocab as u32;
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_embedded_on(
+                &ctx,
+                &table,
+                Some(&bad),
+                &kernel,
+                &recurrent,
+                &bias,
+                &h0,
+                &c0,
+                rows,
+                dim,
+                units,
+                false,
+                path,
+            )
+            .expect("embedded lstm");
+            let (gh, _) = got.values.split_at(rows * units);
+            assert!(gh[(rows - 1) * units..].iter().all(|v| v.is_nan()), "{path:?} {shape}");
+            assert_eq!(
+                bits(&gh[..(rows - 1) * units]),
+                bits(&want.values[..(rows - 1) * units])
+            );
+        }
+    }
+}
+
+#[test]
 fn log_softmax_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut rng = Lcg::new(24);

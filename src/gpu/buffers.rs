@@ -247,21 +247,29 @@ pub(crate) fn submit_and_read(
         });
     }
     drop(tx);
-    // Map callbacks run inside the poll that sees the submission finish.
     ctx.wait(what, Some(index))?;
-    let mut mapped = vec![false; reads.len()];
-    for _ in 0..2 {
-        while let Ok((i, r)) = rx.try_recv() {
-            r.map_err(|e| Error::Gpu(format!("{what}: mapping the result failed: {e}")))?;
-            mapped[i] = true;
+    // Map callbacks run inside a poll that sees the submission finish: usually the wait above,
+    // but another thread's poll of the same device may have taken them and be running them.
+    let mut left = reads.len();
+    let mut idle_polls = 0;
+    while left > 0 {
+        match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+            Ok((_, r)) => {
+                r.map_err(|e| Error::Gpu(format!("{what}: mapping the result failed: {e}")))?;
+                left -= 1;
+            }
+            // Every callback ran or was dropped: a mapping that never happened.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::Gpu(format!("{what}: the result was never mapped")));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                idle_polls += 1;
+                if idle_polls > 12_000 {
+                    return Err(Error::Gpu(format!("{what}: the result was never mapped (1 minute)")));
+                }
+                ctx.wait(what, None)?;
+            }
         }
-        if mapped.iter().all(|&m| m) {
-            break;
-        }
-        ctx.wait(what, None)?;
-    }
-    if !mapped.iter().all(|&m| m) {
-        return Err(Error::Gpu(format!("{what}: the result was never mapped")));
     }
     let mut out = Vec::with_capacity(reads.len());
     for &(buf, bytes) in reads {

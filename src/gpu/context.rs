@@ -53,6 +53,9 @@ pub struct GpuContext {
     pub(crate) registry: super::registry::Registry,
     /// A small buffer bound where a kernel's optional output is not used.
     pub(crate) unused: wgpu::Buffer,
+    /// A small buffer bound where a kernel's optional input is not used (a buffer may not be
+    /// bound both read-only and read-write in one dispatch).
+    pub(crate) unused_input: wgpu::Buffer,
     summary: AdapterSummary,
     /// Set by the device-lost callback or the uncaptured-error handler; checked after each wait.
     fault: Arc<Mutex<Option<String>>>,
@@ -172,7 +175,14 @@ impl GpuContext {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+        let unused_input = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("unused input"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         Ok(GpuContext {
+            unused_input,
             device,
             queue,
             limits,

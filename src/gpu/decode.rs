@@ -43,8 +43,8 @@ fn encoder_words(m: &GpuKtn) -> usize {
     t * m.features + dense + seqs + states
 }
 
-/// Decoder words per beam row: hypothesis records, feed, embedding, scores, log-probabilities,
-/// both state copies (and the second record and the parent for a beam).
+/// Decoder words per beam row: hypothesis records, feed, scores, log-probabilities, both state
+/// copies (and the second record and the parent for a beam).
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
@@ -53,7 +53,7 @@ fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     } else {
         hyp_words(max_len)
     };
-    records + 1 + m.embed_dim + 2 * m.output.units + states
+    records + 1 + 2 * m.output.units + states
 }
 
 /// Device bytes one problem needs in `greedy_resident` (`width` 1) or `beam_resident`: every
@@ -168,35 +168,41 @@ pub(crate) fn record_encoder(
     Ok(finals)
 }
 
-/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores.
+/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores. The first
+/// LSTM layer reads the embedding of `feed` itself (no separate gather).
 #[allow(clippy::too_many_arguments)]
 fn record_decoder_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
     m: &GpuKtn,
     feed: &wgpu::Buffer,
-    embedded: &wgpu::Buffer,
     cur: &[wgpu::Buffer],
     next: &[wgpu::Buffer],
     scores: &wgpu::Buffer,
     rows: usize,
 ) -> Result<()> {
-    kernels::embedding_gather(
-        ctx,
-        rec,
-        feed.into(),
-        (&m.embedding).into(),
-        embedded.into(),
-        rows,
-        m.vocab,
-        m.embed_dim,
-    )?;
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
-        let x: &wgpu::Buffer = if l == 0 { embedded } else { &next[l - 1] };
+        if l == 0 {
+            kernels::lstm_step_embedded(
+                ctx,
+                rec,
+                feed.into(),
+                (&m.embedding).into(),
+                m.vocab,
+                (&lstm.weights).into(),
+                (&cur[l]).into(),
+                (&next[l]).into(),
+                rows,
+                lstm.in_dim,
+                lstm.units,
+                m.half,
+            )?;
+            continue;
+        }
         kernels::lstm_step(
             ctx,
             rec,
-            x.into(),
+            (&next[l - 1]).into(),
             Rows {
                 stride: lstm.in_dim,
                 offset: 0,
@@ -270,7 +276,6 @@ pub(crate) fn greedy_resident(
     let words = hyp_words(job.max_len);
     let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "greedy", cache);
@@ -284,7 +289,7 @@ pub(crate) fn greedy_resident(
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &scores, rows)?;
         kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::greedy_step(
             ctx,
@@ -374,7 +379,6 @@ pub(crate) fn beam_resident(
     let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
     let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "beam", cache);
@@ -399,7 +403,7 @@ pub(crate) fn beam_resident(
         next.push(pool.take(ctx, "beam state", bytes)?);
     }
     for _ in 0..l {
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &scores, rows)?;
         kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::beam_step(
             ctx,
@@ -536,10 +540,9 @@ impl<'a> GpuStepDecoder<'a> {
                 4 * (2 * rows * lstm.units) as u64,
             )?);
         }
-        let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &score_buf, rows)?;
         // Every layer's new state and the scores come back in one read-back.
         let mut staged = Vec::new();
         for (buf, lstm) in next.iter().zip(&m.dec_lstms) {

@@ -331,10 +331,47 @@ pub(crate) fn lstm_step(
         rec,
         x,
         x_rows,
+        None,
         weights,
         prev,
         next,
         seq,
+        rows,
+        in_dim,
+        units,
+        half,
+        TilePath::Auto,
+    )
+}
+
+/// [`lstm_step`] whose input row r is row `ids[r]` of the embedding `table` (`[vocab, in_dim]`;
+/// an id outside it gives a NaN row): the decoder's first layer without a separate
+/// `embedding_gather`. Twin `cpu::embedding_gather` + the twins of [`lstm_step`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step_embedded(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    ids: View<'_>,
+    table: View<'_>,
+    vocab: usize,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+    half: bool,
+) -> Result<()> {
+    lstm_step_on(
+        ctx,
+        rec,
+        table,
+        Rows { stride: 0, offset: 0 },
+        Some((ids, vocab)),
+        weights,
+        prev,
+        next,
+        None,
         rows,
         in_dim,
         units,
@@ -350,6 +387,7 @@ pub(crate) fn lstm_step_on(
     rec: &mut Recorder<'_>,
     x: View<'_>,
     x_rows: Rows,
+    embed: Option<(View<'_>, usize)>,
     weights: View<'_>,
     prev: View<'_>,
     next: View<'_>,
@@ -369,10 +407,15 @@ pub(crate) fn lstm_step_on(
             ("WG", TILE_WG),
             ("WRITE_SEQ", u32::from(seq.is_some())),
             ("SMALL", u32::from(small)),
+            ("EMBED_VOCAB", u32_of("vocabulary", embed.map_or(0, |(_, v)| v))?),
         ],
     )
     .with_half(half);
+    if embed.is_some_and(|(_, v)| v == 0) {
+        return Err(Error::Gpu("lstm_step: an embedding of 0 rows".into()));
+    }
     let kernel = ctx.registry.get(ctx, &key)?;
+    let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
     // Without a sequence output the slot still needs a buffer of its own.
     let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
     let params = [
@@ -388,7 +431,14 @@ pub(crate) fn lstm_step_on(
         let tiles = rows.div_ceil(LSTM_TILE_ROWS) * units.div_ceil(LSTM_TILE_UNITS);
         tiles as u64 * u64::from(TILE_WG)
     };
-    dispatch(ctx, rec, &kernel, &[x, weights, prev, next, seq_view], &params, threads)
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[x, weights, prev, next, seq_view, ids],
+        &params,
+        threads,
+    )
 }
 
 /// Dot-product attention + combine layer for every row (attention.wgsl): from `h` and `enc`
@@ -755,6 +805,31 @@ pub mod host {
         half: bool,
         path: TilePath,
     ) -> Result<Output> {
+        lstm_step_embedded_on(
+            ctx, x, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
+        )
+    }
+
+    /// [`lstm_step_on`] with, when `ids` is given, `x` an embedding table (`[vocab, in_dim]`)
+    /// and input row r its row `ids[r]` (the decoder's first layer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_embedded_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        ids: Option<&[u32]>,
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
+        let ids_buf = ids.map(|i| buffers::upload_u32(ctx, "ids", i)).transpose()?;
+        let embed_view = ids_buf.as_ref().map(|b| (View::from(b), x.len() / in_dim.max(1)));
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
@@ -770,6 +845,7 @@ pub mod host {
                 stride: in_dim,
                 offset: 0,
             },
+            embed_view,
             (&w_buf).into(),
             (&prev_buf).into(),
             next.view(),
@@ -841,6 +917,7 @@ pub mod host {
                         stride: self.in_dim,
                         offset: 0,
                     },
+                    None,
                     (&self.weights).into(),
                     (&self.states[i % 2]).into(),
                     (&self.states[(i + 1) % 2]).into(),
