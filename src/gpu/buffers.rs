@@ -105,54 +105,89 @@ pub(crate) struct Pool {
     pub allocated: bool,
 }
 
-/// Role, size and kind (storage, or host-mappable read-back) of a pooled buffer.
-type PoolKey = (&'static str, u64, bool);
+/// Role, size and kind of a pooled buffer.
+type PoolKey = (&'static str, u64, Kind);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    /// A work buffer (storage).
+    Storage,
+    /// Host-mappable, for results copied back.
+    ReadBack,
+    /// A storage buffer written once with the contents identified by the tag.
+    Constant(u64),
+}
 
 impl Pool {
     /// A storage buffer of at least `bytes` for the role `label`.
     pub fn take(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
-        self.take_kind(ctx, label, bytes, false)
+        Ok(self.take_kind(ctx, label, bytes, Kind::Storage)?.0)
     }
 
     /// A host-mappable buffer of at least `bytes` that a recording copies results into
     /// ([`Recorder::copy_out`](super::kernels::Recorder::copy_out), then [`submit_and_read`]).
     pub fn take_read_back(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
-        self.take_kind(ctx, label, bytes, true)
+        Ok(self.take_kind(ctx, label, bytes, Kind::ReadBack)?.0)
     }
 
+    /// A storage buffer holding `data()`, built and uploaded only when no pooled buffer of this
+    /// role, size and `tag` exists: `tag` must identify the contents (e.g. the parameters they
+    /// are computed from). Kernels must not write to it (it is a copy source or read-only).
+    pub fn constant(
+        &mut self,
+        ctx: &GpuContext,
+        label: &'static str,
+        tag: u64,
+        bytes: u64,
+        data: impl FnOnce() -> Vec<u8>,
+    ) -> Result<wgpu::Buffer> {
+        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant(tag))?;
+        if fresh {
+            let mut data = data();
+            data.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
+            ctx.checked(&format!("uploading {label}"), || ctx.queue.write_buffer(&buf, 0, &data))?;
+        }
+        Ok(buf)
+    }
+
+    /// A pooled buffer and whether it was just allocated.
     fn take_kind(
         &mut self,
         ctx: &GpuContext,
         label: &'static str,
         bytes: u64,
-        read_back: bool,
-    ) -> Result<wgpu::Buffer> {
-        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4), read_back);
+        kind: Kind,
+    ) -> Result<(wgpu::Buffer, bool)> {
+        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4), kind);
         // First in, first out: a repeated decode gets every buffer back in the same role.
-        let buf = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
-            Some(b) => b,
+        let (buf, fresh) = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
+            Some(b) => (b, false),
             None => {
                 self.allocated = true;
-                if read_back {
-                    read_back_buffer(ctx, label, key.1)?
-                } else {
-                    zeroed(ctx, label, key.1)?
-                }
+                let b = match kind {
+                    Kind::ReadBack => read_back_buffer(ctx, label, key.1)?,
+                    Kind::Storage | Kind::Constant(_) => zeroed(ctx, label, key.1)?,
+                };
+                (b, true)
             }
         };
         self.used.push((key, buf.clone()));
-        Ok(buf)
+        Ok((buf, fresh))
     }
 
     /// A pooled buffer holding `data` (written by the queue before the next submission).
     pub fn upload(&mut self, ctx: &GpuContext, label: &'static str, data: &[u8]) -> Result<wgpu::Buffer> {
         let buf = self.take(ctx, label, data.len() as u64)?;
-        let mut padded = data.to_vec();
-        padded.resize(data.len().next_multiple_of(4), 0);
-        if !padded.is_empty() {
-            ctx.checked(&format!("uploading {label}"), || {
-                ctx.queue.write_buffer(&buf, 0, &padded)
-            })?;
+        // Most uploads are whole words: written as they are, without a padded copy.
+        let padded;
+        let words = if data.len().is_multiple_of(4) {
+            data
+        } else {
+            padded = [data, &[0u8; 3][..4 - data.len() % 4]].concat();
+            &padded[..]
+        };
+        if !words.is_empty() {
+            ctx.checked(&format!("uploading {label}"), || ctx.queue.write_buffer(&buf, 0, words))?;
         }
         Ok(buf)
     }

@@ -48,8 +48,9 @@ fn encoder_words(m: &GpuKtn) -> usize {
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
-        // Two record buffers of live slots and finished lists, and the parent.
-        4 * hyp_words(max_len) + 1
+        // Three record buffers of live slots and finished lists (the initial one kept for the
+        // next decode of the same size), the parent and the initial parent.
+        6 * hyp_words(max_len) + 2
     } else {
         hyp_words(max_len)
     };
@@ -368,21 +369,38 @@ pub(crate) fn beam_resident(
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     // Live slots then finished lists: slot 0 of each problem is live with an empty prefix,
-    // everything else dead.
-    let mut init = vec![0u32; 2 * rows * words];
-    for (r, h) in init.chunks_exact_mut(words).enumerate() {
-        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
-    }
-    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (2 * rows * words) as u64)?;
+    // everything else dead. Built and uploaded once per (size, width, length), then copied on
+    // the GPU by every decode of that size.
+    let hyp_bytes = 4 * (2 * rows * words) as u64;
+    let init = pool.constant(
+        ctx,
+        "initial hypotheses",
+        ((w as u64) << 32) | l as u64,
+        hyp_bytes,
+        || {
+            let mut init = vec![0u32; 2 * rows * words];
+            for (r, h) in init.chunks_exact_mut(words).enumerate() {
+                h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
+            }
+            bytemuck::cast_slice(&init).to_vec()
+        },
+    )?;
+    let mut hyp_a = pool.take(ctx, "hypotheses", hyp_bytes)?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", hyp_bytes)?;
     // Row r of the beam starts from problem r / w's encoder state.
-    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let first = pool.constant(ctx, "initial parents", w as u64, 4 * rows as u64, || {
+        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+        bytemuck::cast_slice(&first).to_vec()
+    })?;
+    let parents = pool.take(ctx, "parents", 4 * rows as u64)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "beam", cache);
     rec.encoder().clear_buffer(&feed, 0, None);
+    rec.encoder().copy_buffer_to_buffer(&init, 0, &hyp_a, 0, hyp_bytes);
+    rec.encoder()
+        .copy_buffer_to_buffer(&first, 0, &parents, 0, 4 * rows as u64);
     let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
     let mut cur = Vec::new();
     let mut next = Vec::new();
