@@ -16,16 +16,20 @@
 // With EMBED_VOCAB > 0 the input is an embedding: x is the [EMBED_VOCAB, IN_DIM] table and row r
 // of the input is table row ids[r] (twin cpu::embedding_gather; an id outside the table gives a
 // NaN input row, as embedding_gather.wgsl does).
+// With GATHER, row r continues the state of row parents[r] of state_prev (which has prev_rows
+// rows): the beam's reorder (twin States::gather_from, reorder_rows.wgsl) read in place.
 // Bindings (group 0):
 //   0 x           storage read        input rows: row r at x_offset + r * x_stride, IN_DIM values
 //                                     (or the embedding table)
 //   1 weights     storage read        [IN_DIM, 4U] kernel | [U, 4U] recurrent | [4U] bias
-//   2 state_prev  storage read        [rows, U] h | [rows, U] c
+//   2 state_prev  storage read        [rows, U] h | [rows, U] c  ([prev_rows, U] each with GATHER)
 //   3 state_next  storage read_write  [rows, U] h | [rows, U] c  (never the same buffer as 2)
 //   4 seq_out     storage read_write  h copy at seq_offset + r * seq_stride (when WRITE_SEQ)
 //   5 ids         storage read        [rows] u32 embedding ids (when EMBED_VOCAB > 0)
-//   6 p           uniform             Params
-// Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ, SMALL, EMBED_VOCAB.
+//   6 parents     storage read        [rows] u32 state row each row continues (when GATHER)
+//   7 p           uniform             Params
+// Overrides: IN_DIM, UNITS (model sizes), WG (workgroup size), WRITE_SEQ, SMALL, EMBED_VOCAB,
+// GATHER.
 // Precision: `Weight` is f32, or f16 in the registry's f16 variant (which adds `enable f16;`);
 // arithmetic and state are f32 either way.
 
@@ -37,6 +41,7 @@ override WG: u32 = 256u;
 override WRITE_SEQ: bool = false;
 override SMALL: bool = false;
 override EMBED_VOCAB: u32 = 0u;
+override GATHER: bool = false;
 
 struct Params {
     rows: u32,
@@ -44,7 +49,7 @@ struct Params {
     x_offset: u32,
     seq_stride: u32,
     seq_offset: u32,
-    _pad0: u32,
+    prev_rows: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -55,7 +60,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> state_next: array<f32>;
 @group(0) @binding(4) var<storage, read_write> seq_out: array<f32>;
 @group(0) @binding(5) var<storage, read> ids: array<u32>;
-@group(0) @binding(6) var<uniform> p: Params;
+@group(0) @binding(6) var<storage, read> parents: array<u32>;
+@group(0) @binding(7) var<uniform> p: Params;
 
 // cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial.
 fn exp_ref(x: f32) -> f32 {
@@ -74,6 +80,22 @@ fn sigmoid_ref(x: f32) -> f32 {
 
 fn tanh_ref(x: f32) -> f32 {
     return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
+}
+
+// The row of state_prev that row `row` continues.
+fn prev_row(row: u32) -> u32 {
+    if (GATHER) {
+        return parents[row];
+    }
+    return row;
+}
+
+// Rows of state_prev (its c half starts after this many rows of h).
+fn prev_rows() -> u32 {
+    if (GATHER) {
+        return p.prev_rows;
+    }
+    return p.rows;
 }
 
 // Where input row `row` starts in x; NAN_ROW for an embedding id outside the table.
@@ -108,7 +130,8 @@ fn cell(z: vec4<f32>, row: u32, unit: u32) {
     let zf = sigmoid_ref(z.y);
     let zg = tanh_ref(z.z);
     let zo = sigmoid_ref(z.w);
-    let c_new = zf * state_prev[total + at] + zi * zg;
+    let c_prev = state_prev[(prev_rows() + prev_row(row)) * UNITS + unit];
+    let c_new = zf * c_prev + zi * zg;
     let h_new = zo * tanh_ref(c_new);
     state_next[at] = h_new;
     state_next[total + at] = c_new;
@@ -150,10 +173,10 @@ fn small_step(i: u32) {
         s2 = fma(vec4<f32>(x_value(x2, k)), w, s2);
         s3 = fma(vec4<f32>(x_value(x3, k)), w, s3);
     }
-    let h0 = r0 * UNITS;
-    let h1 = r1 * UNITS;
-    let h2 = r2 * UNITS;
-    let h3 = r3 * UNITS;
+    let h0 = prev_row(r0) * UNITS;
+    let h1 = prev_row(r1) * UNITS;
+    let h2 = prev_row(r2) * UNITS;
+    let h3 = prev_row(r3) * UNITS;
     let rec0 = IN_DIM * g;
     for (var k = 0u; k < UNITS; k++) {
         let u = weight4(rec0 + k * g + j);
@@ -205,8 +228,9 @@ var<private> acc61: vec4<f32>;
 var<private> acc70: vec4<f32>;
 var<private> acc71: vec4<f32>;
 
-// Element (row, k) of the operand [x | h] (`start`: x_row(row)); 0 outside it.
-fn operand(row: u32, start: u32, k: u32) -> f32 {
+// Element (row, k) of the operand [x | h] (`start`: x_row(row), `h_start`: where the row's h
+// starts in state_prev); 0 outside it.
+fn operand(row: u32, start: u32, h_start: u32, k: u32) -> f32 {
     if (row >= p.rows) {
         return 0.0;
     }
@@ -214,7 +238,7 @@ fn operand(row: u32, start: u32, k: u32) -> f32 {
         return x_value(start, k);
     }
     if (k < IN_DIM + UNITS) {
-        return state_prev[row * UNITS + k - IN_DIM];
+        return state_prev[h_start + k - IN_DIM];
     }
     return 0.0;
 }
@@ -293,10 +317,12 @@ fn tiled_step(lid: u32, tile: u32) {
     acc71 = bias1;
     let srow = row_base + sr;
     var sx = 0u;
+    var sh = 0u;
     if (srow < p.rows) {
         sx = x_row(srow);
+        sh = prev_row(srow) * UNITS;
     }
-    var sa = vec4<f32>(operand(srow, sx, sk), operand(srow, sx, sk + 1u), operand(srow, sx, sk + 2u), operand(srow, sx, sk + 3u));
+    var sa = vec4<f32>(operand(srow, sx, sh, sk), operand(srow, sx, sh, sk + 1u), operand(srow, sx, sh, sk + 2u), operand(srow, sx, sh, sk + 3u));
     var sw = tile_weight(wk, unit_base + wu);
     for (var c = 0u; c < chunks; c++) {
         let at = sk * (TILE_ROWS / 4u) + sr / 4u;
@@ -309,7 +335,7 @@ fn tiled_step(lid: u32, tile: u32) {
         workgroupBarrier();
         if (c + 1u < chunks) {
             let k = (c + 1u) * TILE_K;
-            sa = vec4<f32>(operand(srow, sx, k + sk), operand(srow, sx, k + sk + 1u), operand(srow, sx, k + sk + 2u), operand(srow, sx, k + sk + 3u));
+            sa = vec4<f32>(operand(srow, sx, sh, k + sk), operand(srow, sx, sh, k + sk + 1u), operand(srow, sx, sh, k + sk + 2u), operand(srow, sx, sh, k + sk + 3u));
             sw = tile_weight(k + wk, unit_base + wu);
         }
         let n = min(TILE_K, k_total - c * TILE_K);

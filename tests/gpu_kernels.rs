@@ -389,6 +389,60 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
 }
 
 #[test]
+fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(34);
+    // (previous rows, rows, in_dim, units): a beam's first step reads fewer rows than it writes.
+    for (prev_rows, rows, in_dim, units) in [(1, 1, 1, 1), (1, 4, 8, 128), (3, 130, 17, 33), (257, 257, 128, 65)] {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let kernel = rng.vec(in_dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(prev_rows * units, 1.0);
+        let c0 = rng.vec(prev_rows * units, 2.0);
+        let parents: Vec<u32> = (0..rows).map(|_| rng.below(prev_rows as u64) as u32).collect();
+        // The reorder first (twin States::gather_from), then the plain step.
+        let pick = |v: &[f32]| -> Vec<f32> {
+            parents
+                .iter()
+                .flat_map(|&p| v[p as usize * units..(p as usize + 1) * units].to_vec())
+                .collect()
+        };
+        let (h1, c1) = (pick(&h0), pick(&c0));
+        let want = host::lstm_step_on(
+            &ctx,
+            &x,
+            &kernel,
+            &recurrent,
+            &bias,
+            &h1,
+            &c1,
+            rows,
+            in_dim,
+            units,
+            false,
+            TilePath::Small,
+        )
+        .expect("lstm");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_gathered_on(
+                &ctx, &x, &parents, &kernel, &recurrent, &bias, &h0, &c0, in_dim, units, path,
+            )
+            .expect("gathered lstm");
+            assert!(got.sentinels_intact, "{path:?} ({prev_rows},{rows},{in_dim},{units})");
+            assert_eq!(
+                bits(&got.values),
+                bits(&want.values),
+                "{path:?} ({prev_rows},{rows},{in_dim},{units})"
+            );
+        }
+    }
+}
+
+#[test]
 fn log_softmax_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut rng = Lcg::new(24);

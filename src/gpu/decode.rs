@@ -170,18 +170,21 @@ pub(crate) fn record_encoder(
 }
 
 /// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores. The first
-/// LSTM layer reads the embedding of `feed` itself (no separate gather).
+/// LSTM layer reads the embedding of `feed` itself (no separate gather). With `gather`
+/// (parents, rows of `cur`), row r continues row `parents[r]` of `cur` (the beam's reorder).
 #[allow(clippy::too_many_arguments)]
 fn record_decoder_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
     m: &GpuKtn,
     feed: &wgpu::Buffer,
+    gather: Option<(&wgpu::Buffer, usize)>,
     cur: &[wgpu::Buffer],
     next: &[wgpu::Buffer],
     scores: &wgpu::Buffer,
     rows: usize,
 ) -> Result<()> {
+    let gather = gather.map(|(parents, prev_rows)| (View::from(parents), prev_rows));
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
         if l == 0 {
             kernels::lstm_step_embedded(
@@ -190,6 +193,7 @@ fn record_decoder_step(
                 feed.into(),
                 (&m.embedding).into(),
                 m.vocab,
+                gather,
                 (&lstm.weights).into(),
                 (&cur[l]).into(),
                 (&next[l]).into(),
@@ -200,7 +204,7 @@ fn record_decoder_step(
             )?;
             continue;
         }
-        kernels::lstm_step(
+        kernels::lstm_step_on(
             ctx,
             rec,
             (&next[l - 1]).into(),
@@ -208,6 +212,8 @@ fn record_decoder_step(
                 stride: lstm.in_dim,
                 offset: 0,
             },
+            None,
+            gather,
             (&lstm.weights).into(),
             (&cur[l]).into(),
             (&next[l]).into(),
@@ -216,6 +222,7 @@ fn record_decoder_step(
             lstm.in_dim,
             lstm.units,
             m.half,
+            kernels::TilePath::Auto,
         )?;
     }
     let last = next
@@ -290,7 +297,7 @@ pub(crate) fn greedy_resident(
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &scores, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, rows)?;
         kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::greedy_step(
             ctx,
@@ -401,27 +408,25 @@ pub(crate) fn beam_resident(
     rec.encoder().copy_buffer_to_buffer(&init, 0, &hyp_a, 0, hyp_bytes);
     rec.encoder()
         .copy_buffer_to_buffer(&first, 0, &parents, 0, 4 * rows as u64);
+    // The decoder's LSTMs read each row's state from its parent row (the beam's reorder, and
+    // at the first step the problem's encoder state) in place.
+    // Step i writes states[i % 2] and reads the previous step's (at step 0 the encoder's).
     let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
-    let mut cur = Vec::new();
-    let mut next = Vec::new();
-    for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+    let mut states: [Vec<wgpu::Buffer>; 2] = [Vec::new(), Vec::new()];
+    for lstm in &m.dec_lstms {
         let bytes = 4 * (2 * rows * lstm.units) as u64;
-        let c = pool.take(ctx, "beam state", bytes)?;
-        kernels::reorder_rows(
-            ctx,
-            &mut rec,
-            (&parents).into(),
-            (&encoded[layer]).into(),
-            (&c).into(),
-            rows,
-            problems,
-            lstm.units,
-        )?;
-        cur.push(c);
-        next.push(pool.take(ctx, "beam state", bytes)?);
+        states[0].push(pool.take(ctx, "beam state", bytes)?);
+        states[1].push(pool.take(ctx, "beam state", bytes)?);
     }
-    for _ in 0..l {
-        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &scores, rows)?;
+    for step in 0..l {
+        let (cur, cur_rows) = if step == 0 {
+            (&encoded, problems)
+        } else {
+            (&states[(step - 1) % 2], rows)
+        };
+        let next = &states[step % 2];
+        let gather = Some((&parents, cur_rows));
+        record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, rows)?;
         kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
         kernels::beam_step(
             ctx,
@@ -444,18 +449,6 @@ pub(crate) fn beam_resident(
             w,
             l,
         )?;
-        for (layer, lstm) in m.dec_lstms.iter().enumerate() {
-            kernels::reorder_rows(
-                ctx,
-                &mut rec,
-                (&parents).into(),
-                (&next[layer]).into(),
-                (&cur[layer]).into(),
-                rows,
-                rows,
-                lstm.units,
-            )?;
-        }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
     // The finished lists, already in search::beam_search's final order.
@@ -560,7 +553,7 @@ impl<'a> GpuStepDecoder<'a> {
         }
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
-        record_decoder_step(ctx, &mut rec, m, &feed, &cur, &next, &score_buf, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &score_buf, rows)?;
         // Every layer's new state and the scores come back in one read-back.
         let mut staged = Vec::new();
         for (buf, lstm) in next.iter().zip(&m.dec_lstms) {

@@ -332,6 +332,7 @@ pub(crate) fn lstm_step(
         x,
         x_rows,
         None,
+        None,
         weights,
         prev,
         next,
@@ -346,7 +347,9 @@ pub(crate) fn lstm_step(
 
 /// [`lstm_step`] whose input row r is row `ids[r]` of the embedding `table` (`[vocab, in_dim]`;
 /// an id outside it gives a NaN row): the decoder's first layer without a separate
-/// `embedding_gather`. Twin `cpu::embedding_gather` + the twins of [`lstm_step`].
+/// `embedding_gather`. With `gather` (parents, rows of `prev`), row r continues row
+/// `parents[r]` of `prev` (the beam's reorder read in place). Twin `cpu::embedding_gather` +
+/// the twins of [`lstm_step`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lstm_step_embedded(
     ctx: &GpuContext,
@@ -354,6 +357,7 @@ pub(crate) fn lstm_step_embedded(
     ids: View<'_>,
     table: View<'_>,
     vocab: usize,
+    gather: Option<(View<'_>, usize)>,
     weights: View<'_>,
     prev: View<'_>,
     next: View<'_>,
@@ -368,6 +372,7 @@ pub(crate) fn lstm_step_embedded(
         table,
         Rows { stride: 0, offset: 0 },
         Some((ids, vocab)),
+        gather,
         weights,
         prev,
         next,
@@ -388,6 +393,7 @@ pub(crate) fn lstm_step_on(
     x: View<'_>,
     x_rows: Rows,
     embed: Option<(View<'_>, usize)>,
+    gather: Option<(View<'_>, usize)>,
     weights: View<'_>,
     prev: View<'_>,
     next: View<'_>,
@@ -408,6 +414,7 @@ pub(crate) fn lstm_step_on(
             ("WRITE_SEQ", u32::from(seq.is_some())),
             ("SMALL", u32::from(small)),
             ("EMBED_VOCAB", u32_of("vocabulary", embed.map_or(0, |(_, v)| v))?),
+            ("GATHER", u32::from(gather.is_some())),
         ],
     )
     .with_half(half);
@@ -416,6 +423,7 @@ pub(crate) fn lstm_step_on(
     }
     let kernel = ctx.registry.get(ctx, &key)?;
     let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
+    let (parents, prev_rows) = gather.unwrap_or(((&ctx.unused_input).into(), rows));
     // Without a sequence output the slot still needs a buffer of its own.
     let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
     let params = [
@@ -424,6 +432,7 @@ pub(crate) fn lstm_step_on(
         u32_of("x offset", x_rows.offset)?,
         u32_of("seq stride", seq_rows.stride)?,
         u32_of("seq offset", seq_rows.offset)?,
+        u32_of("previous rows", prev_rows)?,
     ];
     let threads = if small {
         (rows.div_ceil(LSTM_SMALL_ROWS) * units) as u64
@@ -435,7 +444,7 @@ pub(crate) fn lstm_step_on(
         ctx,
         rec,
         &kernel,
-        &[x, weights, prev, next, seq_view, ids],
+        &[x, weights, prev, next, seq_view, ids, parents],
         &params,
         threads,
     )
@@ -810,6 +819,41 @@ pub mod host {
         )
     }
 
+    /// [`lstm_step_on`] where row r continues row `parents[r]` of the state `h`, `c`
+    /// (`[prev_rows, units]` each; the beam's reorder read in place).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_gathered_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        parents: &[u32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        in_dim: usize,
+        units: usize,
+        path: TilePath,
+    ) -> Result<Output> {
+        let rows = parents.len();
+        lstm_step_full(
+            ctx,
+            x,
+            None,
+            Some(parents),
+            kernel,
+            recurrent,
+            bias,
+            h,
+            c,
+            rows,
+            in_dim,
+            units,
+            false,
+            path,
+        )
+    }
+
     /// [`lstm_step_on`] with, when `ids` is given, `x` an embedding table (`[vocab, in_dim]`)
     /// and input row r its row `ids[r]` (the decoder's first layer).
     #[allow(clippy::too_many_arguments)]
@@ -828,7 +872,31 @@ pub mod host {
         half: bool,
         path: TilePath,
     ) -> Result<Output> {
+        lstm_step_full(
+            ctx, x, ids, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn lstm_step_full(
+        ctx: &GpuContext,
+        x: &[f32],
+        ids: Option<&[u32]>,
+        parents: Option<&[u32]>,
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
         let ids_buf = ids.map(|i| buffers::upload_u32(ctx, "ids", i)).transpose()?;
+        let parents_buf = parents.map(|p| buffers::upload_u32(ctx, "parents", p)).transpose()?;
+        let gather_view = parents_buf.as_ref().map(|b| (View::from(b), h.len() / units.max(1)));
         let embed_view = ids_buf.as_ref().map(|b| (View::from(b), x.len() / in_dim.max(1)));
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
@@ -846,6 +914,7 @@ pub mod host {
                 offset: 0,
             },
             embed_view,
+            gather_view,
             (&w_buf).into(),
             (&prev_buf).into(),
             next.view(),
@@ -917,6 +986,7 @@ pub mod host {
                         stride: self.in_dim,
                         offset: 0,
                     },
+                    None,
                     None,
                     (&self.weights).into(),
                     (&self.states[i % 2]).into(),

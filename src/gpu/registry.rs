@@ -47,7 +47,7 @@ pub const SHADERS: &[ShaderFile] = &[
     ShaderFile {
         name: "lstm_step",
         text: include_str!("../../shaders/lstm_step.wgsl"),
-        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Read, Uniform]),
+        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Read, Read, Uniform]),
         needs_rules: false,
     },
     ShaderFile {
