@@ -493,14 +493,14 @@ pub(crate) fn attention(
         u32_of("h offset", h_rows.offset)?,
         u32_of("encoder row divisor", enc_div.max(1))?,
     ];
-    // One workgroup per row.
+    // One workgroup per ATTENTION_GROUP_ROWS rows.
     dispatch(
         ctx,
         rec,
         &kernel,
         &[h, enc, combine, weights, context, out],
         &params,
-        rows as u64 * u64::from(kernel.workgroup),
+        rows.div_ceil(ATTENTION_GROUP_ROWS) as u64 * u64::from(kernel.workgroup),
     )
 }
 
@@ -528,6 +528,8 @@ pub(crate) fn ensemble_mean(
 
 /// Most encoder steps `attention.wgsl` takes (its `MAX_STEPS`).
 pub const ATTENTION_MAX_STEPS: usize = 64;
+/// Rows one `attention.wgsl` workgroup computes (its `GROUP_ROWS`).
+const ATTENTION_GROUP_ROWS: usize = 4;
 
 /// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
 pub(crate) fn log_softmax(
