@@ -650,6 +650,41 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
 }
 
 #[test]
+fn dense_log_softmax_matches_cpu_and_the_two_kernels() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(35);
+    // (rows, k, n): odd sizes (n above and below the workgroup of 64), the gfx908 output layer.
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+    for (rows, k, n) in [(1, 1, 1), (3, 17, 63), (17, 65, 129), (4, 128, 38), (65, 3, 38)] {
+        let a = rng.vec(rows * k, 1.0);
+        let mut b = rng.vec(k * n, 1.0);
+        let bias = rng.vec(n, 1.0);
+        if rows == 3 {
+            // A NaN weight: every row's scores and log-probabilities in that column are NaN.
+            b[5] = f32::NAN;
+        }
+        let mut want_scores = vec![0.0; rows * n];
+        cpu::dense(&a, &b, Some(&bias), &mut want_scores, rows, k, n);
+        let mut want_logp = vec![0.0; rows * n];
+        cpu::log_softmax_rows(&want_scores, &mut want_logp, rows, n);
+        let (scores, logp) =
+            host::dense_log_softmax(&ctx, &a, &b, Some(&bias), rows, k, n, false).expect("dense_log_softmax");
+        let shape = format!("({rows},{k},{n})");
+        assert!(scores.sentinels_intact && logp.sentinels_intact, "{shape}");
+        let two = host::dense(&ctx, &a, &b, Some(&bias), None, rows, k, n).expect("dense");
+        assert_eq!(bits(&scores.values), bits(&two.values), "scores {shape}");
+        let two_logp = host::log_softmax(&ctx, &two.values, rows, n).expect("log_softmax");
+        assert_eq!(bits(&logp.values), bits(&two_logp.values), "logp {shape}");
+        if rows == 3 {
+            assert!(logp.values.iter().all(|v| v.is_nan()), "{shape}");
+            continue;
+        }
+        let (ws, wl) = (worst(&scores.values, &want_scores), worst(&logp.values, &want_logp));
+        assert!(ws <= 1e-5 && wl <= 1e-5, "{shape}: scores {ws}, logp {wl}");
+    }
+}
+
+#[test]
 fn log_softmax_propagates_nan_like_the_cpu() {
     let Some(ctx) = gpu() else { return };
     let x = [1.0, f32::NAN, 2.0, 0.5, 0.25, 3.0];

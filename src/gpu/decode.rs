@@ -172,6 +172,7 @@ pub(crate) fn record_encoder(
 /// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores. The first
 /// LSTM layer reads the embedding of `feed` itself (no separate gather). With `gather`
 /// (parents, rows of `cur`), row r continues row `parents[r]` of `cur` (the beam's reorder).
+/// With `logp`, also the scores' row-wise log-softmax.
 #[allow(clippy::too_many_arguments)]
 fn record_decoder_step(
     ctx: &GpuContext,
@@ -182,6 +183,7 @@ fn record_decoder_step(
     cur: &[wgpu::Buffer],
     next: &[wgpu::Buffer],
     scores: &wgpu::Buffer,
+    logp: Option<&wgpu::Buffer>,
     rows: usize,
 ) -> Result<()> {
     let gather = gather.map(|(parents, prev_rows)| (View::from(parents), prev_rows));
@@ -229,23 +231,46 @@ fn record_decoder_step(
         .last()
         .ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
     let o = &m.output;
+    let last_rows = Rows {
+        stride: o.in_dim,
+        offset: 0,
+    };
+    let bias = o.bias.as_ref().map(View::from);
+    // Few rows: the output layer and the log-softmax in one dispatch (same bits).
+    if let Some(logp) = logp.filter(|_| rows < ctx.tiled_min_rows()) {
+        return kernels::dense_log_softmax(
+            ctx,
+            rec,
+            last.into(),
+            last_rows,
+            (&o.kernel).into(),
+            bias,
+            scores.into(),
+            logp.into(),
+            rows,
+            o.in_dim,
+            o.units,
+            m.half,
+        );
+    }
     kernels::dense(
         ctx,
         rec,
         last.into(),
-        Rows {
-            stride: o.in_dim,
-            offset: 0,
-        },
+        last_rows,
         (&o.kernel).into(),
-        o.bias.as_ref().map(View::from),
+        bias,
         scores.into(),
         rows,
         o.in_dim,
         o.units,
         false,
         m.half,
-    )
+    )?;
+    match logp {
+        Some(logp) => kernels::log_softmax(ctx, rec, scores.into(), logp.into(), rows, o.units),
+        None => Ok(()),
+    }
 }
 
 /// What the greedy walk needs besides the model.
@@ -297,8 +322,7 @@ pub(crate) fn greedy_resident(
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, Some(&logp), rows)?;
         kernels::greedy_step(
             ctx,
             &mut rec,
@@ -426,8 +450,7 @@ pub(crate) fn beam_resident(
         };
         let next = &states[step % 2];
         let gather = Some((&parents, cur_rows));
-        record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
         kernels::beam_step(
             ctx,
             &mut rec,
@@ -553,7 +576,7 @@ impl<'a> GpuStepDecoder<'a> {
         }
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
-        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &score_buf, rows)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &score_buf, None, rows)?;
         // Every layer's new state and the scores come back in one read-back.
         let mut staged = Vec::new();
         for (buf, lstm) in next.iter().zip(&m.dec_lstms) {

@@ -278,6 +278,52 @@ pub(crate) fn dense_on(
     dispatch(ctx, rec, &kernel, &[a, b, bias, out], &params, threads)
 }
 
+/// `scores = a · b [+ bias]` and `logp` its row-wise log-softmax in one dispatch, one workgroup
+/// per row (dense_log_softmax.wgsl; for batches below the tiled paths' threshold); twin
+/// `cpu::dense` + `cpu::log_softmax_rows`. Same bits as [`dense`] then [`log_softmax`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense_log_softmax(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    scores: View<'_>,
+    logp: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    half: bool,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "dense_log_softmax",
+        &[
+            ("K_DIM", u32_of("K", k)?),
+            ("N_DIM", u32_of("N", n)?),
+            ("WG", WG),
+            ("HAS_BIAS", u32::from(bias.is_some())),
+        ],
+    )
+    .with_half(half);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let bias = bias.unwrap_or(b);
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("stride", a_rows.stride)?,
+        u32_of("offset", a_rows.offset)?,
+    ];
+    // One workgroup per row.
+    dispatch(
+        ctx,
+        rec,
+        &kernel,
+        &[a, b, bias, scores, logp],
+        &params,
+        rows as u64 * u64::from(kernel.workgroup),
+    )
+}
+
 /// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn embedding_gather(
@@ -730,6 +776,52 @@ pub mod host {
             path,
         )?;
         submit_and_read(ctx, "dense", rec, &out)
+    }
+
+    /// `(scores, logp)` of `[rows, n] = a[rows, k] · b[k, n] [+ bias]` from
+    /// dense_log_softmax.wgsl.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_log_softmax(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+    ) -> Result<(Output, Output)> {
+        let a_buf = buffers::upload_f32(ctx, "a", a)?;
+        let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
+        let bias_buf = bias
+            .map(|v| buffers::upload_weights(ctx, "bias", v, half))
+            .transpose()?;
+        let scores = buffers::Guarded::new(ctx, "scores", &nan_filled(rows * n))?;
+        let logp = buffers::Guarded::new(ctx, "logp", &nan_filled(rows * n))?;
+        let mut rec = Recorder::new(ctx, "dense_log_softmax");
+        super::dense_log_softmax(
+            ctx,
+            &mut rec,
+            (&a_buf).into(),
+            Rows { stride: k, offset: 0 },
+            (&b_buf).into(),
+            bias_buf.as_ref().map(View::from),
+            scores.view(),
+            logp.view(),
+            rows,
+            k,
+            n,
+            half,
+        )?;
+        ctx.submit_and_wait("dense_log_softmax", rec.finish())?;
+        let read = |g: &buffers::Guarded| -> Result<Output> {
+            let (values, sentinels_intact) = g.read(ctx, "dense_log_softmax")?;
+            Ok(Output {
+                values,
+                sentinels_intact,
+            })
+        };
+        Ok((read(&scores)?, read(&logp)?))
     }
 
     /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
