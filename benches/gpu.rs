@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tuneinfer::cpu;
-use tuneinfer::gpu::kernels::host;
+use tuneinfer::gpu::kernels::{host, TilePath};
 use tuneinfer::gpu::{GpuContext, GpuPredictor};
 use tuneinfer::testutil::Lcg;
 use tuneinfer::workload::asm1x1u_problems;
@@ -83,6 +83,28 @@ fn kernels(c: &mut Criterion) {
         g.bench_function("gpu_log_softmax_1000x38", |bn| {
             bn.iter(|| host::log_softmax(&ctx, &scores, rows, vocab).map(|o| o.values.len()))
         });
+        // lstm_step alone (no upload or read-back), 10 steps per iteration, on both paths: where
+        // the tiled path overtakes the SMALL one is `GpuContext::set_tiled_min_rows`'s value.
+        let weights: Vec<f32> = w.iter().chain(&u).chain(&b).copied().collect();
+        // The largest sizes only where batches are large (a real GPU; lavapipe is slow).
+        let big = sizes().iter().any(|&s| s >= 10_000);
+        let lstm_rows: &[usize] = if big {
+            &[1, 64, 1024, 4096, 16384, 65536]
+        } else {
+            &[1, 64, 1024]
+        };
+        for &n in lstm_rows {
+            let x = rng.vec(n * units, 1.0);
+            let state = rng.vec(2 * n * units, 1.0);
+            for (name, path) in [("small", TilePath::Small), ("tiled", TilePath::Tiled)] {
+                let Ok(steps) = host::LstmSteps::new(&ctx, &x, &weights, &state, n, units, units, path) else {
+                    continue;
+                };
+                g.bench_function(format!("gpu_lstm_step_x10_{name}_{n}x128"), |bn| {
+                    bn.iter(|| steps.run(&ctx, 10))
+                });
+            }
+        }
     }
     g.finish();
 }

@@ -3,8 +3,9 @@
 // CPU twin: cpu::attention (scores, softmax, context), then cpu::dense + cpu::activations::tanh
 // on [h, ctx], as in seq2seq::AttentionModel's decoder step:
 //   s_t = h · enc[t];  a = softmax_t(s);  ctx = sum_t a_t enc[t];  o = tanh([h, ctx] · Wc + bc)
-// One workgroup per row. Threads t < STEPS compute the scores (j ascending, like the CPU's
-// iterator sum), thread 0 the softmax (the CPU's max, exp and order), then each thread owns units
+// One workgroup per GROUP_ROWS consecutive rows (each combine weight loaded once feeds all of
+// them). Per row: one thread per step computes its score (j ascending, like the CPU's iterator
+// sum), one thread the softmax (the CPU's max, exp and order), then each thread owns units
 // j, j + WG, ...: first ctx[j] (t ascending), then o[j] (bias, then h·Wc, then ctx·Wc, k
 // ascending, fused multiply-add, like cpu::dense). A NaN score makes the whole row NaN.
 // Bindings (group 0):
@@ -27,6 +28,8 @@ override UNITS: u32 = 1u;
 override WG: u32 = 64u;
 
 const MAX_STEPS: u32 = 64u;
+// Rows per workgroup (rows past the end repeat the group's last row and are not written).
+const GROUP_ROWS: u32 = 4u;
 
 struct Params {
     rows: u32,
@@ -43,7 +46,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
-var<workgroup> weights: array<f32, MAX_STEPS>;
+// Attention weights of the group's rows: row q's at weights[q * MAX_STEPS + t].
+var<workgroup> weights: array<f32, 256>;
 
 // cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial;
 // NaN stays NaN (as on the CPU).
@@ -79,27 +83,32 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let r = wid.x + wid.y * nwg.x;
-    if (r >= p.rows) {
+    let r0 = (wid.x + wid.y * nwg.x) * GROUP_ROWS;
+    if (r0 >= p.rows) {
         return;
     }
-    let hb = p.h_offset + r * p.h_stride;
-    let eb = (r / p.enc_div) * STEPS * UNITS;
-    // Scores.
-    for (var t = lid; t < STEPS; t += WG) {
+    let n = min(GROUP_ROWS, p.rows - r0);
+    // Scores: one (row, step) pair per thread.
+    for (var i = lid; i < n * STEPS; i += WG) {
+        let r = r0 + i / STEPS;
+        let t = i % STEPS;
+        let hb = p.h_offset + r * p.h_stride;
+        let eb = (r / p.enc_div) * STEPS * UNITS;
         var s = 0.0;
         for (var j = 0u; j < UNITS; j++) {
             s = s + h[hb + j] * enc[eb + t * UNITS + j];
         }
-        weights[t] = s;
+        weights[(i / STEPS) * MAX_STEPS + t] = s;
     }
     workgroupBarrier();
-    // Softmax over the steps, in one thread (the CPU's order).
-    if (lid == 0u) {
-        var m = weights[0];
+    // Softmax over the steps, one thread per row (the CPU's order).
+    if (lid < n) {
+        let r = r0 + lid;
+        let w0 = lid * MAX_STEPS;
+        var m = weights[w0];
         var nan = false;
         for (var t = 0u; t < STEPS; t++) {
-            let v = weights[t];
+            let v = weights[w0 + t];
             nan = nan || is_nan_bits(v);
             if (v > m) {
                 m = v;
@@ -107,39 +116,71 @@ fn main(
         }
         var sum = 0.0;
         for (var t = 0u; t < STEPS; t++) {
-            let e = exp_ref(weights[t] - m);
-            weights[t] = e;
+            let e = exp_ref(weights[w0 + t] - m);
+            weights[w0 + t] = e;
             sum = sum + e;
         }
         for (var t = 0u; t < STEPS; t++) {
-            let w = select(weights[t] / sum, bitcast<f32>(0x7fc00000u), nan);
-            weights[t] = w;
+            let w = select(weights[w0 + t] / sum, bitcast<f32>(0x7fc00000u), nan);
+            weights[w0 + t] = w;
             attn[r * STEPS + t] = w;
         }
     }
     workgroupBarrier();
-    // Context.
-    let cb = r * UNITS;
-    for (var j = lid; j < UNITS; j += WG) {
+    // Context: one (row, unit) pair per thread.
+    for (var i = lid; i < n * UNITS; i += WG) {
+        let q = i / UNITS;
+        let j = i % UNITS;
+        let r = r0 + q;
+        let eb = (r / p.enc_div) * STEPS * UNITS;
         var c = 0.0;
         for (var t = 0u; t < STEPS; t++) {
-            c = c + weights[t] * enc[eb + t * UNITS + j];
+            c = c + weights[q * MAX_STEPS + t] * enc[eb + t * UNITS + j];
         }
-        ctx[cb + j] = c;
+        ctx[r * UNITS + j] = c;
     }
-    // Every thread reads the whole context below.
+    // Every thread reads the group's whole context below.
     storageBarrier();
     workgroupBarrier();
-    // Combine: o = tanh([h, ctx] · Wc + bc).
+    // Combine: o = tanh([h, ctx] · Wc + bc), each weight feeding the group's rows.
+    let last = n - 1u;
+    let r1 = r0 + min(1u, last);
+    let r2 = r0 + min(2u, last);
+    let r3 = r0 + min(3u, last);
+    let h0 = p.h_offset + r0 * p.h_stride;
+    let h1 = p.h_offset + r1 * p.h_stride;
+    let h2 = p.h_offset + r2 * p.h_stride;
+    let h3 = p.h_offset + r3 * p.h_stride;
     let bias0 = 2u * UNITS * UNITS;
     for (var j = lid; j < UNITS; j += WG) {
-        var acc = f32(combine[bias0 + j]);
+        let b = f32(combine[bias0 + j]);
+        var a0 = b;
+        var a1 = b;
+        var a2 = b;
+        var a3 = b;
         for (var k = 0u; k < UNITS; k++) {
-            acc = fma(h[hb + k], f32(combine[k * UNITS + j]), acc);
+            let w = f32(combine[k * UNITS + j]);
+            a0 = fma(h[h0 + k], w, a0);
+            a1 = fma(h[h1 + k], w, a1);
+            a2 = fma(h[h2 + k], w, a2);
+            a3 = fma(h[h3 + k], w, a3);
         }
         for (var k = 0u; k < UNITS; k++) {
-            acc = fma(ctx[cb + k], f32(combine[(UNITS + k) * UNITS + j]), acc);
+            let w = f32(combine[(UNITS + k) * UNITS + j]);
+            a0 = fma(ctx[r0 * UNITS + k], w, a0);
+            a1 = fma(ctx[r1 * UNITS + k], w, a1);
+            a2 = fma(ctx[r2 * UNITS + k], w, a2);
+            a3 = fma(ctx[r3 * UNITS + k], w, a3);
         }
-        out[cb + j] = tanh_ref(acc);
+        out[r0 * UNITS + j] = tanh_ref(a0);
+        if (1u < n) {
+            out[r1 * UNITS + j] = tanh_ref(a1);
+        }
+        if (2u < n) {
+            out[r2 * UNITS + j] = tanh_ref(a2);
+        }
+        if (3u < n) {
+            out[r3 * UNITS + j] = tanh_ref(a3);
+        }
     }
 }

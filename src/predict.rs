@@ -102,6 +102,11 @@ impl Predictor {
         }
     }
 
+    /// Worker threads used for batches.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Limits the worker threads used for batches (at least 1).
     pub fn with_threads(mut self, threads: usize) -> Predictor {
         self.threads = threads.max(1);

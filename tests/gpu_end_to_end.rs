@@ -147,6 +147,69 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
 }
 
 #[test]
+fn tiled_kernels_give_the_cpu_configs() {
+    // The batch tests above are below the tiled paths' row threshold: this context tiles every
+    // lstm_step and dense dispatch (its own context, so the other tests keep the default).
+    if gpu().is_none() {
+        return;
+    }
+    let ctx = Arc::new(GpuContext::open(true).expect("second context"));
+    ctx.set_tiled_min_rows(0);
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
+    let problems = perfdb_problems(40);
+    for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
+        let want = cpu.predict_batch(&problems, mode);
+        let got = gpu.predict_batch(&problems, mode);
+        let mut same = 0;
+        for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+            match (w, g) {
+                (Ok(w), Ok(g)) => {
+                    let wc: Vec<&str> = w.iter().map(|x| x.config.as_str()).collect();
+                    let gc: Vec<&str> = g.iter().map(|x| x.config.as_str()).collect();
+                    assert_eq!(wc, gc, "{mode:?} {}", p.to_perfdb_key());
+                    same += 1;
+                }
+                (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+                _ => panic!("{mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+            }
+        }
+        assert!(same >= 40, "{mode:?}: only {same} problems decoded");
+    }
+    let kernels = ctx.compiled_kernels().join(" ");
+    assert!(kernels.contains("SMALL=0"), "{kernels}");
+    assert!(!kernels.contains("SMALL=1"), "{kernels}");
+}
+
+#[test]
+fn chunked_batches_give_the_same_answers_in_order() {
+    // Chunks of 7 problems: preparing, decoding and answering of neighbouring chunks overlap.
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let whole = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
+    let chunked = GpuPredictor::load("gfx908", NAME, &dirs, ctx)
+        .expect("gpu model")
+        .with_chunk_limit(7);
+    assert_eq!(chunked.chunk_size(DecodeMode::Miopen), 7);
+    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(50).collect();
+    let text = |r: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
+        r.into_iter()
+            .map(|x| match x {
+                Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
+                Err(e) => format!("error: {e}"),
+            })
+            .collect()
+    };
+    for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 2 }] {
+        let want = text(whole.predict_batch(&problems, mode));
+        let got = text(chunked.predict_batch(&problems, mode));
+        assert_eq!(want.len(), problems.len());
+        assert_eq!(want, got, "{mode:?}");
+    }
+}
+
+#[test]
 fn f16_weights_change_few_predictions() {
     let Some(ctx) = gpu() else { return };
     if !ctx.adapter().shader_f16 {

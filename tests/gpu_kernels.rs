@@ -182,6 +182,267 @@ fn lstm_step_matches_cpu() {
 }
 
 #[test]
+fn dense_paths_agree_bit_for_bit_and_match_cpu() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(32);
+    // (rows, k, n): partial row tiles (128 rows), partial column tiles (64 columns), k chunks
+    // (8) ending early; the gfx908 output layer (128 -> 38) and encoder dense (8 -> 32).
+    let shapes = [
+        (1, 1, 1),
+        (3, 17, 63),
+        (129, 3, 65),
+        (300, 128, 38),
+        (257, 8, 32),
+        (130, 129, 129),
+    ];
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+    for (m, k, n) in shapes {
+        let a = rng.vec(m * k, 1.0);
+        let b = rng.vec(k * n, 1.0);
+        let bias = rng.vec(n, 1.0);
+        let init = rng.vec(m * n, 1.0);
+        let mut want = vec![0.0; m * n];
+        cpu::dense(&a, &b, Some(&bias), &mut want, m, k, n);
+        let mut want_acc = init.clone();
+        cpu::matmul_acc(&a, &b, &mut want_acc, m, k, n);
+        let shape = format!("({m},{k},{n})");
+        for half in [false, ctx.adapter().shader_f16] {
+            let run = |path, accumulate: bool| {
+                let (bias, init) = if accumulate {
+                    (None, Some(&init[..]))
+                } else {
+                    (Some(&bias[..]), None)
+                };
+                let got = host::dense_on(&ctx, &a, &b, bias, init, m, k, n, half, path).expect("dense");
+                assert!(got.sentinels_intact, "{path:?} {shape} wrote outside its output");
+                got.values
+            };
+            for accumulate in [false, true] {
+                let (small, tiled) = (run(TilePath::Small, accumulate), run(TilePath::Tiled, accumulate));
+                assert_eq!(
+                    bits(&small),
+                    bits(&tiled),
+                    "paths differ on {shape} (accumulate {accumulate})"
+                );
+                if !half {
+                    let w = worst(&tiled, if accumulate { &want_acc } else { &want });
+                    assert!(w <= 1e-5, "dense {shape} (accumulate {accumulate}): worst {w}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(31);
+    // (rows, in_dim, units): partial row tiles (128 rows), partial unit tiles (32 units), k
+    // chunks (8) ending early, and single rows / units.
+    let shapes = [
+        (1, 1, 1),
+        (3, 17, 63),
+        (129, 3, 33),
+        (130, 8, 128),
+        (300, 129, 17),
+        (257, 32, 65),
+    ];
+    for (rows, in_dim, units) in shapes {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let kernel = rng.vec(in_dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(rows * units, 1.0);
+        let c0 = rng.vec(rows * units, 2.0);
+        let mut z = vec![0.0; rows * g];
+        cpu::dense(&x, &kernel, Some(&bias), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(&h0, &recurrent, &mut z, rows, units, g);
+        let (mut h, mut c) = (h0.clone(), c0.clone());
+        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let run = |path| {
+            host::lstm_step_on(
+                &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, false, path,
+            )
+            .expect("lstm")
+        };
+        let (small, tiled) = (run(TilePath::Small), run(TilePath::Tiled));
+        let shape = format!("({rows},{in_dim},{units})");
+        assert!(small.sentinels_intact, "small {shape} wrote outside its state");
+        assert!(tiled.sentinels_intact, "tiled {shape} wrote outside its state");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        assert_eq!(bits(&small.values), bits(&tiled.values), "paths differ on {shape}");
+        let (gh, gc) = tiled.values.split_at(rows * units);
+        let (wh, wc) = (worst(gh, &h), worst(gc, &c));
+        assert!(wh <= 2e-6 && wc <= 2e-6, "lstm {shape}: h {wh}, c {wc}");
+        if ctx.adapter().shader_f16 {
+            let run16 = |path| {
+                host::lstm_step_on(
+                    &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true, path,
+                )
+                .expect("lstm f16")
+            };
+            let (small, tiled) = (run16(TilePath::Small), run16(TilePath::Tiled));
+            assert!(small.sentinels_intact && tiled.sentinels_intact, "f16 {shape}");
+            assert_eq!(bits(&small.values), bits(&tiled.values), "f16 paths differ on {shape}");
+        }
+    }
+}
+
+#[test]
+fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(33);
+    // (rows, vocab, embedding dim, units); the gfx908 decoder's first layer is (.., 38, 8, 128).
+    for (rows, vocab, dim, units) in [(1, 1, 1, 1), (3, 38, 8, 128), (130, 17, 3, 33), (257, 65, 17, 63)] {
+        let g = 4 * units;
+        let table = rng.vec(vocab * dim, 1.0);
+        let ids: Vec<u32> = (0..rows).map(|_| rng.below(vocab as u64) as u32).collect();
+        let kernel = rng.vec(dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(rows * units, 1.0);
+        let c0 = rng.vec(rows * units, 2.0);
+        let mut x = vec![0.0; rows * dim];
+        cpu::embedding_gather(&table, &ids, &mut x, dim);
+        let shape = format!("({rows},{vocab},{dim},{units})");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        let want = host::lstm_step_on(
+            &ctx,
+            &x,
+            &kernel,
+            &recurrent,
+            &bias,
+            &h0,
+            &c0,
+            rows,
+            dim,
+            units,
+            false,
+            TilePath::Small,
+        )
+        .expect("lstm");
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_embedded_on(
+                &ctx,
+                &table,
+                Some(&ids),
+                &kernel,
+                &recurrent,
+                &bias,
+                &h0,
+                &c0,
+                rows,
+                dim,
+                units,
+                false,
+                path,
+            )
+            .expect("embedded lstm");
+            assert!(got.sentinels_intact, "{path:?} {shape}");
+            assert_eq!(bits(&got.values), bits(&want.values), "{path:?} {shape}");
+        }
+        // An id outside the table: that row's input is NaN, as after embedding_gather.wgsl
+        // (which writes NaN for it); the state is what lstm_step makes of a NaN input.
+        let mut bad = ids.clone();
+        bad[rows - 1] = vocab as u32;
+        let mut x_bad = x.clone();
+        x_bad[(rows - 1) * dim..].iter_mut().for_each(|v| *v = f32::NAN);
+        let want = host::lstm_step_on(
+            &ctx,
+            &x_bad,
+            &kernel,
+            &recurrent,
+            &bias,
+            &h0,
+            &c0,
+            rows,
+            dim,
+            units,
+            false,
+            TilePath::Small,
+        )
+        .expect("lstm");
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_embedded_on(
+                &ctx,
+                &table,
+                Some(&bad),
+                &kernel,
+                &recurrent,
+                &bias,
+                &h0,
+                &c0,
+                rows,
+                dim,
+                units,
+                false,
+                path,
+            )
+            .expect("embedded lstm");
+            assert_eq!(bits(&got.values), bits(&want.values), "bad id, {path:?} {shape}");
+        }
+    }
+}
+
+#[test]
+fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
+    use tuneinfer::gpu::kernels::TilePath;
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(34);
+    // (previous rows, rows, in_dim, units): a beam's first step reads fewer rows than it writes.
+    for (prev_rows, rows, in_dim, units) in [(1, 1, 1, 1), (1, 4, 8, 128), (3, 130, 17, 33), (257, 257, 128, 65)] {
+        let g = 4 * units;
+        let x = rng.vec(rows * in_dim, 1.0);
+        let kernel = rng.vec(in_dim * g, 0.3);
+        let recurrent = rng.vec(units * g, 0.3);
+        let bias = rng.vec(g, 0.5);
+        let h0 = rng.vec(prev_rows * units, 1.0);
+        let c0 = rng.vec(prev_rows * units, 2.0);
+        let parents: Vec<u32> = (0..rows).map(|_| rng.below(prev_rows as u64) as u32).collect();
+        // The reorder first (twin States::gather_from), then the plain step.
+        let pick = |v: &[f32]| -> Vec<f32> {
+            parents
+                .iter()
+                .flat_map(|&p| v[p as usize * units..(p as usize + 1) * units].to_vec())
+                .collect()
+        };
+        let (h1, c1) = (pick(&h0), pick(&c0));
+        let want = host::lstm_step_on(
+            &ctx,
+            &x,
+            &kernel,
+            &recurrent,
+            &bias,
+            &h1,
+            &c1,
+            rows,
+            in_dim,
+            units,
+            false,
+            TilePath::Small,
+        )
+        .expect("lstm");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = host::lstm_step_gathered_on(
+                &ctx, &x, &parents, &kernel, &recurrent, &bias, &h0, &c0, in_dim, units, path,
+            )
+            .expect("gathered lstm");
+            assert!(got.sentinels_intact, "{path:?} ({prev_rows},{rows},{in_dim},{units})");
+            assert_eq!(
+                bits(&got.values),
+                bits(&want.values),
+                "{path:?} ({prev_rows},{rows},{in_dim},{units})"
+            );
+        }
+    }
+}
+
+#[test]
 fn log_softmax_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut rng = Lcg::new(24);
@@ -385,6 +646,41 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         assert!(go.sentinels_intact);
         let w = worst(&go.values, &wo);
         assert!(w <= 1e-5, "attention f16 ({rows},{steps},{units}): {w}");
+    }
+}
+
+#[test]
+fn dense_log_softmax_matches_cpu_and_the_two_kernels() {
+    let Some(ctx) = gpu() else { return };
+    let mut rng = Lcg::new(35);
+    // (rows, k, n): odd sizes (n above and below the workgroup of 64), the gfx908 output layer.
+    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+    for (rows, k, n) in [(1, 1, 1), (3, 17, 63), (17, 65, 129), (4, 128, 38), (65, 3, 38)] {
+        let a = rng.vec(rows * k, 1.0);
+        let mut b = rng.vec(k * n, 1.0);
+        let bias = rng.vec(n, 1.0);
+        if rows == 3 {
+            // A NaN weight: every row's scores and log-probabilities in that column are NaN.
+            b[5] = f32::NAN;
+        }
+        let mut want_scores = vec![0.0; rows * n];
+        cpu::dense(&a, &b, Some(&bias), &mut want_scores, rows, k, n);
+        let mut want_logp = vec![0.0; rows * n];
+        cpu::log_softmax_rows(&want_scores, &mut want_logp, rows, n);
+        let (scores, logp) =
+            host::dense_log_softmax(&ctx, &a, &b, Some(&bias), rows, k, n, false).expect("dense_log_softmax");
+        let shape = format!("({rows},{k},{n})");
+        assert!(scores.sentinels_intact && logp.sentinels_intact, "{shape}");
+        let two = host::dense(&ctx, &a, &b, Some(&bias), None, rows, k, n).expect("dense");
+        assert_eq!(bits(&scores.values), bits(&two.values), "scores {shape}");
+        let two_logp = host::log_softmax(&ctx, &two.values, rows, n).expect("log_softmax");
+        assert_eq!(bits(&logp.values), bits(&two_logp.values), "logp {shape}");
+        if rows == 3 {
+            assert!(logp.values.iter().all(|v| v.is_nan()), "{shape}");
+            continue;
+        }
+        let (ws, wl) = (worst(&scores.values, &want_scores), worst(&logp.values, &want_logp));
+        assert!(ws <= 1e-5 && wl <= 1e-5, "{shape}: scores {ws}, logp {wl}");
     }
 }
 

@@ -365,7 +365,7 @@ fn record_resident_encoder(
         let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
         let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
         let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
-        rec.enc.clear_buffer(&a, 0, None);
+        rec.encoder().clear_buffer(&a, 0, None);
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
             kernels::lstm_step(
@@ -466,7 +466,7 @@ fn record_resident_step(
     let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
     let k = m.members.len();
     if k > 1 {
-        rec.enc.clear_buffer(&s.scores, 0, None);
+        rec.encoder().clear_buffer(&s.scores, 0, None);
     }
     for (i, member) in m.members.iter().enumerate() {
         kernels::embedding_gather(
@@ -563,8 +563,8 @@ pub(crate) fn greedy_resident(
     let s = StepBuffers::take(ctx, pool, m, rows)?;
     let mut rec = Recorder::with_cache(ctx, "attention greedy", cache);
     // Every walk starts running, empty, with score 0, fed token 0.
-    rec.enc.clear_buffer(&hyp, 0, None);
-    rec.enc.clear_buffer(&s.feed, 0, None);
+    rec.encoder().clear_buffer(&hyp, 0, None);
+    rec.encoder().clear_buffer(&s.feed, 0, None);
     let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, rows, None)?;
     for _ in 0..job.max_len {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
@@ -584,8 +584,11 @@ pub(crate) fn greedy_resident(
         )?;
         std::mem::swap(&mut r.cur, &mut r.next);
     }
-    ctx.submit_and_wait("attention greedy decoding", rec.finish())?;
-    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp, 0, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "attention greedy decoding", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
     let l = job.max_len;
     Ok(out
         .chunks_exact(words)
@@ -633,7 +636,7 @@ pub(crate) fn beam_resident(
     let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
     let s = StepBuffers::take(ctx, pool, m, rows)?;
     let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
-    rec.enc.clear_buffer(&s.feed, 0, None);
+    rec.encoder().clear_buffer(&s.feed, 0, None);
     let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
@@ -664,8 +667,11 @@ pub(crate) fn beam_resident(
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
-    ctx.submit_and_wait("attention beam search", rec.finish())?;
-    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 0, rows * words)?;
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp_a, 0, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "attention beam search", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
     let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
     for slots in out.chunks_exact(words * w) {
         let mut list: Vec<Hypothesis> = slots

@@ -95,41 +95,99 @@ pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<
 }
 
 /// Work buffers kept between decodes: a decode of the same (model, batch, width) takes back the
-/// buffers the previous one used instead of allocating; a decode of another size replaces them. Contents are not cleared; decoders clear
-/// what they read before writing.
+/// buffers the previous one used instead of allocating; a decode of another size replaces them.
+/// Contents are not cleared; decoders clear what they read before writing.
 #[derive(Default)]
 pub(crate) struct Pool {
-    free: std::collections::HashMap<(&'static str, u64), Vec<wgpu::Buffer>>,
-    used: Vec<((&'static str, u64), wgpu::Buffer)>,
+    free: std::collections::HashMap<PoolKey, Vec<wgpu::Buffer>>,
+    used: Vec<(PoolKey, wgpu::Buffer)>,
     /// Buffers were allocated since the last `recycle` (the set of buffers changed).
     pub allocated: bool,
+}
+
+/// Role, size and kind of a pooled buffer.
+type PoolKey = (&'static str, u64, Kind);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    /// A work buffer (storage).
+    Storage,
+    /// Host-mappable, for results copied back.
+    ReadBack,
+    /// A storage buffer written once with the contents identified by the tag.
+    Constant(u64),
 }
 
 impl Pool {
     /// A storage buffer of at least `bytes` for the role `label`.
     pub fn take(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
-        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4));
+        Ok(self.take_kind(ctx, label, bytes, Kind::Storage)?.0)
+    }
+
+    /// A host-mappable buffer of at least `bytes` that a recording copies results into
+    /// ([`Recorder::copy_out`](super::kernels::Recorder::copy_out), then [`submit_and_read`]).
+    pub fn take_read_back(&mut self, ctx: &GpuContext, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
+        Ok(self.take_kind(ctx, label, bytes, Kind::ReadBack)?.0)
+    }
+
+    /// A storage buffer holding `data()`, built and uploaded only when no pooled buffer of this
+    /// role, size and `tag` exists: `tag` must identify the contents (e.g. the parameters they
+    /// are computed from). Kernels must not write to it (it is a copy source or read-only).
+    pub fn constant(
+        &mut self,
+        ctx: &GpuContext,
+        label: &'static str,
+        tag: u64,
+        bytes: u64,
+        data: impl FnOnce() -> Vec<u8>,
+    ) -> Result<wgpu::Buffer> {
+        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant(tag))?;
+        if fresh {
+            let mut data = data();
+            data.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
+            ctx.checked(&format!("uploading {label}"), || ctx.queue.write_buffer(&buf, 0, &data))?;
+        }
+        Ok(buf)
+    }
+
+    /// A pooled buffer and whether it was just allocated.
+    fn take_kind(
+        &mut self,
+        ctx: &GpuContext,
+        label: &'static str,
+        bytes: u64,
+        kind: Kind,
+    ) -> Result<(wgpu::Buffer, bool)> {
+        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4), kind);
         // First in, first out: a repeated decode gets every buffer back in the same role.
-        let buf = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
-            Some(b) => b,
+        let (buf, fresh) = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
+            Some(b) => (b, false),
             None => {
                 self.allocated = true;
-                zeroed(ctx, label, key.1)?
+                let b = match kind {
+                    Kind::ReadBack => read_back_buffer(ctx, label, key.1)?,
+                    Kind::Storage | Kind::Constant(_) => zeroed(ctx, label, key.1)?,
+                };
+                (b, true)
             }
         };
         self.used.push((key, buf.clone()));
-        Ok(buf)
+        Ok((buf, fresh))
     }
 
     /// A pooled buffer holding `data` (written by the queue before the next submission).
     pub fn upload(&mut self, ctx: &GpuContext, label: &'static str, data: &[u8]) -> Result<wgpu::Buffer> {
         let buf = self.take(ctx, label, data.len() as u64)?;
-        let mut padded = data.to_vec();
-        padded.resize(data.len().next_multiple_of(4), 0);
-        if !padded.is_empty() {
-            ctx.checked(&format!("uploading {label}"), || {
-                ctx.queue.write_buffer(&buf, 0, &padded)
-            })?;
+        // Most uploads are whole words: written as they are, without a padded copy.
+        let padded;
+        let words = if data.len().is_multiple_of(4) {
+            data
+        } else {
+            padded = [data, &[0u8; 3][..4 - data.len() % 4]].concat();
+            &padded[..]
+        };
+        if !words.is_empty() {
+            ctx.checked(&format!("uploading {label}"), || ctx.queue.write_buffer(&buf, 0, words))?;
         }
         Ok(buf)
     }
@@ -195,54 +253,99 @@ pub(crate) fn uniform(ctx: &GpuContext, words: &[u32]) -> wgpu::Buffer {
     buf
 }
 
-/// Copies `bytes` from `buf` at `offset` back to the host (waits for the GPU).
-pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
-    let size = bytes.max(4).next_multiple_of(4);
-    let staging = ctx.checked(what, || {
+/// A host-mappable buffer of `bytes` (a multiple of 4) for results copied back.
+pub(crate) fn read_back_buffer(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
+    ctx.checked(label, || {
         ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read-back"),
-            size,
+            label: Some(label),
+            size: bytes.max(4).next_multiple_of(4),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
-    })?;
+    })
+}
+
+/// Submits `encoder` (which copied results into the read-back buffers of `reads`, each with the
+/// number of bytes wanted) and maps them all: one submission, one wait. Returns the bytes of each.
+pub(crate) fn submit_and_read(
+    ctx: &GpuContext,
+    what: &str,
+    encoder: wgpu::CommandEncoder,
+    reads: &[(&wgpu::Buffer, u64)],
+) -> Result<Vec<Vec<u8>>> {
+    let index = ctx.checked(what, || ctx.queue.submit([encoder.finish()]))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    for (i, &(buf, bytes)) in reads.iter().enumerate() {
+        let tx = tx.clone();
+        buf.map_async(wgpu::MapMode::Read, ..bytes.max(4).next_multiple_of(4), move |r| {
+            let _ = tx.send((i, r));
+        });
+    }
+    drop(tx);
+    ctx.wait(what, Some(index))?;
+    // Map callbacks run inside a poll that sees the submission finish: usually the wait above,
+    // but another thread's poll of the same device may have taken them and be running them.
+    let mut left = reads.len();
+    let mut idle_polls = 0;
+    while left > 0 {
+        match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+            Ok((_, r)) => {
+                r.map_err(|e| Error::Gpu(format!("{what}: mapping the result failed: {e}")))?;
+                left -= 1;
+            }
+            // Every callback ran or was dropped: a mapping that never happened.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::Gpu(format!("{what}: the result was never mapped")));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                idle_polls += 1;
+                if idle_polls > 12_000 {
+                    return Err(Error::Gpu(format!("{what}: the result was never mapped (1 minute)")));
+                }
+                ctx.wait(what, None)?;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(reads.len());
+    for &(buf, bytes) in reads {
+        let data = buf
+            .get_mapped_range(..bytes.max(4).next_multiple_of(4))
+            .map_err(|e| Error::Gpu(format!("{what}: {e}")))?[..bytes as usize]
+            .to_vec();
+        buf.unmap();
+        out.push(data);
+    }
+    Ok(out)
+}
+
+/// Words of bytes read back.
+pub(crate) fn words_u32(bytes: &[u8]) -> Vec<u32> {
+    bytemuck::pod_collect_to_vec(&bytes[..bytes.len() / 4 * 4])
+}
+
+/// f32 values of bytes read back.
+pub(crate) fn words_f32(bytes: &[u8]) -> Vec<f32> {
+    bytemuck::pod_collect_to_vec(&bytes[..bytes.len() / 4 * 4])
+}
+
+/// Copies `bytes` from `buf` at `offset` back to the host (one submission, one wait).
+pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+    let size = bytes.max(4).next_multiple_of(4);
+    let staging = read_back_buffer(ctx, "read-back", size)?;
     let mut enc = ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
     enc.copy_buffer_to_buffer(buf, offset, &staging, 0, size);
-    ctx.submit_and_wait(what, enc)?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait(what, None)?;
-    match rx.recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(Error::Gpu(format!("{what}: mapping the result failed: {e}"))),
-        Err(_) => return Err(Error::Gpu(format!("{what}: the result was never mapped"))),
-    }
-    let data = staging
-        .get_mapped_range(..)
-        .map_err(|e| Error::Gpu(format!("{what}: {e}")))?
-        .to_vec();
-    staging.unmap();
-    Ok(data[..bytes as usize].to_vec())
+    let mut out = submit_and_read(ctx, what, enc, &[(&staging, bytes)])?;
+    Ok(out.pop().unwrap_or_default())
 }
 
 pub(crate) fn read_f32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<f32>> {
-    let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    Ok(words_f32(&read(ctx, what, buf, offset, 4 * len as u64)?))
 }
 
 pub(crate) fn read_u32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<u32>> {
-    let bytes = read(ctx, what, buf, offset, 4 * len as u64)?;
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    Ok(words_u32(&read(ctx, what, buf, offset, 4 * len as u64)?))
 }
 
 /// An output buffer with [`GUARD_WORDS`] sentinels on each side of `init` (the words the

@@ -53,9 +53,14 @@ pub struct GpuContext {
     pub(crate) registry: super::registry::Registry,
     /// A small buffer bound where a kernel's optional output is not used.
     pub(crate) unused: wgpu::Buffer,
+    /// A small buffer bound where a kernel's optional input is not used (a buffer may not be
+    /// bound both read-only and read-write in one dispatch).
+    pub(crate) unused_input: wgpu::Buffer,
     summary: AdapterSummary,
     /// Set by the device-lost callback or the uncaptured-error handler; checked after each wait.
     fault: Arc<Mutex<Option<String>>>,
+    /// Batches of at least this many rows take the tiled paths of `lstm_step` and `dense`.
+    tiled_min_rows: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -170,7 +175,14 @@ impl GpuContext {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+        let unused_input = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("unused input"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         Ok(GpuContext {
+            unused_input,
             device,
             queue,
             limits,
@@ -178,6 +190,7 @@ impl GpuContext {
             unused,
             summary,
             fault,
+            tiled_min_rows: std::sync::atomic::AtomicUsize::new(super::kernels::TILED_MIN_ROWS),
         })
     }
 
@@ -257,6 +270,17 @@ impl GpuContext {
     #[doc(hidden)]
     pub fn simulate_device_loss(&self) {
         self.device.destroy();
+    }
+
+    /// From how many rows `lstm_step` and `dense` use their tiled (throughput) paths instead of
+    /// the SMALL (latency) ones; both give the same bits. Default
+    /// [`TILED_MIN_ROWS`](super::kernels::TILED_MIN_ROWS); 0 tiles everything (tests, tuning).
+    pub fn set_tiled_min_rows(&self, rows: usize) {
+        self.tiled_min_rows.store(rows, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn tiled_min_rows(&self) -> usize {
+        self.tiled_min_rows.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Readable keys of the pipelines compiled so far (e.g. `lstm_step{IN_DIM=8,UNITS=64,...}`).

@@ -18,6 +18,7 @@ use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
 use super::kernels::{self, BindCache, Recorder, Rows};
 use super::model::GpuKtn;
+use super::parallel;
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
@@ -42,17 +43,18 @@ fn encoder_words(m: &GpuKtn) -> usize {
     t * m.features + dense + seqs + states
 }
 
-/// Decoder words per beam row: hypothesis records, feed, embedding, scores, log-probabilities,
-/// both state copies (and the second record and the parent for a beam).
+/// Decoder words per beam row: hypothesis records, feed, scores, log-probabilities, both state
+/// copies (and the second record and the parent for a beam).
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
-        // Two record buffers of live slots and finished lists, and the parent.
-        4 * hyp_words(max_len) + 1
+        // Three record buffers of live slots and finished lists (the initial one kept for the
+        // next decode of the same size), the parent and the initial parent.
+        6 * hyp_words(max_len) + 2
     } else {
         hyp_words(max_len)
     };
-    records + 1 + m.embed_dim + 2 * m.output.units + states
+    records + 1 + 2 * m.output.units + states
 }
 
 /// Device bytes one problem needs in `greedy_resident` (`width` 1) or `beam_resident`: every
@@ -128,7 +130,7 @@ pub(crate) fn record_encoder(
         let a = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         let b = pool.take(ctx, "encoder state", 4 * (2 * rows * u) as u64)?;
         // The initial state is zero.
-        rec.enc.clear_buffer(&a, 0, None);
+        rec.encoder().clear_buffer(&a, 0, None);
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -167,39 +169,53 @@ pub(crate) fn record_encoder(
     Ok(finals)
 }
 
-/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores.
+/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores. The first
+/// LSTM layer reads the embedding of `feed` itself (no separate gather). With `gather`
+/// (parents, rows of `cur`), row r continues row `parents[r]` of `cur` (the beam's reorder).
+/// With `logp`, also the scores' row-wise log-softmax.
 #[allow(clippy::too_many_arguments)]
 fn record_decoder_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
     m: &GpuKtn,
     feed: &wgpu::Buffer,
-    embedded: &wgpu::Buffer,
+    gather: Option<(&wgpu::Buffer, usize)>,
     cur: &[wgpu::Buffer],
     next: &[wgpu::Buffer],
     scores: &wgpu::Buffer,
+    logp: Option<&wgpu::Buffer>,
     rows: usize,
 ) -> Result<()> {
-    kernels::embedding_gather(
-        ctx,
-        rec,
-        feed.into(),
-        (&m.embedding).into(),
-        embedded.into(),
-        rows,
-        m.vocab,
-        m.embed_dim,
-    )?;
+    let gather = gather.map(|(parents, prev_rows)| (View::from(parents), prev_rows));
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
-        let x: &wgpu::Buffer = if l == 0 { embedded } else { &next[l - 1] };
-        kernels::lstm_step(
+        if l == 0 {
+            kernels::lstm_step_embedded(
+                ctx,
+                rec,
+                feed.into(),
+                (&m.embedding).into(),
+                m.vocab,
+                gather,
+                (&lstm.weights).into(),
+                (&cur[l]).into(),
+                (&next[l]).into(),
+                rows,
+                lstm.in_dim,
+                lstm.units,
+                m.half,
+            )?;
+            continue;
+        }
+        kernels::lstm_step_on(
             ctx,
             rec,
-            x.into(),
+            (&next[l - 1]).into(),
             Rows {
                 stride: lstm.in_dim,
                 offset: 0,
             },
+            None,
+            gather,
             (&lstm.weights).into(),
             (&cur[l]).into(),
             (&next[l]).into(),
@@ -208,29 +224,53 @@ fn record_decoder_step(
             lstm.in_dim,
             lstm.units,
             m.half,
+            kernels::TilePath::Auto,
         )?;
     }
     let last = next
         .last()
         .ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
     let o = &m.output;
+    let last_rows = Rows {
+        stride: o.in_dim,
+        offset: 0,
+    };
+    let bias = o.bias.as_ref().map(View::from);
+    // Few rows: the output layer and the log-softmax in one dispatch (same bits).
+    if let Some(logp) = logp.filter(|_| rows < ctx.tiled_min_rows()) {
+        return kernels::dense_log_softmax(
+            ctx,
+            rec,
+            last.into(),
+            last_rows,
+            (&o.kernel).into(),
+            bias,
+            scores.into(),
+            logp.into(),
+            rows,
+            o.in_dim,
+            o.units,
+            m.half,
+        );
+    }
     kernels::dense(
         ctx,
         rec,
         last.into(),
-        Rows {
-            stride: o.in_dim,
-            offset: 0,
-        },
+        last_rows,
         (&o.kernel).into(),
-        o.bias.as_ref().map(View::from),
+        bias,
         scores.into(),
         rows,
         o.in_dim,
         o.units,
         false,
         m.half,
-    )
+    )?;
+    match logp {
+        Some(logp) => kernels::log_softmax(ctx, rec, scores.into(), logp.into(), rows, o.units),
+        None => Ok(()),
+    }
 }
 
 /// What the greedy walk needs besides the model.
@@ -269,13 +309,12 @@ pub(crate) fn greedy_resident(
     let words = hyp_words(job.max_len);
     let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "greedy", cache);
     // Every walk starts running, empty, with score 0, fed token 0.
-    rec.enc.clear_buffer(&hyp, 0, None);
-    rec.enc.clear_buffer(&feed, 0, None);
+    rec.encoder().clear_buffer(&hyp, 0, None);
+    rec.encoder().clear_buffer(&feed, 0, None);
     let mut cur = record_encoder(ctx, pool, &mut rec, m, &input, rows)?;
     let mut next: Vec<wgpu::Buffer> = m
         .dec_lstms
@@ -283,8 +322,7 @@ pub(crate) fn greedy_resident(
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, Some(&logp), rows)?;
         kernels::greedy_step(
             ctx,
             &mut rec,
@@ -301,20 +339,26 @@ pub(crate) fn greedy_resident(
         )?;
         std::mem::swap(&mut cur, &mut next);
     }
-    ctx.submit_and_wait("greedy decoding", rec.finish())?;
-    let out = buffers::read_u32(ctx, "greedy hypotheses", &hyp, 0, rows * words)?;
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp, 0, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
     let l = job.max_len;
-    Ok(out
-        .chunks_exact(words)
-        .map(|h| {
-            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
-            (status == 1 && len <= l).then(|| Hypothesis {
-                tokens: h[..len].to_vec(),
-                values: h[l..l + len].to_vec(),
-                score,
+    let records: Vec<&[u32]> = out.chunks_exact(words).collect();
+    let parts = parallel::map_parts(&records, parallel::hardware_threads(), |_, part| {
+        part.iter()
+            .map(|h| {
+                let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
+                (status == 1 && len <= l).then(|| Hypothesis {
+                    tokens: h[..len].to_vec(),
+                    values: h[l..l + len].to_vec(),
+                    score,
+                })
             })
-        })
-        .collect())
+            .collect::<Vec<_>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// What the resident beam search needs besides the model.
@@ -356,44 +400,57 @@ pub(crate) fn beam_resident(
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     // Live slots then finished lists: slot 0 of each problem is live with an empty prefix,
-    // everything else dead.
-    let mut init = vec![0u32; 2 * rows * words];
-    for (r, h) in init.chunks_exact_mut(words).enumerate() {
-        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
-    }
-    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (2 * rows * words) as u64)?;
+    // everything else dead. Built and uploaded once per (size, width, length), then copied on
+    // the GPU by every decode of that size.
+    let hyp_bytes = 4 * (2 * rows * words) as u64;
+    let init = pool.constant(
+        ctx,
+        "initial hypotheses",
+        ((w as u64) << 32) | l as u64,
+        hyp_bytes,
+        || {
+            let mut init = vec![0u32; 2 * rows * words];
+            for (r, h) in init.chunks_exact_mut(words).enumerate() {
+                h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
+            }
+            bytemuck::cast_slice(&init).to_vec()
+        },
+    )?;
+    let mut hyp_a = pool.take(ctx, "hypotheses", hyp_bytes)?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", hyp_bytes)?;
     // Row r of the beam starts from problem r / w's encoder state.
-    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let first = pool.constant(ctx, "initial parents", w as u64, 4 * rows as u64, || {
+        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+        bytemuck::cast_slice(&first).to_vec()
+    })?;
+    let parents = pool.take(ctx, "parents", 4 * rows as u64)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let embedded = pool.take(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "beam", cache);
-    rec.enc.clear_buffer(&feed, 0, None);
+    rec.encoder().clear_buffer(&feed, 0, None);
+    rec.encoder().copy_buffer_to_buffer(&init, 0, &hyp_a, 0, hyp_bytes);
+    rec.encoder()
+        .copy_buffer_to_buffer(&first, 0, &parents, 0, 4 * rows as u64);
+    // The decoder's LSTMs read each row's state from its parent row (the beam's reorder, and
+    // at the first step the problem's encoder state) in place.
+    // Step i writes states[i % 2] and reads the previous step's (at step 0 the encoder's).
     let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
-    let mut cur = Vec::new();
-    let mut next = Vec::new();
-    for (layer, lstm) in m.dec_lstms.iter().enumerate() {
+    let mut states: [Vec<wgpu::Buffer>; 2] = [Vec::new(), Vec::new()];
+    for lstm in &m.dec_lstms {
         let bytes = 4 * (2 * rows * lstm.units) as u64;
-        let c = pool.take(ctx, "beam state", bytes)?;
-        kernels::reorder_rows(
-            ctx,
-            &mut rec,
-            (&parents).into(),
-            (&encoded[layer]).into(),
-            (&c).into(),
-            rows,
-            problems,
-            lstm.units,
-        )?;
-        cur.push(c);
-        next.push(pool.take(ctx, "beam state", bytes)?);
+        states[0].push(pool.take(ctx, "beam state", bytes)?);
+        states[1].push(pool.take(ctx, "beam state", bytes)?);
     }
-    for _ in 0..l {
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &scores, rows)?;
-        kernels::log_softmax(ctx, &mut rec, (&scores).into(), (&logp).into(), rows, v)?;
+    for step in 0..l {
+        let (cur, cur_rows) = if step == 0 {
+            (&encoded, problems)
+        } else {
+            (&states[(step - 1) % 2], rows)
+        };
+        let next = &states[step % 2];
+        let gather = Some((&parents, cur_rows));
+        record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
         kernels::beam_step(
             ctx,
             &mut rec,
@@ -415,42 +472,35 @@ pub(crate) fn beam_resident(
             w,
             l,
         )?;
-        for (layer, lstm) in m.dec_lstms.iter().enumerate() {
-            kernels::reorder_rows(
-                ctx,
-                &mut rec,
-                (&parents).into(),
-                (&next[layer]).into(),
-                (&cur[layer]).into(),
-                rows,
-                rows,
-                lstm.units,
-            )?;
-        }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
-    ctx.submit_and_wait("beam search", rec.finish())?;
     // The finished lists, already in search::beam_search's final order.
-    let out = buffers::read_u32(ctx, "beam hypotheses", &hyp_a, 4 * (rows * words) as u64, rows * words)?;
-    let found = out
-        .chunks_exact(words * w)
-        .map(|list| {
-            list.chunks_exact(words)
-                .take_while(|h| h[2 * l + 1] == 1)
-                .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
-                .take(job.top)
-                .map(|h| {
-                    let len = h[2 * l] as usize;
-                    Hypothesis {
-                        tokens: h[..len].to_vec(),
-                        values: h[l..l + len].to_vec(),
-                        score: f32::from_bits(h[2 * l + 2]),
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Ok(found)
+    let bytes = 4 * (rows * words) as u64;
+    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
+    rec.copy_out(&hyp_a, bytes, &staging, bytes);
+    let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
+    let out = buffers::words_u32(&read[0]);
+    let lists: Vec<&[u32]> = out.chunks_exact(words * w).collect();
+    let parts = parallel::map_parts(&lists, parallel::hardware_threads(), |_, part| {
+        part.iter()
+            .map(|list| {
+                list.chunks_exact(words)
+                    .take_while(|h| h[2 * l + 1] == 1)
+                    .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
+                    .take(job.top)
+                    .map(|h| {
+                        let len = h[2 * l] as usize;
+                        Hypothesis {
+                            tokens: h[..len].to_vec(),
+                            values: h[l..l + len].to_vec(),
+                            score: f32::from_bits(h[2 * l + 2]),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Encodes `rows` problems on the GPU and reads the decoder's initial states back.
@@ -464,10 +514,18 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], row
     let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
     let mut rec = Recorder::new(ctx, "encoder");
     let finals = record_encoder(ctx, &mut pool, &mut rec, m, &input, rows)?;
-    ctx.submit_and_wait("encoder", rec.finish())?;
-    for (l, buf) in finals.iter().enumerate() {
+    let mut staged = Vec::new();
+    for (buf, &u) in finals.iter().zip(&units) {
+        let bytes = 4 * (2 * rows * u) as u64;
+        let staging = pool.take_read_back(ctx, "encoder states read-back", bytes)?;
+        rec.copy_out(buf, 0, &staging, bytes);
+        staged.push((staging, bytes));
+    }
+    let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
+    let read = buffers::submit_and_read(ctx, "encoder", rec.finish(), &reads)?;
+    for (l, bytes) in read.iter().enumerate() {
         let u = units[l];
-        let hc = buffers::read_f32(ctx, "encoder states", buf, 0, 2 * rows * u)?;
+        let hc = buffers::words_f32(bytes);
         states.h[l].copy_from_slice(&hc[..rows * u]);
         states.c[l].copy_from_slice(&hc[rows * u..]);
     }
@@ -516,18 +574,30 @@ impl<'a> GpuStepDecoder<'a> {
                 4 * (2 * rows * lstm.units) as u64,
             )?);
         }
-        let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * m.embed_dim) as u64)?;
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
-        record_decoder_step(ctx, &mut rec, m, &feed, &embedded, &cur, &next, &score_buf, rows)?;
-        ctx.submit_and_wait("decoder step", rec.finish())?;
+        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &score_buf, None, rows)?;
+        // Every layer's new state and the scores come back in one read-back.
+        let mut staged = Vec::new();
+        for (buf, lstm) in next.iter().zip(&m.dec_lstms) {
+            let bytes = 4 * (2 * rows * lstm.units) as u64;
+            let staging = buffers::read_back_buffer(ctx, "decoder states read-back", bytes)?;
+            rec.copy_out(buf, 0, &staging, bytes);
+            staged.push((staging, bytes));
+        }
+        let bytes = 4 * (rows * v) as u64;
+        let staging = buffers::read_back_buffer(ctx, "scores read-back", bytes)?;
+        rec.copy_out(&score_buf, 0, &staging, bytes);
+        staged.push((staging, bytes));
+        let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
+        let mut read = buffers::submit_and_read(ctx, "decoder step", rec.finish(), &reads)?;
+        *scores = buffers::words_f32(&read.pop().unwrap_or_default());
         for (l, lstm) in m.dec_lstms.iter().enumerate() {
             let u = lstm.units;
-            let hc = buffers::read_f32(ctx, "decoder states", &next[l], 0, 2 * rows * u)?;
+            let hc = buffers::words_f32(&read[l]);
             states.h[l].copy_from_slice(&hc[..rows * u]);
             states.c[l].copy_from_slice(&hc[rows * u..]);
         }
-        *scores = buffers::read_f32(ctx, "scores", &score_buf, 0, rows * v)?;
         Ok(())
     }
 }

@@ -9,10 +9,44 @@ use crate::error::{Error, Result};
 /// Workgroup size of every kernel (an override constant of each shader).
 pub const WG: u32 = 64;
 
-/// Rows one `dense.wgsl` thread computes (its `ROWS_PER_THREAD`).
-const DENSE_ROWS_PER_THREAD: usize = 4;
-/// Rows one `lstm_step.wgsl` thread computes (its `ROWS_PER_THREAD`).
-const LSTM_ROWS_PER_THREAD: usize = 4;
+/// Rows one thread of `dense.wgsl`'s SMALL path computes (its `SMALL_ROWS`).
+const DENSE_SMALL_ROWS: usize = 4;
+/// `dense.wgsl`'s tile: rows x columns per workgroup of [`TILE_WG`] threads.
+const DENSE_TILE_ROWS: usize = 128;
+const DENSE_TILE_COLS: usize = 64;
+/// Rows one thread of `lstm_step.wgsl`'s SMALL path computes (its `SMALL_ROWS`).
+const LSTM_SMALL_ROWS: usize = 4;
+/// `lstm_step.wgsl`'s tile: rows x units (x 4 gates) per workgroup of [`TILE_WG`] threads.
+const LSTM_TILE_ROWS: usize = 128;
+const LSTM_TILE_UNITS: usize = 32;
+/// Workgroup size of `lstm_step.wgsl` and `dense.wgsl` (their tiled paths need 256).
+const TILE_WG: u32 = 256;
+/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl` (the default of
+/// [`GpuContext::set_tiled_min_rows`]): below it the tiled path has too few workgroups to fill a
+/// large GPU, and each of its threads does 8 to 16 times the SMALL path's work (latency). An
+/// estimate for a ~130-SM GPU, not a measurement.
+pub const TILED_MIN_ROWS: usize = 2048;
+
+/// Which of the two paths of `lstm_step.wgsl` / `dense.wgsl` runs (same results, bit for bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TilePath {
+    /// SMALL below [`GpuContext::tiled_min_rows`] rows, tiled from there.
+    Auto,
+    /// One thread per output column (unit) of 4 rows, straight from storage (latency).
+    Small,
+    /// Workgroup-memory tiles (throughput).
+    Tiled,
+}
+
+impl TilePath {
+    fn small(self, ctx: &GpuContext, rows: usize) -> bool {
+        match self {
+            TilePath::Auto => rows < ctx.tiled_min_rows(),
+            TilePath::Small => true,
+            TilePath::Tiled => false,
+        }
+    }
+}
 
 /// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
 /// exceeds the per-dimension limit).
@@ -68,10 +102,7 @@ pub(crate) fn dispatch(
         }
         None => make(),
     };
-    let mut pass = rec.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: None,
-        timestamp_writes: None,
-    });
+    let pass = rec.pass();
     pass.set_pipeline(&kernel.pipeline);
     pass.set_bind_group(0, &group, &[]);
     pass.dispatch_workgroups(x as u32, y as u32, 1);
@@ -100,9 +131,12 @@ impl BindCache {
     }
 }
 
-/// A command encoder being recorded, with the bind-group cache of the decode (if any).
+/// A command encoder being recorded, with the bind-group cache of the decode (if any). Dispatches
+/// go into one compute pass, kept open until a copy or clear needs the encoder (wgpu orders
+/// dispatches within a pass by their buffer use, as between passes).
 pub(crate) struct Recorder<'a> {
-    pub enc: wgpu::CommandEncoder,
+    enc: wgpu::CommandEncoder,
+    open: Option<wgpu::ComputePass<'static>>,
     cache: Option<&'a mut BindCache>,
 }
 
@@ -112,6 +146,7 @@ impl<'a> Recorder<'a> {
             enc: ctx
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) }),
+            open: None,
             cache: None,
         }
     }
@@ -122,7 +157,33 @@ impl<'a> Recorder<'a> {
         r
     }
 
-    pub fn finish(self) -> wgpu::CommandEncoder {
+    /// The open compute pass (begun on first use).
+    fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
+        let enc = &mut self.enc;
+        self.open.get_or_insert_with(|| {
+            enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            })
+            .forget_lifetime()
+        })
+    }
+
+    /// The encoder, for copies and clears (ends the open compute pass).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.open = None;
+        &mut self.enc
+    }
+
+    /// Records a copy of `bytes` of `src` at `offset` into the read-back buffer `dst` (from
+    /// [`Pool::take_read_back`](super::buffers::Pool::take_read_back)).
+    pub fn copy_out(&mut self, src: &wgpu::Buffer, offset: u64, dst: &wgpu::Buffer, bytes: u64) {
+        self.encoder()
+            .copy_buffer_to_buffer(src, offset, dst, 0, bytes.max(4).next_multiple_of(4));
+    }
+
+    pub fn finish(mut self) -> wgpu::CommandEncoder {
+        self.open = None;
         self.enc
     }
 }
@@ -154,14 +215,50 @@ pub(crate) fn dense(
     accumulate: bool,
     half: bool,
 ) -> Result<()> {
+    dense_on(
+        ctx,
+        rec,
+        a,
+        a_rows,
+        b,
+        bias,
+        out,
+        rows,
+        k,
+        n,
+        accumulate,
+        half,
+        TilePath::Auto,
+    )
+}
+
+/// [`dense`] on a chosen path of the kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense_on(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    out: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accumulate: bool,
+    half: bool,
+    path: TilePath,
+) -> Result<()> {
+    let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "dense",
         &[
             ("K_DIM", u32_of("K", k)?),
             ("N_DIM", u32_of("N", n)?),
-            ("WG", WG),
+            ("WG", TILE_WG),
             ("HAS_BIAS", u32::from(bias.is_some())),
             ("ACCUMULATE", u32::from(accumulate)),
+            ("SMALL", u32::from(small)),
         ],
     )
     .with_half(half);
@@ -172,13 +269,58 @@ pub(crate) fn dense(
         u32_of("stride", a_rows.stride)?,
         u32_of("offset", a_rows.offset)?,
     ];
+    let threads = if small {
+        (rows.div_ceil(DENSE_SMALL_ROWS) * n) as u64
+    } else {
+        let tiles = rows.div_ceil(DENSE_TILE_ROWS) * n.div_ceil(DENSE_TILE_COLS);
+        tiles as u64 * u64::from(TILE_WG)
+    };
+    dispatch(ctx, rec, &kernel, &[a, b, bias, out], &params, threads)
+}
+
+/// `scores = a · b [+ bias]` and `logp` its row-wise log-softmax in one dispatch, one workgroup
+/// per row (dense_log_softmax.wgsl; for batches below the tiled paths' threshold); twin
+/// `cpu::dense` + `cpu::log_softmax_rows`. Same bits as [`dense`] then [`log_softmax`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dense_log_softmax(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    a: View<'_>,
+    a_rows: Rows,
+    b: View<'_>,
+    bias: Option<View<'_>>,
+    scores: View<'_>,
+    logp: View<'_>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    half: bool,
+) -> Result<()> {
+    let key = KernelKey::new(
+        "dense_log_softmax",
+        &[
+            ("K_DIM", u32_of("K", k)?),
+            ("N_DIM", u32_of("N", n)?),
+            ("WG", WG),
+            ("HAS_BIAS", u32::from(bias.is_some())),
+        ],
+    )
+    .with_half(half);
+    let kernel = ctx.registry.get(ctx, &key)?;
+    let bias = bias.unwrap_or(b);
+    let params = [
+        u32_of("rows", rows)?,
+        u32_of("stride", a_rows.stride)?,
+        u32_of("offset", a_rows.offset)?,
+    ];
+    // One workgroup per row.
     dispatch(
         ctx,
         rec,
         &kernel,
-        &[a, b, bias, out],
+        &[a, b, bias, scores, logp],
         &params,
-        (rows.div_ceil(DENSE_ROWS_PER_THREAD) * n) as u64,
+        rows as u64 * u64::from(kernel.workgroup),
     )
 }
 
@@ -230,17 +372,104 @@ pub(crate) fn lstm_step(
     units: usize,
     half: bool,
 ) -> Result<()> {
+    lstm_step_on(
+        ctx,
+        rec,
+        x,
+        x_rows,
+        None,
+        None,
+        weights,
+        prev,
+        next,
+        seq,
+        rows,
+        in_dim,
+        units,
+        half,
+        TilePath::Auto,
+    )
+}
+
+/// [`lstm_step`] whose input row r is row `ids[r]` of the embedding `table` (`[vocab, in_dim]`;
+/// an id outside it gives a NaN row): the decoder's first layer without a separate
+/// `embedding_gather`. With `gather` (parents, rows of `prev`), row r continues row
+/// `parents[r]` of `prev` (the beam's reorder read in place). Twin `cpu::embedding_gather` +
+/// the twins of [`lstm_step`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step_embedded(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    ids: View<'_>,
+    table: View<'_>,
+    vocab: usize,
+    gather: Option<(View<'_>, usize)>,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+    half: bool,
+) -> Result<()> {
+    lstm_step_on(
+        ctx,
+        rec,
+        table,
+        Rows { stride: 0, offset: 0 },
+        Some((ids, vocab)),
+        gather,
+        weights,
+        prev,
+        next,
+        None,
+        rows,
+        in_dim,
+        units,
+        half,
+        TilePath::Auto,
+    )
+}
+
+/// [`lstm_step`] on a chosen path of the kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lstm_step_on(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    x: View<'_>,
+    x_rows: Rows,
+    embed: Option<(View<'_>, usize)>,
+    gather: Option<(View<'_>, usize)>,
+    weights: View<'_>,
+    prev: View<'_>,
+    next: View<'_>,
+    seq: Option<(View<'_>, Rows)>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+    half: bool,
+    path: TilePath,
+) -> Result<()> {
+    let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "lstm_step",
         &[
             ("IN_DIM", u32_of("input", in_dim)?),
             ("UNITS", u32_of("units", units)?),
-            ("WG", WG),
+            ("WG", TILE_WG),
             ("WRITE_SEQ", u32::from(seq.is_some())),
+            ("SMALL", u32::from(small)),
+            ("EMBED_VOCAB", u32_of("vocabulary", embed.map_or(0, |(_, v)| v))?),
+            ("GATHER", u32::from(gather.is_some())),
         ],
     )
     .with_half(half);
+    if embed.is_some_and(|(_, v)| v == 0) {
+        return Err(Error::Gpu("lstm_step: an embedding of 0 rows".into()));
+    }
     let kernel = ctx.registry.get(ctx, &key)?;
+    let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
+    let (parents, prev_rows) = gather.unwrap_or(((&ctx.unused_input).into(), rows));
     // Without a sequence output the slot still needs a buffer of its own.
     let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
     let params = [
@@ -249,14 +478,21 @@ pub(crate) fn lstm_step(
         u32_of("x offset", x_rows.offset)?,
         u32_of("seq stride", seq_rows.stride)?,
         u32_of("seq offset", seq_rows.offset)?,
+        u32_of("previous rows", prev_rows)?,
     ];
+    let threads = if small {
+        (rows.div_ceil(LSTM_SMALL_ROWS) * units) as u64
+    } else {
+        let tiles = rows.div_ceil(LSTM_TILE_ROWS) * units.div_ceil(LSTM_TILE_UNITS);
+        tiles as u64 * u64::from(TILE_WG)
+    };
     dispatch(
         ctx,
         rec,
         &kernel,
-        &[x, weights, prev, next, seq_view],
+        &[x, weights, prev, next, seq_view, ids, parents],
         &params,
-        (rows.div_ceil(LSTM_ROWS_PER_THREAD) * units) as u64,
+        threads,
     )
 }
 
@@ -303,14 +539,14 @@ pub(crate) fn attention(
         u32_of("h offset", h_rows.offset)?,
         u32_of("encoder row divisor", enc_div.max(1))?,
     ];
-    // One workgroup per row.
+    // One workgroup per ATTENTION_GROUP_ROWS rows.
     dispatch(
         ctx,
         rec,
         &kernel,
         &[h, enc, combine, weights, context, out],
         &params,
-        rows as u64 * u64::from(kernel.workgroup),
+        rows.div_ceil(ATTENTION_GROUP_ROWS) as u64 * u64::from(kernel.workgroup),
     )
 }
 
@@ -338,6 +574,8 @@ pub(crate) fn ensemble_mean(
 
 /// Most encoder steps `attention.wgsl` takes (its `MAX_STEPS`).
 pub const ATTENTION_MAX_STEPS: usize = 64;
+/// Rows one `attention.wgsl` workgroup computes (its `GROUP_ROWS`).
+const ATTENTION_GROUP_ROWS: usize = 4;
 
 /// Row-wise log-softmax (log_softmax.wgsl); twin `cpu::log_softmax_rows`.
 pub(crate) fn log_softmax(
@@ -498,6 +736,23 @@ pub mod host {
         n: usize,
         half: bool,
     ) -> Result<Output> {
+        dense_on(ctx, a, b, bias, init, rows, k, n, half, TilePath::Auto)
+    }
+
+    /// [`dense_with`] on a chosen path of the kernel (tests run both on every shape).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_on(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        init: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
         let a_buf = buffers::upload_f32(ctx, "a", a)?;
         let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
         let bias_buf = bias
@@ -505,7 +760,7 @@ pub mod host {
             .transpose()?;
         let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
         let mut rec = Recorder::new(ctx, "dense");
-        super::dense(
+        super::dense_on(
             ctx,
             &mut rec,
             (&a_buf).into(),
@@ -518,8 +773,55 @@ pub mod host {
             n,
             init.is_some(),
             half,
+            path,
         )?;
         submit_and_read(ctx, "dense", rec, &out)
+    }
+
+    /// `(scores, logp)` of `[rows, n] = a[rows, k] · b[k, n] [+ bias]` from
+    /// dense_log_softmax.wgsl.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dense_log_softmax(
+        ctx: &GpuContext,
+        a: &[f32],
+        b: &[f32],
+        bias: Option<&[f32]>,
+        rows: usize,
+        k: usize,
+        n: usize,
+        half: bool,
+    ) -> Result<(Output, Output)> {
+        let a_buf = buffers::upload_f32(ctx, "a", a)?;
+        let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
+        let bias_buf = bias
+            .map(|v| buffers::upload_weights(ctx, "bias", v, half))
+            .transpose()?;
+        let scores = buffers::Guarded::new(ctx, "scores", &nan_filled(rows * n))?;
+        let logp = buffers::Guarded::new(ctx, "logp", &nan_filled(rows * n))?;
+        let mut rec = Recorder::new(ctx, "dense_log_softmax");
+        super::dense_log_softmax(
+            ctx,
+            &mut rec,
+            (&a_buf).into(),
+            Rows { stride: k, offset: 0 },
+            (&b_buf).into(),
+            bias_buf.as_ref().map(View::from),
+            scores.view(),
+            logp.view(),
+            rows,
+            k,
+            n,
+            half,
+        )?;
+        ctx.submit_and_wait("dense_log_softmax", rec.finish())?;
+        let read = |g: &buffers::Guarded| -> Result<Output> {
+            let (values, sentinels_intact) = g.read(ctx, "dense_log_softmax")?;
+            Ok(Output {
+                values,
+                sentinels_intact,
+            })
+        };
+        Ok((read(&scores)?, read(&logp)?))
     }
 
     /// `out[i, :] = table[ids[i], :]` with `table` of `vocab` rows of `dim`.
@@ -574,6 +876,122 @@ pub mod host {
         units: usize,
         half: bool,
     ) -> Result<Output> {
+        lstm_step_on(
+            ctx,
+            x,
+            kernel,
+            recurrent,
+            bias,
+            h,
+            c,
+            rows,
+            in_dim,
+            units,
+            half,
+            TilePath::Auto,
+        )
+    }
+
+    /// [`lstm_step_with`] on a chosen path of the kernel (tests run both on every shape).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
+        lstm_step_embedded_on(
+            ctx, x, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
+        )
+    }
+
+    /// [`lstm_step_on`] where row r continues row `parents[r]` of the state `h`, `c`
+    /// (`[prev_rows, units]` each; the beam's reorder read in place).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_gathered_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        parents: &[u32],
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        in_dim: usize,
+        units: usize,
+        path: TilePath,
+    ) -> Result<Output> {
+        let rows = parents.len();
+        lstm_step_full(
+            ctx,
+            x,
+            None,
+            Some(parents),
+            kernel,
+            recurrent,
+            bias,
+            h,
+            c,
+            rows,
+            in_dim,
+            units,
+            false,
+            path,
+        )
+    }
+
+    /// [`lstm_step_on`] with, when `ids` is given, `x` an embedding table (`[vocab, in_dim]`)
+    /// and input row r its row `ids[r]` (the decoder's first layer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lstm_step_embedded_on(
+        ctx: &GpuContext,
+        x: &[f32],
+        ids: Option<&[u32]>,
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
+        lstm_step_full(
+            ctx, x, ids, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn lstm_step_full(
+        ctx: &GpuContext,
+        x: &[f32],
+        ids: Option<&[u32]>,
+        parents: Option<&[u32]>,
+        kernel: &[f32],
+        recurrent: &[f32],
+        bias: &[f32],
+        h: &[f32],
+        c: &[f32],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        half: bool,
+        path: TilePath,
+    ) -> Result<Output> {
+        let ids_buf = ids.map(|i| buffers::upload_u32(ctx, "ids", i)).transpose()?;
+        let parents_buf = parents.map(|p| buffers::upload_u32(ctx, "parents", p)).transpose()?;
+        let gather_view = parents_buf.as_ref().map(|b| (View::from(b), h.len() / units.max(1)));
+        let embed_view = ids_buf.as_ref().map(|b| (View::from(b), x.len() / in_dim.max(1)));
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
@@ -581,7 +999,7 @@ pub mod host {
         let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
         let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
         let mut rec = Recorder::new(ctx, "lstm_step");
-        super::lstm_step(
+        super::lstm_step_on(
             ctx,
             &mut rec,
             (&x_buf).into(),
@@ -589,6 +1007,8 @@ pub mod host {
                 stride: in_dim,
                 offset: 0,
             },
+            embed_view,
+            gather_view,
             (&w_buf).into(),
             (&prev_buf).into(),
             next.view(),
@@ -597,6 +1017,7 @@ pub mod host {
             in_dim,
             units,
             half,
+            path,
         )?;
         ctx.submit_and_wait("lstm_step", rec.finish())?;
         let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
@@ -604,6 +1025,76 @@ pub mod host {
             values,
             sentinels_intact,
         })
+    }
+
+    /// Device-resident inputs for timing `lstm_step` alone (benchmarks): [`LstmSteps::run`]
+    /// records `n` steps (the state ping-pongs between two buffers) in one submission and
+    /// waits, so upload and read-back stay out of the measurement.
+    pub struct LstmSteps {
+        x: wgpu::Buffer,
+        weights: wgpu::Buffer,
+        states: [wgpu::Buffer; 2],
+        rows: usize,
+        in_dim: usize,
+        units: usize,
+        path: TilePath,
+    }
+
+    impl LstmSteps {
+        /// `x` `[rows, in_dim]`, `weights` `[in_dim + units + 1, 4 units]` (kernel | recurrent |
+        /// bias), `state` `[2 rows, units]` (h | c).
+        #[allow(clippy::too_many_arguments)]
+        pub fn new(
+            ctx: &GpuContext,
+            x: &[f32],
+            weights: &[f32],
+            state: &[f32],
+            rows: usize,
+            in_dim: usize,
+            units: usize,
+            path: TilePath,
+        ) -> Result<LstmSteps> {
+            Ok(LstmSteps {
+                x: buffers::upload_f32(ctx, "x", x)?,
+                weights: buffers::upload_f32(ctx, "weights", weights)?,
+                states: [
+                    buffers::upload_f32(ctx, "state", state)?,
+                    buffers::upload_f32(ctx, "state", state)?,
+                ],
+                rows,
+                in_dim,
+                units,
+                path,
+            })
+        }
+
+        /// `n` steps, one submission, waits for the GPU.
+        pub fn run(&self, ctx: &GpuContext, n: usize) -> Result<()> {
+            let mut rec = Recorder::new(ctx, "lstm_step x n");
+            for i in 0..n {
+                super::lstm_step_on(
+                    ctx,
+                    &mut rec,
+                    (&self.x).into(),
+                    Rows {
+                        stride: self.in_dim,
+                        offset: 0,
+                    },
+                    None,
+                    None,
+                    (&self.weights).into(),
+                    (&self.states[i % 2]).into(),
+                    (&self.states[(i + 1) % 2]).into(),
+                    None,
+                    self.rows,
+                    self.in_dim,
+                    self.units,
+                    false,
+                    self.path,
+                )?;
+            }
+            ctx.submit_and_wait("lstm_step x n", rec.finish())
+        }
     }
 
     /// Row-wise log-softmax of `[rows, width]`.

@@ -31,6 +31,8 @@ pub mod kernels;
 #[cfg(feature = "gpu")]
 mod model;
 #[cfg(feature = "gpu")]
+mod parallel;
+#[cfg(feature = "gpu")]
 mod predictor;
 #[cfg(feature = "gpu")]
 pub mod registry;

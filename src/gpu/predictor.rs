@@ -2,7 +2,7 @@
 //! on the host (features, rule words), then decoded in chunks sized to the device's limits.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::attention::{self, GpuAttention, GpuAttentionDecoder};
 use super::buffers::Pool;
@@ -10,6 +10,7 @@ use super::context::GpuContext;
 use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
 use super::kernels::BindCache;
 use super::model::GpuKtn;
+use super::parallel;
 use super::Precision;
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
@@ -44,6 +45,8 @@ pub struct GpuPredictor {
     host: Predictor,
     /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
     pool: std::sync::Mutex<(Pool, BindCache)>,
+    /// Most problems per decoding chunk (below what the device allows; tests of the chunking).
+    chunk_limit: usize,
 }
 
 impl GpuPredictor {
@@ -91,6 +94,7 @@ impl GpuPredictor {
             model: DeviceModel::Ktn(Box::new(gpu)),
             host: Predictor::new(target, solver, Box::new(model)),
             pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+            chunk_limit: usize::MAX,
         })
     }
 
@@ -110,12 +114,20 @@ impl GpuPredictor {
             model: DeviceModel::Attention(gpu),
             host: Predictor::new(target, solver, Box::new(model)),
             pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+            chunk_limit: usize::MAX,
         })
     }
 
     /// Sets the compute-unit count for solvers whose features use it.
     pub fn with_compute_units(self, compute_units: Option<u32>) -> GpuPredictor {
         self.map_host(|h| h.with_compute_units(compute_units))
+    }
+
+    /// Decodes at most `problems` problems at a time (at least 1); batches are split anyway
+    /// where the device's limits require it.
+    pub fn with_chunk_limit(mut self, problems: usize) -> GpuPredictor {
+        self.chunk_limit = problems.max(1);
+        self
     }
 
     /// Changes the host-side predictor's settings (target options, threads).
@@ -191,10 +203,11 @@ impl GpuPredictor {
         let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
         let max_threads = per_dim * per_dim * u64::from(super::kernels::WG);
         let by_threads = max_threads / (largest / 4).max(1);
-        (CHUNK_BUDGET / per_problem.max(1))
+        ((CHUNK_BUDGET / per_problem.max(1))
             .min(limit / largest.max(1))
             .min(by_threads)
-            .max(1) as usize
+            .max(1) as usize)
+            .min(self.chunk_limit)
     }
 
     /// Predicts one problem.
@@ -205,49 +218,155 @@ impl GpuPredictor {
     }
 
     /// Predicts a batch, one result per problem in order (same contract as
-    /// [`Predictor::predict_batch`]); split into chunks that fit the device.
+    /// [`Predictor::predict_batch`]); split into chunks that fit the device. The host's work
+    /// overlaps the GPU's: while chunk i decodes, chunk i + 1 is prepared and chunk i - 1
+    /// answered.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
-        let chunk = self.chunk_size(mode);
-        problems
-            .chunks(chunk)
-            .flat_map(|part| self.predict_chunk(part, mode))
-            .collect()
+        let parts: Vec<&[ConvProblem]> = problems.chunks(self.chunk_size(mode)).collect();
+        if parts.len() <= 1 {
+            return problems
+                .chunks(problems.len().max(1))
+                .flat_map(|part| {
+                    let prepared = self.prepare(part);
+                    let found = self.decode_prepared(&prepared, mode);
+                    self.finish(part, prepared, found)
+                })
+                .collect();
+        }
+        let panicked = |part: &[ConvProblem]| -> Vec<Result<Vec<Prediction>>> {
+            part.iter()
+                .map(|_| Err(Error::Usage("internal: a worker thread panicked".into())))
+                .collect()
+        };
+        std::thread::scope(|scope| {
+            let mut out = Vec::with_capacity(problems.len());
+            let mut preparing = Some(scope.spawn(|| self.prepare(parts[0])));
+            let mut finishing: Option<(&[ConvProblem], std::thread::ScopedJoinHandle<_>)> = None;
+            for (i, &part) in parts.iter().enumerate() {
+                let prepared = match preparing.take().map(|h| h.join()) {
+                    Some(Ok(p)) => p,
+                    _ => Err(Error::Usage("internal: a worker thread panicked".into())),
+                };
+                if let Some(&next) = parts.get(i + 1) {
+                    preparing = Some(scope.spawn(move || self.prepare(next)));
+                }
+                let found = self.decode_prepared(&prepared, mode);
+                if let Some((done, h)) = finishing.take() {
+                    out.extend(h.join().unwrap_or_else(|_| panicked(done)));
+                }
+                finishing = Some((part, scope.spawn(move || self.finish(part, prepared, found))));
+            }
+            if let Some((done, h)) = finishing.take() {
+                out.extend(h.join().unwrap_or_else(|_| panicked(done)));
+            }
+            out
+        })
     }
 
-    fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
-        let host = &self.host;
-        let (target, solver) = (&host.target, host.solver);
+    /// Decodes the problems `prepare` made ready (None when there are none or it failed).
+    fn decode_prepared(
+        &self,
+        prepared: &Result<(Prepared, Vec<[i32; 8]>)>,
+        mode: DecodeMode,
+    ) -> Option<Result<Vec<Vec<Hypothesis>>>> {
+        let (p, rules) = prepared.as_ref().ok()?;
+        if p.decoded.is_empty() {
+            return None;
+        }
+        Some(self.decode(&p.inputs, &p.constraints, rules, self.host.solver.wgsl_rules(), mode))
+    }
+
+    /// Every problem's result from its preparation and what the decode found.
+    fn finish(
+        &self,
+        problems: &[ConvProblem],
+        prepared: Result<(Prepared, Vec<[i32; 8]>)>,
+        found: Option<Result<Vec<Vec<Hypothesis>>>>,
+    ) -> Vec<Result<Vec<Prediction>>> {
+        let internal = |e: Error| {
+            let msg = e.to_string();
+            problems.iter().map(|_| Err(Error::Usage(msg.clone()))).collect()
+        };
         let Prepared {
-            inputs,
-            constraints,
             decoded,
+            constraints,
             mut results,
-        } = host.prepare(problems);
-        let rules: Vec<[i32; 8]> = decoded
-            .iter()
-            .map(|&i| solver.wgsl_rule_words(target, &problems[i]).unwrap_or([0; 8]))
-            .collect();
-        let library = solver.wgsl_rules();
-        if !decoded.is_empty() {
-            let found = self.decode(&inputs, &constraints, &rules, library, mode);
-            match found {
-                Ok(found) => {
-                    for ((&i, hyps), constraint) in decoded.iter().zip(found).zip(&constraints) {
-                        results[i] = Some(host.answers(&problems[i], hyps, constraint.as_ref()));
+            ..
+        } = match prepared {
+            Ok((p, _)) => p,
+            Err(e) => return internal(e),
+        };
+        match found {
+            Some(Ok(found)) => {
+                // The answers (configs, fallbacks) over the host's threads; each job's
+                // hypotheses are taken (not copied) by the thread that answers it.
+                type Job<'c> = (usize, Mutex<Vec<Hypothesis>>, &'c (dyn Constraint + Send + Sync));
+                let jobs: Vec<Job> = decoded
+                    .iter()
+                    .zip(found)
+                    .zip(&constraints)
+                    .map(|((&i, hyps), c)| (i, Mutex::new(hyps), c.as_ref()))
+                    .collect();
+                let answered = parallel::map_parts(&jobs, self.host.threads(), |_, part| {
+                    part.iter()
+                        .map(|(i, hyps, c)| {
+                            let hyps = hyps.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default();
+                            (*i, self.host.answers(&problems[*i], hyps, *c))
+                        })
+                        .collect::<Vec<_>>()
+                });
+                match answered {
+                    Ok(parts) => {
+                        for (i, answer) in parts.into_iter().flatten() {
+                            results[i] = Some(answer);
+                        }
                     }
-                }
-                Err(e) => {
-                    let msg = e.to_string();
-                    for &i in &decoded {
-                        results[i] = Some(Err(Error::Gpu(msg.trim_start_matches("GPU error: ").to_string())));
-                    }
+                    Err(e) => return internal(e),
                 }
             }
+            Some(Err(e)) => {
+                let msg = e.to_string();
+                for &i in &decoded {
+                    results[i] = Some(Err(Error::Gpu(msg.trim_start_matches("GPU error: ").to_string())));
+                }
+            }
+            None => {}
         }
         results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
             .collect()
+    }
+
+    /// The host's preparation of every problem (features, constraints, rule words) over its
+    /// threads, merged in batch order.
+    fn prepare(&self, problems: &[ConvProblem]) -> Result<(Prepared, Vec<[i32; 8]>)> {
+        let host = &self.host;
+        let (target, solver) = (&host.target, host.solver);
+        let parts = parallel::map_parts(problems, host.threads(), |start, part| {
+            let prepared = host.prepare(part);
+            let rules: Vec<[i32; 8]> = prepared
+                .decoded
+                .iter()
+                .map(|&i| solver.wgsl_rule_words(target, &part[i]).unwrap_or([0; 8]))
+                .collect();
+            (start, prepared, rules)
+        })?;
+        let mut all = Prepared {
+            inputs: Vec::new(),
+            constraints: Vec::new(),
+            decoded: Vec::new(),
+            results: Vec::with_capacity(problems.len()),
+        };
+        let mut rules = Vec::new();
+        for (start, p, r) in parts {
+            all.inputs.extend_from_slice(&p.inputs);
+            all.constraints.extend(p.constraints);
+            all.decoded.extend(p.decoded.iter().map(|i| start + i));
+            all.results.extend(p.results);
+            rules.extend(r);
+        }
+        Ok((all, rules))
     }
 
     fn decode(

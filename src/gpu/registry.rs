@@ -39,6 +39,12 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: false,
     },
     ShaderFile {
+        name: "dense_log_softmax",
+        text: include_str!("../../shaders/dense_log_softmax.wgsl"),
+        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
+        needs_rules: false,
+    },
+    ShaderFile {
         name: "embedding_gather",
         text: include_str!("../../shaders/embedding_gather.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),
@@ -47,7 +53,7 @@ pub const SHADERS: &[ShaderFile] = &[
     ShaderFile {
         name: "lstm_step",
         text: include_str!("../../shaders/lstm_step.wgsl"),
-        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
+        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Read, Read, Uniform]),
         needs_rules: false,
     },
     ShaderFile {
