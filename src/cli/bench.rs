@@ -15,10 +15,16 @@ use crate::workload::asm1x1u_problems;
 const HELP: &str = "\
 Usage: tuneinfer bench [OPTIONS]
 
-Times the same batch of problems on each device and prints predictions per second side by
-side, then how many GPU answers equal the CPU's. Problems: --input FILE (one perf-db key or
-MIOpenDriver line per line), else N random applicable ConvAsm1x1U problems (seed 1).
-The first (untimed) run of each device compiles its pipelines and warms caches.
+Times the same batch of problems on each device, twice: the first run pays the one-time
+costs (pipelines compiled, buffers allocated, constant data built), the repeat shows the
+steady state; predictions per second are the repeat's. Then how many answers equal the first
+device's. Problems: --input FILE (one perf-db key or MIOpenDriver line per line), else N random
+applicable ConvAsm1x1U problems (seed 1).
+
+With --profile, the GPU runs the batch once more with every dispatch timed by GPU timestamp
+queries and prints GPU time per kernel (by shader, then by pipeline key), host phase times,
+and the wall time of the smallest round trips (empty submit + wait, one dispatch, a 4-byte
+read-back; median of 50). Adapters without timestamp queries say so and print the rest.
 
 Options:
   --problems N       number of random problems (default: 1000)
@@ -26,6 +32,7 @@ Options:
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk)
   --precision P      the GPU's weights: f32 (default) or f16
+  --profile          per-kernel GPU times, host phases and round-trip floors (GPU only)
   --arch, --solver, --models   as for predict";
 
 pub(super) fn bench(words: &[String]) -> Result<i32> {
@@ -46,7 +53,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 "models",
                 "precision",
             ],
-            flags: &[],
+            flags: &["profile"],
             options_after_positionals: false,
         },
     )?;
@@ -84,8 +91,12 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         DecodeMode::Miopen => "MIOpen's greedy walk".to_string(),
         DecodeMode::Beam { width, .. } => format!("beam width {width}"),
     };
+    let want_profile = args.flag("profile");
     println!("{} problems, {mode_text}", problems.len());
-    println!("{:6} {:>10} {:>14}  device", "", "seconds", "predictions/s");
+    println!(
+        "{:6} {:>9} {:>9} {:>14}  device",
+        "", "first s", "repeat s", "predictions/s"
+    );
     let mut reference: Option<Vec<Result<Vec<Prediction>>>> = None;
     for device in devices {
         let p = if device == DeviceChoice::Gpu {
@@ -96,22 +107,31 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         let engine = match Engine::load(arch, solver, &dirs, device, p) {
             Ok(e) => e,
             Err(e) => {
-                println!("{:6} {:>10} {:>14}  {e}", device_label(device), "-", "-");
+                println!("{:6} {:>9} {:>9} {:>14}  {e}", device_label(device), "-", "-", "-");
                 continue;
             }
         };
-        let warm = problems.len().min(64);
-        let _ = engine.predict_batch(&problems[..warm], mode);
+        let start = Instant::now();
+        let first = engine.predict_batch(&problems, mode);
+        let first_secs = start.elapsed().as_secs_f64();
         let start = Instant::now();
         let results = engine.predict_batch(&problems, mode);
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "{:6} {:>10.3} {:>14.0}  {}",
+            "{:6} {:>9.3} {:>9.3} {:>14.0}  {}",
             device_label(device),
+            first_secs,
             secs,
             problems.len() as f64 / secs.max(1e-9),
             engine.device_name()
         );
+        let unstable = first.iter().zip(&results).filter(|(a, b)| !same_answer(a, b)).count();
+        if unstable > 0 {
+            println!(
+                "       repeat answers differ from the first run's: {unstable} of {}",
+                problems.len()
+            );
+        }
         #[cfg(feature = "gpu")]
         if let Engine::Gpu { gpu, .. } = &engine {
             let per_problem = match mode {
@@ -125,6 +145,12 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 p,
                 gpu.chunk_size(mode)
             );
+            if want_profile {
+                profile::print(gpu.context(), &engine, &problems, mode, &results)?;
+            }
+        }
+        if want_profile && device == DeviceChoice::Cpu {
+            println!("       --profile: per-kernel times are for the GPU only");
         }
         match &reference {
             None => reference = Some(results),
@@ -150,5 +176,143 @@ fn same_answer(a: &Result<Vec<Prediction>>, b: &Result<Vec<Prediction>>) -> bool
         (Ok(a), Ok(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.config == y.config),
         (Err(a), Err(b)) => a.to_string() == b.to_string(),
         _ => false,
+    }
+}
+
+/// `--profile`: one more run of the batch with every dispatch timed, then the round trips.
+#[cfg(feature = "gpu")]
+mod profile {
+    use std::time::Instant;
+
+    use super::same_answer;
+    use crate::error::{Error, Result};
+    use crate::gpu::profile::{self as phase, round_trips, ProfileReport};
+    use crate::gpu::{Engine, GpuContext};
+    use crate::predict::{DecodeMode, Prediction};
+    use crate::problem::ConvProblem;
+
+    /// Round trips timed for each median.
+    const ROUND_TRIPS: usize = 50;
+    /// Pipeline keys listed (the rest are in the per-kernel totals).
+    const TOP_KEYS: usize = 12;
+    /// Host phases in the order a chunk goes through them (the indented ones inside the decode).
+    const HOST_PHASES: [(&str, bool); 7] = [
+        (phase::PREPARE, false),
+        (phase::DECODE, false),
+        (phase::RECORD, true),
+        (phase::SUBMIT, true),
+        (phase::WAIT, true),
+        (phase::COPY, true),
+        (phase::ANSWERS, false),
+    ];
+
+    pub(super) fn print(
+        ctx: &GpuContext,
+        engine: &Engine,
+        problems: &[ConvProblem],
+        mode: DecodeMode,
+        unprofiled: &[Result<Vec<Prediction>>],
+    ) -> Result<()> {
+        match ctx.start_profile() {
+            Ok(()) => {
+                let start = Instant::now();
+                let results = engine.predict_batch(problems, mode);
+                let wall = start.elapsed().as_secs_f64();
+                let report = ctx.finish_profile()?;
+                let same = unprofiled
+                    .iter()
+                    .zip(&results)
+                    .filter(|(a, b)| same_answer(a, b))
+                    .count();
+                print_report(&report, wall, same, problems.len());
+            }
+            Err(Error::Gpu(msg)) => println!("profile: {msg}"),
+            Err(e) => return Err(e),
+        }
+        let trips = round_trips(ctx, ROUND_TRIPS)?;
+        println!(
+            "round trips (median of {}):{:>21} {:>10}",
+            trips.samples, "total ms", "submit ms"
+        );
+        for (what, total, submit) in &trips.rows {
+            println!("  {what:45} {:>10.3} {:>10.3}", total * 1e3, submit * 1e3);
+        }
+        Ok(())
+    }
+
+    fn print_report(r: &ProfileReport, wall: f64, same: usize, n: usize) {
+        let gpu_ns = r.gpu_ns();
+        let pct = |ns: f64| 100.0 * ns / gpu_ns.max(1e-9);
+        println!(
+            "profile: one more run with every dispatch in its own timestamped pass: {wall:.3} s wall, \
+             answers equal to the repeat's: {same} of {n}"
+        );
+        println!(
+            "  {:26} {:>10} {:>11} {:>10} {:>7}",
+            "GPU time per kernel", "ms", "dispatches", "mean us", "% GPU"
+        );
+        for k in r.by_kernel() {
+            println!(
+                "  {:26} {:>10.3} {:>11} {:>10.1} {:>7.1}",
+                k.key,
+                k.gpu_ns / 1e6,
+                k.dispatches,
+                k.gpu_ns / 1e3 / k.dispatches.max(1) as f64,
+                pct(k.gpu_ns)
+            );
+        }
+        let span = match r.encoder_span_ns {
+            Some(ns) => format!("{:.3} ms first-to-last timestamp of", ns / 1e6),
+            None => "no span (no TIMESTAMP_QUERY_INSIDE_ENCODERS) of".to_string(),
+        };
+        println!(
+            "  sum of dispatches {:.3} ms = {:.1}% of the wall time; {span} {} command encoders",
+            gpu_ns / 1e6,
+            100.0 * gpu_ns / 1e9 / wall.max(1e-12),
+            r.encoders
+        );
+        println!("  top pipeline keys:");
+        println!("    {:>10} {:>11} {:>7}  key", "ms", "dispatches", "% GPU");
+        for k in r.kernels.iter().take(TOP_KEYS) {
+            println!(
+                "    {:>10.3} {:>11} {:>7.1}  {}",
+                k.gpu_ns / 1e6,
+                k.dispatches,
+                pct(k.gpu_ns),
+                k.key
+            );
+        }
+        if r.kernels.len() > TOP_KEYS {
+            println!("    ({} more keys)", r.kernels.len() - TOP_KEYS);
+        }
+        println!("  host phases, summed over chunks (prepare and answers run on other threads, overlapping decodes):");
+        println!("    {:44} {:>10} {:>7}", "", "ms", "count");
+        let find = |name: &str| r.phases.iter().find(|p| p.0 == name).map(|p| (p.1, p.2));
+        let rest = find(phase::DECODE).map(|(decode, count)| {
+            let parts: f64 = HOST_PHASES
+                .iter()
+                .filter(|p| p.1)
+                .filter_map(|p| find(p.0))
+                .map(|p| p.0)
+                .sum();
+            ((decode - parts).max(0.0), count)
+        });
+        for (name, inside) in HOST_PHASES {
+            if name == phase::ANSWERS {
+                if let Some((secs, count)) = rest {
+                    let name = "  the rest (uploads, parsing the read-back)";
+                    println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+                }
+            }
+            if let Some((secs, count)) = find(name) {
+                let name = if inside { format!("  {name}") } else { name.to_string() };
+                println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+            }
+        }
+        for (name, secs, count) in &r.phases {
+            if !HOST_PHASES.iter().any(|p| p.0 == *name) {
+                println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+            }
+        }
     }
 }

@@ -273,7 +273,10 @@ pub(crate) fn submit_and_read(
     encoder: wgpu::CommandEncoder,
     reads: &[(&wgpu::Buffer, u64)],
 ) -> Result<Vec<Vec<u8>>> {
+    let submit = ctx.phase(super::profile::SUBMIT);
     let index = ctx.checked(what, || ctx.queue.submit([encoder.finish()]))?;
+    drop(submit);
+    let wait = ctx.phase(super::profile::WAIT);
     let (tx, rx) = std::sync::mpsc::channel();
     for (i, &(buf, bytes)) in reads.iter().enumerate() {
         let tx = tx.clone();
@@ -306,6 +309,8 @@ pub(crate) fn submit_and_read(
             }
         }
     }
+    drop(wait);
+    let _copy = ctx.phase(super::profile::COPY);
     let mut out = Vec::with_capacity(reads.len());
     for &(buf, bytes) in reads {
         let data = buf

@@ -61,6 +61,8 @@ pub struct GpuContext {
     fault: Arc<Mutex<Option<String>>>,
     /// Batches of at least this many rows take the tiled paths of `lstm_step` and `dense`.
     tiled_min_rows: std::sync::atomic::AtomicUsize,
+    /// Per-kernel GPU times and host phases while `bench --profile` measures (off otherwise).
+    pub(crate) profiler: super::profile::Profiler,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -149,6 +151,13 @@ impl GpuContext {
         if summary.shader_f16 {
             features |= wgpu::Features::SHADER_F16;
         }
+        // Timestamps for `bench --profile`, where the adapter has them (never required; unused
+        // queries cost nothing).
+        let timestamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        features |= adapter.features() & timestamps;
+        if !features.contains(wgpu::Features::TIMESTAMP_QUERY) {
+            features.remove(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("tuneinfer"),
             required_features: features,
@@ -191,6 +200,7 @@ impl GpuContext {
             summary,
             fault,
             tiled_min_rows: std::sync::atomic::AtomicUsize::new(super::kernels::TILED_MIN_ROWS),
+            profiler: super::profile::Profiler::default(),
         })
     }
 
@@ -251,7 +261,10 @@ impl GpuContext {
 
     /// Submits `encoder` and waits (bounded) for the GPU to finish it.
     pub(crate) fn submit_and_wait(&self, what: &str, encoder: wgpu::CommandEncoder) -> Result<()> {
+        let submit = self.phase(super::profile::SUBMIT);
         let index = self.checked(what, || self.queue.submit([encoder.finish()]))?;
+        drop(submit);
+        let _wait = self.phase(super::profile::WAIT);
         self.wait(what, Some(index))
     }
 

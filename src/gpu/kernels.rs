@@ -102,7 +102,7 @@ pub(crate) fn dispatch(
         }
         None => make(),
     };
-    let pass = rec.pass();
+    let pass = rec.pass_for(&kernel.key);
     pass.set_pipeline(&kernel.pipeline);
     pass.set_bind_group(0, &group, &[]);
     pass.dispatch_workgroups(x as u32, y as u32, 1);
@@ -133,21 +133,26 @@ impl BindCache {
 
 /// A command encoder being recorded, with the bind-group cache of the decode (if any). Dispatches
 /// go into one compute pass, kept open until a copy or clear needs the encoder (wgpu orders
-/// dispatches within a pass by their buffer use, as between passes).
+/// dispatches within a pass by their buffer use, as between passes). While the context profiles
+/// ([`GpuContext::start_profile`]), each dispatch gets a timestamped pass of its own instead.
 pub(crate) struct Recorder<'a> {
     enc: wgpu::CommandEncoder,
     open: Option<wgpu::ComputePass<'static>>,
     cache: Option<&'a mut BindCache>,
+    profile: Option<super::profile::RecProfile>,
 }
 
 impl<'a> Recorder<'a> {
     pub fn new(ctx: &GpuContext, label: &str) -> Recorder<'a> {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        let profile = ctx.profiler.recording(ctx, &mut enc);
         Recorder {
-            enc: ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) }),
+            enc,
             open: None,
             cache: None,
+            profile,
         }
     }
 
@@ -169,6 +174,23 @@ impl<'a> Recorder<'a> {
         })
     }
 
+    /// The compute pass for the next dispatch (of `key`): the open one, or while profiling a
+    /// new one that writes timestamps at its beginning and end.
+    fn pass_for(&mut self, key: &KernelKey) -> &mut wgpu::ComputePass<'static> {
+        let Some(profile) = self.profile.as_mut() else {
+            return self.pass();
+        };
+        self.open = None;
+        let pass = self
+            .enc
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: Some(profile.next_pass(key)),
+            })
+            .forget_lifetime();
+        self.open.insert(pass)
+    }
+
     /// The encoder, for copies and clears (ends the open compute pass).
     pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         self.open = None;
@@ -184,6 +206,9 @@ impl<'a> Recorder<'a> {
 
     pub fn finish(mut self) -> wgpu::CommandEncoder {
         self.open = None;
+        if let Some(profile) = self.profile.take() {
+            profile.finish(&mut self.enc);
+        }
         self.enc
     }
 }

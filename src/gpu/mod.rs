@@ -35,6 +35,8 @@ mod parallel;
 #[cfg(feature = "gpu")]
 mod predictor;
 #[cfg(feature = "gpu")]
+pub mod profile;
+#[cfg(feature = "gpu")]
 pub mod registry;
 #[cfg(feature = "gpu")]
 mod verify;

@@ -269,6 +269,7 @@ impl GpuPredictor {
         prepared: &Result<(Prepared, Vec<[i32; 8]>)>,
         mode: DecodeMode,
     ) -> Option<Result<Vec<Vec<Hypothesis>>>> {
+        let _phase = self.ctx.phase(super::profile::DECODE);
         let (p, rules) = prepared.as_ref().ok()?;
         if p.decoded.is_empty() {
             return None;
@@ -283,6 +284,7 @@ impl GpuPredictor {
         prepared: Result<(Prepared, Vec<[i32; 8]>)>,
         found: Option<Result<Vec<Vec<Hypothesis>>>>,
     ) -> Vec<Result<Vec<Prediction>>> {
+        let _phase = self.ctx.phase(super::profile::ANSWERS);
         let internal = |e: Error| {
             let msg = e.to_string();
             problems.iter().map(|_| Err(Error::Usage(msg.clone()))).collect()
@@ -341,6 +343,7 @@ impl GpuPredictor {
     /// The host's preparation of every problem (features, constraints, rule words) over its
     /// threads, merged in batch order.
     fn prepare(&self, problems: &[ConvProblem]) -> Result<(Prepared, Vec<[i32; 8]>)> {
+        let _phase = self.ctx.phase(super::profile::PREPARE);
         let host = &self.host;
         let (target, solver) = (&host.target, host.solver);
         let parts = parallel::map_parts(problems, host.threads(), |start, part| {

@@ -1,0 +1,433 @@
+//! GPU profiling for `tuneinfer bench --profile`: per-dispatch GPU time from timestamp queries,
+//! host-side phase times, and the cost of one submit-and-wait round trip.
+//!
+//! Off (the default) it costs one relaxed atomic load per command encoder and per timed phase:
+//! no query sets, no extra passes, the same commands as without it. On, every dispatch gets a
+//! compute pass of its own whose beginning and end write timestamps (the base
+//! `TIMESTAMP_QUERY` feature suffices), so the GPU time of each kernel key can be summed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::buffers;
+use super::context::GpuContext;
+use super::registry::KernelKey;
+use crate::error::{Error, Result};
+
+/// Queries per query set (two per dispatch); sets are added as a recording needs them.
+const SET_QUERIES: u32 = 512;
+/// Bytes one resolved query set takes in the resolve buffer (a multiple of the 256-byte
+/// alignment that `resolve_query_set` requires).
+const SET_BYTES: u64 = SET_QUERIES as u64 * 8;
+/// Where the query sets start in the resolve buffer (after the encoder's span, if any).
+const SETS_OFFSET: u64 = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+
+/// Host phases a chunk of a batch goes through, as [`ProfileReport::phases`] names them.
+pub const PREPARE: &str = "prepare (features, constraints)";
+/// The whole decode on the calling thread; the next four phases happen inside it.
+pub const DECODE: &str = "decode (host thread, all of it)";
+pub const RECORD: &str = "record commands";
+pub const SUBMIT: &str = "submit";
+pub const WAIT: &str = "wait for the GPU";
+pub const COPY: &str = "copy mapped results";
+pub const ANSWERS: &str = "answers (finish)";
+
+/// What the context keeps while profiling is on.
+#[derive(Default)]
+pub(crate) struct Profiler {
+    on: AtomicBool,
+    log: Arc<Mutex<Log>>,
+}
+
+#[derive(Default)]
+struct Log {
+    /// Recordings whose timestamps are still on the device.
+    pending: Vec<Pending>,
+    /// Host phase name -> (total time, count).
+    phases: BTreeMap<&'static str, (Duration, u64)>,
+}
+
+/// One finished recording's timestamps, copied into `read_back` by its own command buffer.
+struct Pending {
+    read_back: wgpu::Buffer,
+    bytes: u64,
+    keys: Vec<KernelKey>,
+    span: bool,
+}
+
+impl Profiler {
+    pub fn on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Starts timing `phase` (host work); the time is added when the guard drops.
+    pub fn phase(&self, phase: &'static str) -> PhaseTimer {
+        PhaseTimer {
+            log: self.on().then(|| (self.log.clone(), phase, Instant::now())),
+        }
+    }
+
+    /// The profiling state of a new recording (None while profiling is off).
+    pub fn recording(&self, ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder) -> Option<RecProfile> {
+        if !self.on() {
+            return None;
+        }
+        let span = ctx
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+            .then(|| {
+                let set = query_set(&ctx.device, 2);
+                encoder.write_timestamp(&set, 0);
+                set
+            });
+        Some(RecProfile {
+            device: ctx.device.clone(),
+            log: self.log.clone(),
+            sets: Vec::new(),
+            keys: Vec::new(),
+            span,
+            started: Instant::now(),
+        })
+    }
+}
+
+/// Adds the time since its start to a host phase when dropped (nothing while profiling is off).
+pub(crate) struct PhaseTimer {
+    log: Option<(Arc<Mutex<Log>>, &'static str, Instant)>,
+}
+
+impl Drop for PhaseTimer {
+    fn drop(&mut self) {
+        if let Some((log, phase, start)) = self.log.take() {
+            add_phase(&log, phase, start.elapsed());
+        }
+    }
+}
+
+fn add_phase(log: &Mutex<Log>, phase: &'static str, time: Duration) {
+    if let Ok(mut l) = log.lock() {
+        let e = l.phases.entry(phase).or_default();
+        e.0 += time;
+        e.1 += 1;
+    }
+}
+
+fn query_set(device: &wgpu::Device, count: u32) -> wgpu::QuerySet {
+    device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("profile timestamps"),
+        ty: wgpu::QueryType::Timestamp,
+        count,
+    })
+}
+
+/// The timestamps of one recording (a [`Recorder`](super::kernels::Recorder)'s).
+pub(crate) struct RecProfile {
+    device: wgpu::Device,
+    log: Arc<Mutex<Log>>,
+    sets: Vec<wgpu::QuerySet>,
+    /// The kernel of each timed dispatch, in order.
+    keys: Vec<KernelKey>,
+    /// Timestamps at the encoder's start and end (with `TIMESTAMP_QUERY_INSIDE_ENCODERS`).
+    span: Option<wgpu::QuerySet>,
+    started: Instant,
+}
+
+impl RecProfile {
+    /// The timestamp writes of the pass that will hold the next dispatch (of `key`).
+    pub fn next_pass(&mut self, key: &KernelKey) -> wgpu::ComputePassTimestampWrites<'_> {
+        let slot = 2 * self.keys.len() as u32;
+        let (set, index) = ((slot / SET_QUERIES) as usize, slot % SET_QUERIES);
+        if set == self.sets.len() {
+            self.sets.push(query_set(&self.device, SET_QUERIES));
+        }
+        self.keys.push(key.clone());
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.sets[set],
+            beginning_of_pass_write_index: Some(index),
+            end_of_pass_write_index: Some(index + 1),
+        }
+    }
+
+    /// Records the resolve and copy of every timestamp at the end of `encoder` (no compute pass
+    /// open) and hands the read-back buffer to the profiler.
+    pub fn finish(self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some(span) = &self.span {
+            encoder.write_timestamp(span, 1);
+        }
+        let used = 2 * self.keys.len() as u64;
+        let bytes = SETS_OFFSET + self.sets.len() as u64 * SET_BYTES;
+        let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("profile resolve"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read_back = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("profile read-back"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if let Some(span) = &self.span {
+            encoder.resolve_query_set(span, 0..2, &resolve, 0);
+        }
+        for (i, set) in self.sets.iter().enumerate() {
+            let first = i as u64 * u64::from(SET_QUERIES);
+            let n = used.saturating_sub(first).min(u64::from(SET_QUERIES)) as u32;
+            if n > 0 {
+                encoder.resolve_query_set(set, 0..n, &resolve, SETS_OFFSET + i as u64 * SET_BYTES);
+            }
+        }
+        encoder.copy_buffer_to_buffer(&resolve, 0, &read_back, 0, bytes);
+        add_phase(&self.log, RECORD, self.started.elapsed());
+        if let Ok(mut l) = self.log.lock() {
+            l.pending.push(Pending {
+                read_back,
+                bytes,
+                keys: self.keys,
+                span: self.span.is_some(),
+            });
+        }
+    }
+}
+
+/// GPU time of one kernel key over a profiled run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTime {
+    /// The readable pipeline key, e.g. `lstm_step{EMBED_VOCAB=0,GATHER=0,...}`.
+    pub key: String,
+    /// The kernel (shader) name, e.g. `lstm_step`.
+    pub kernel: &'static str,
+    pub dispatches: u64,
+    pub gpu_ns: f64,
+}
+
+/// What a profiled run measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProfileReport {
+    /// Per kernel key, most GPU time first.
+    pub kernels: Vec<KernelTime>,
+    /// Sum of every command encoder's first-to-last timestamp (None without
+    /// `TIMESTAMP_QUERY_INSIDE_ENCODERS`): GPU time including copies, clears and gaps.
+    pub encoder_span_ns: Option<f64>,
+    pub encoders: u64,
+    /// Host phases: (name, total seconds, count); phases on different threads overlap.
+    pub phases: Vec<(&'static str, f64, u64)>,
+}
+
+impl ProfileReport {
+    /// Total dispatch time.
+    pub fn gpu_ns(&self) -> f64 {
+        self.kernels.iter().map(|k| k.gpu_ns).sum()
+    }
+
+    /// Per kernel name (all keys of a shader together), most time first.
+    pub fn by_kernel(&self) -> Vec<KernelTime> {
+        let mut by: HashMap<&'static str, KernelTime> = HashMap::new();
+        for k in &self.kernels {
+            let e = by.entry(k.kernel).or_insert_with(|| KernelTime {
+                key: k.kernel.to_string(),
+                kernel: k.kernel,
+                dispatches: 0,
+                gpu_ns: 0.0,
+            });
+            e.dispatches += k.dispatches;
+            e.gpu_ns += k.gpu_ns;
+        }
+        let mut v: Vec<KernelTime> = by.into_values().collect();
+        v.sort_by(|a, b| b.gpu_ns.total_cmp(&a.gpu_ns).then(a.key.cmp(&b.key)));
+        v
+    }
+}
+
+impl GpuContext {
+    /// Does the device write timestamps (the `TIMESTAMP_QUERY` feature)? Profiling needs it.
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    /// Starts profiling every later recording and host phase (an error naming the adapter
+    /// when it cannot write timestamps).
+    pub fn start_profile(&self) -> Result<()> {
+        if !self.has_timestamps() {
+            return Err(Error::Gpu(format!(
+                "{} does not support timestamp queries (TIMESTAMP_QUERY): no per-kernel times",
+                self.adapter().name
+            )));
+        }
+        if let Ok(mut l) = self.profiler.log.lock() {
+            *l = Log::default();
+        }
+        self.profiler.on.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Stops profiling, waits for the device and reads every recorded timestamp back.
+    pub fn finish_profile(&self) -> Result<ProfileReport> {
+        self.profiler.on.store(false, Ordering::Relaxed);
+        let log = match self.profiler.log.lock() {
+            Ok(mut l) => std::mem::take(&mut *l),
+            Err(_) => return Err(Error::Gpu("profile: state poisoned".into())),
+        };
+        self.wait("profile", None)?;
+        let period = f64::from(self.queue.get_timestamp_period());
+        let mut by_key: HashMap<KernelKey, (u64, f64)> = HashMap::new();
+        let mut span_ns = 0.0;
+        let mut any_span = false;
+        let encoders = log.pending.len() as u64;
+        for p in log.pending {
+            let encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("profile") });
+            let bytes = buffers::submit_and_read(self, "profile read-back", encoder, &[(&p.read_back, p.bytes)])?;
+            let ticks: Vec<u64> = bytes[0]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            if p.span {
+                any_span = true;
+                span_ns += ticks[1].saturating_sub(ticks[0]) as f64 * period;
+            }
+            let first = (SETS_OFFSET / 8) as usize;
+            for (i, key) in p.keys.into_iter().enumerate() {
+                let (b, e) = (ticks[first + 2 * i], ticks[first + 2 * i + 1]);
+                let entry = by_key.entry(key).or_default();
+                entry.0 += 1;
+                entry.1 += e.saturating_sub(b) as f64 * period;
+            }
+        }
+        let mut kernels: Vec<KernelTime> = by_key
+            .into_iter()
+            .map(|(key, (dispatches, gpu_ns))| KernelTime {
+                key: key.to_string(),
+                kernel: key.kernel,
+                dispatches,
+                gpu_ns,
+            })
+            .collect();
+        kernels.sort_by(|a, b| b.gpu_ns.total_cmp(&a.gpu_ns).then(a.key.cmp(&b.key)));
+        Ok(ProfileReport {
+            kernels,
+            encoder_span_ns: any_span.then_some(span_ns),
+            encoders,
+            phases: log
+                .phases
+                .into_iter()
+                .map(|(name, (t, n))| (name, t.as_secs_f64(), n))
+                .collect(),
+        })
+    }
+
+    /// Times host `phase` until the guard drops (nothing while profiling is off).
+    pub(crate) fn phase(&self, phase: &'static str) -> PhaseTimer {
+        self.profiler.phase(phase)
+    }
+}
+
+/// Median wall times of the smallest GPU round trips, in seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundTrips {
+    pub samples: usize,
+    /// (what, median seconds of the whole trip, median seconds of the `submit` call alone).
+    pub rows: Vec<(&'static str, f64, f64)>,
+}
+
+/// Measures `samples` times each (after one untimed try): an empty command buffer submitted and
+/// waited for; a 4-byte `write_buffer` then an empty submit; one 1-thread dispatch (recorded
+/// with a fresh bind group and parameter buffer, as an uncached decode makes them); and a
+/// 4-byte copy into a mappable buffer, mapped and read.
+pub fn round_trips(ctx: &GpuContext, samples: usize) -> Result<RoundTrips> {
+    let samples = samples.max(1);
+    let x = buffers::upload_f32(ctx, "round trip x", &[1.0])?;
+    let out = buffers::upload_f32(ctx, "round trip out", &[0.0])?;
+    let staging = buffers::read_back_buffer(ctx, "round trip read-back", 4)?;
+    let new_encoder = || {
+        ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("round trip"),
+        })
+    };
+    // Submits, then waits; returns the submit call's time and the submission.
+    let submit = |encoder: wgpu::CommandEncoder| -> Result<(Duration, wgpu::SubmissionIndex)> {
+        let start = Instant::now();
+        let index = ctx.checked("round trip", || ctx.queue.submit([encoder.finish()]))?;
+        Ok((start.elapsed(), index))
+    };
+    let trial = |kind: usize| -> Result<(Duration, Duration)> {
+        let start = Instant::now();
+        let submitted = match kind {
+            0 => {
+                let (s, index) = submit(new_encoder())?;
+                ctx.wait("round trip", Some(index))?;
+                s
+            }
+            1 => {
+                ctx.queue.write_buffer(&out, 0, &[0u8; 4]);
+                let (s, index) = submit(new_encoder())?;
+                ctx.wait("round trip", Some(index))?;
+                s
+            }
+            2 => {
+                let mut rec = super::kernels::Recorder::new(ctx, "round trip");
+                super::kernels::ensemble_mean(ctx, &mut rec, (&x).into(), (&out).into(), 1, 1.0)?;
+                let (s, index) = submit(rec.finish())?;
+                ctx.wait("round trip", Some(index))?;
+                s
+            }
+            _ => {
+                let mut encoder = new_encoder();
+                encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, 4);
+                let (s, index) = submit(encoder)?;
+                let (tx, rx) = std::sync::mpsc::channel();
+                staging.map_async(wgpu::MapMode::Read, ..4, move |r| {
+                    let _ = tx.send(r);
+                });
+                ctx.wait("round trip", Some(index))?;
+                let mapped = loop {
+                    match rx.try_recv() {
+                        Ok(r) => break r,
+                        Err(std::sync::mpsc::TryRecvError::Empty) => ctx.wait("round trip", None)?,
+                        Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                            return Err(Error::Gpu("round trip: the read-back was never mapped".into()))
+                        }
+                    }
+                };
+                mapped.map_err(|e| Error::Gpu(format!("round trip: mapping failed: {e}")))?;
+                let word = staging
+                    .get_mapped_range(..4)
+                    .map_err(|e| Error::Gpu(format!("round trip: {e}")))?
+                    .to_vec();
+                staging.unmap();
+                std::hint::black_box(word);
+                s
+            }
+        };
+        Ok((start.elapsed(), submitted))
+    };
+    let names = [
+        "empty command buffer: submit + wait",
+        "4-byte write_buffer + empty submit + wait",
+        "one 1-thread dispatch: record + submit + wait",
+        "4-byte copy: submit + wait + map + read",
+    ];
+    let mut rows = Vec::new();
+    for (kind, what) in names.into_iter().enumerate() {
+        trial(kind)?;
+        let mut total = Vec::with_capacity(samples);
+        let mut submit = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let (t, s) = trial(kind)?;
+            total.push(t.as_secs_f64());
+            submit.push(s.as_secs_f64());
+        }
+        rows.push((what, median(&mut total), median(&mut submit)));
+    }
+    Ok(RoundTrips { samples, rows })
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
