@@ -179,7 +179,8 @@ fn same_answer(a: &Result<Vec<Prediction>>, b: &Result<Vec<Prediction>>) -> bool
     }
 }
 
-/// `--profile`: one more run of the batch with every dispatch timed, then the round trips.
+/// `--profile`: one more run of the batch with every dispatch timed, the round trips, then one
+/// problem at a time (the latency path), timed and profiled.
 #[cfg(feature = "gpu")]
 mod profile {
     use std::time::Instant;
@@ -191,7 +192,7 @@ mod profile {
     use crate::predict::{DecodeMode, Prediction};
     use crate::problem::ConvProblem;
 
-    /// Round trips timed for each median.
+    /// Round trips (and single-problem predictions) timed for each median.
     const ROUND_TRIPS: usize = 50;
     /// Pipeline keys listed (the rest are in the per-kernel totals).
     const TOP_KEYS: usize = 12;
@@ -213,7 +214,7 @@ mod profile {
         mode: DecodeMode,
         unprofiled: &[Result<Vec<Prediction>>],
     ) -> Result<()> {
-        match ctx.start_profile() {
+        let timestamps = match ctx.start_profile() {
             Ok(()) => {
                 let start = Instant::now();
                 let results = engine.predict_batch(problems, mode);
@@ -224,60 +225,112 @@ mod profile {
                     .zip(&results)
                     .filter(|(a, b)| same_answer(a, b))
                     .count();
-                print_report(&report, wall, same, problems.len());
+                println!(
+                    "profile: one more run, every dispatch in a timestamped pass of its own: {wall:.3} s wall, \
+                     answers equal to the repeat's: {same} of {}",
+                    problems.len()
+                );
+                print_report(&report, wall, 1);
+                true
             }
-            Err(Error::Gpu(msg)) => println!("profile: {msg}"),
+            Err(Error::Gpu(msg)) => {
+                println!("profile: {msg}");
+                false
+            }
             Err(e) => return Err(e),
-        }
+        };
         let trips = round_trips(ctx, ROUND_TRIPS)?;
         println!(
-            "round trips (median of {}):{:>21} {:>10}",
-            trips.samples, "total ms", "submit ms"
+            "round trips (median of {}):{:>24} {:>10} {:>10}",
+            trips.samples, "total ms", "submit ms", "wait ms"
         );
-        for (what, total, submit) in &trips.rows {
-            println!("  {what:45} {:>10.3} {:>10.3}", total * 1e3, submit * 1e3);
+        let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.3}", t * 1e3));
+        for row in &trips.rows {
+            println!(
+                "  {:48} {:>10.3} {:>10} {:>10}",
+                row.what,
+                row.total * 1e3,
+                ms(row.submit),
+                ms(row.wait)
+            );
+        }
+        // The whole path for one problem (what `predict` pays; criterion's `gpu_single`).
+        let one = &problems[..problems.len().min(1)];
+        let mut times = Vec::with_capacity(ROUND_TRIPS);
+        for i in 0..=ROUND_TRIPS {
+            let start = Instant::now();
+            std::hint::black_box(engine.predict_batch(one, mode));
+            if i > 0 {
+                times.push(start.elapsed().as_secs_f64());
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+        println!(
+            "  {:48} {:>10.3} {:>10} {:>10}",
+            "predict 1 problem (the whole path)",
+            median * 1e3,
+            "-",
+            "-"
+        );
+        if timestamps {
+            ctx.start_profile()?;
+            let start = Instant::now();
+            for _ in 0..ROUND_TRIPS {
+                std::hint::black_box(engine.predict_batch(one, mode));
+            }
+            let wall = start.elapsed().as_secs_f64();
+            let report = ctx.finish_profile()?;
+            println!(
+                "profile of predicting 1 problem, {ROUND_TRIPS} times: per prediction {:.3} ms wall (profiled)",
+                wall * 1e3 / ROUND_TRIPS as f64
+            );
+            print_report(&report, wall, ROUND_TRIPS);
         }
         Ok(())
     }
 
-    fn print_report(r: &ProfileReport, wall: f64, same: usize, n: usize) {
+    /// The per-kernel table, the top pipeline keys and the host phases, divided by `runs`.
+    fn print_report(r: &ProfileReport, wall: f64, runs: usize) {
+        let per = runs.max(1) as f64;
         let gpu_ns = r.gpu_ns();
         let pct = |ns: f64| 100.0 * ns / gpu_ns.max(1e-9);
-        println!(
-            "profile: one more run with every dispatch in its own timestamped pass: {wall:.3} s wall, \
-             answers equal to the repeat's: {same} of {n}"
-        );
+        let each = if runs > 1 { " per run" } else { "" };
         println!(
             "  {:26} {:>10} {:>11} {:>10} {:>7}",
-            "GPU time per kernel", "ms", "dispatches", "mean us", "% GPU"
+            format!("GPU time per kernel{each}"),
+            "ms",
+            "dispatches",
+            "mean us",
+            "% GPU"
         );
         for k in r.by_kernel() {
             println!(
                 "  {:26} {:>10.3} {:>11} {:>10.1} {:>7.1}",
                 k.key,
-                k.gpu_ns / 1e6,
-                k.dispatches,
+                k.gpu_ns / 1e6 / per,
+                k.dispatches as f64 / per,
                 k.gpu_ns / 1e3 / k.dispatches.max(1) as f64,
                 pct(k.gpu_ns)
             );
         }
         let span = match r.encoder_span_ns {
-            Some(ns) => format!("{:.3} ms first-to-last timestamp of", ns / 1e6),
-            None => "no span (no TIMESTAMP_QUERY_INSIDE_ENCODERS) of".to_string(),
+            Some(ns) => format!("{:.3} ms from first to last timestamp of", ns / 1e6 / per),
+            None => "(no span: no TIMESTAMP_QUERY_INSIDE_ENCODERS) over".to_string(),
         };
         println!(
             "  sum of dispatches {:.3} ms = {:.1}% of the wall time; {span} {} command encoders",
-            gpu_ns / 1e6,
+            gpu_ns / 1e6 / per,
             100.0 * gpu_ns / 1e9 / wall.max(1e-12),
-            r.encoders
+            r.encoders as f64 / per
         );
         println!("  top pipeline keys:");
         println!("    {:>10} {:>11} {:>7}  key", "ms", "dispatches", "% GPU");
         for k in r.kernels.iter().take(TOP_KEYS) {
             println!(
                 "    {:>10.3} {:>11} {:>7.1}  {}",
-                k.gpu_ns / 1e6,
-                k.dispatches,
+                k.gpu_ns / 1e6 / per,
+                k.dispatches as f64 / per,
                 pct(k.gpu_ns),
                 k.key
             );
@@ -285,9 +338,14 @@ mod profile {
         if r.kernels.len() > TOP_KEYS {
             println!("    ({} more keys)", r.kernels.len() - TOP_KEYS);
         }
-        println!("  host phases, summed over chunks (prepare and answers run on other threads, overlapping decodes):");
+        println!(
+            "  host phases{each}, summed over chunks (prepare and answers run on other threads, overlapping decodes):"
+        );
         println!("    {:44} {:>10} {:>7}", "", "ms", "count");
         let find = |name: &str| r.phases.iter().find(|p| p.0 == name).map(|p| (p.1, p.2));
+        let line = |name: &str, secs: f64, count: u64| {
+            println!("    {name:44} {:>10.3} {:>7}", secs * 1e3 / per, count as f64 / per);
+        };
         let rest = find(phase::DECODE).map(|(decode, count)| {
             let parts: f64 = HOST_PHASES
                 .iter()
@@ -300,18 +358,17 @@ mod profile {
         for (name, inside) in HOST_PHASES {
             if name == phase::ANSWERS {
                 if let Some((secs, count)) = rest {
-                    let name = "  the rest (uploads, parsing the read-back)";
-                    println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+                    line("  the rest (uploads, parsing the read-back)", secs, count);
                 }
             }
             if let Some((secs, count)) = find(name) {
                 let name = if inside { format!("  {name}") } else { name.to_string() };
-                println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+                line(&name, secs, count);
             }
         }
         for (name, secs, count) in &r.phases {
             if !HOST_PHASES.iter().any(|p| p.0 == *name) {
-                println!("    {name:44} {:>10.3} {count:>7}", secs * 1e3);
+                line(name, *secs, *count);
             }
         }
     }
