@@ -38,6 +38,8 @@ pub const ANSWERS: &str = "answers (finish)";
 #[derive(Default)]
 pub(crate) struct Profiler {
     on: AtomicBool,
+    /// Set by [`GpuContext::simulate_no_timestamps`] (tests of the unsupported path).
+    no_timestamps: AtomicBool,
     log: Arc<Mutex<Log>>,
 }
 
@@ -247,6 +249,13 @@ impl GpuContext {
     /// Does the device write timestamps (the `TIMESTAMP_QUERY` feature)? Profiling needs it.
     pub fn has_timestamps(&self) -> bool {
         self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+            && !self.profiler.no_timestamps.load(Ordering::Relaxed)
+    }
+
+    /// Makes this context behave as an adapter without timestamp queries (tests).
+    #[doc(hidden)]
+    pub fn simulate_no_timestamps(&self) {
+        self.profiler.no_timestamps.store(true, Ordering::Relaxed);
     }
 
     /// Starts profiling every later recording and host phase (an error naming the adapter
