@@ -15,9 +15,9 @@ use crate::workload::asm1x1u_problems;
 const HELP: &str = "\
 Usage: tuneinfer bench [OPTIONS]
 
-Times the same batch of problems on each device, twice: the first run pays the one-time
-costs (pipelines compiled, buffers allocated, constant data built), the repeat shows the
-steady state; predictions per second are the repeat's. Then how many answers equal the first
+Loads the model on each device, then times the same batch of problems there twice: the first
+run pays the one-time costs (pipelines compiled, buffers allocated, constant data built), the
+repeat shows the steady state; predictions per second are the repeat's. Then how many answers equal the first
 device's. Problems: --input FILE (one perf-db key or MIOpenDriver line per line), else N random
 applicable ConvAsm1x1U problems (seed 1).
 
@@ -94,8 +94,8 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     let want_profile = args.flag("profile");
     println!("{} problems, {mode_text}", problems.len());
     println!(
-        "{:6} {:>9} {:>9} {:>14}  device",
-        "", "first s", "repeat s", "predictions/s"
+        "{:6} {:>8} {:>9} {:>9} {:>14}  device",
+        "", "load s", "first s", "repeat s", "predictions/s"
     );
     let mut reference: Option<Vec<Result<Vec<Prediction>>>> = None;
     for device in devices {
@@ -104,13 +104,16 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         } else {
             Precision::F32
         };
+        let start = Instant::now();
         let engine = match Engine::load(arch, solver, &dirs, device, p) {
             Ok(e) => e,
             Err(e) => {
-                println!("{:6} {:>9} {:>9} {:>14}  {e}", device_label(device), "-", "-", "-");
+                let label = device_label(device);
+                println!("{label:6} {:>8} {:>9} {:>9} {:>14}  {e}", "-", "-", "-", "-");
                 continue;
             }
         };
+        let load_secs = start.elapsed().as_secs_f64();
         let start = Instant::now();
         let first = engine.predict_batch(&problems, mode);
         let first_secs = start.elapsed().as_secs_f64();
@@ -118,8 +121,9 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         let results = engine.predict_batch(&problems, mode);
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "{:6} {:>9.3} {:>9.3} {:>14.0}  {}",
+            "{:6} {:>8.3} {:>9.3} {:>9.3} {:>14.0}  {}",
             device_label(device),
+            load_secs,
             first_secs,
             secs,
             problems.len() as f64 / secs.max(1e-9),
