@@ -156,6 +156,10 @@ impl RecProfile {
     /// Records the resolve and copy of every timestamp at the end of `encoder` (no compute pass
     /// open) and hands the read-back buffer to the profiler.
     pub fn finish(self, encoder: &mut wgpu::CommandEncoder) {
+        add_phase(&self.log, RECORD, self.started.elapsed());
+        if self.keys.is_empty() && self.span.is_none() {
+            return;
+        }
         if let Some(span) = &self.span {
             encoder.write_timestamp(span, 1);
         }
@@ -184,7 +188,6 @@ impl RecProfile {
             }
         }
         encoder.copy_buffer_to_buffer(&resolve, 0, &read_back, 0, bytes);
-        add_phase(&self.log, RECORD, self.started.elapsed());
         if let Ok(mut l) = self.log.lock() {
             l.pending.push(Pending {
                 read_back,
