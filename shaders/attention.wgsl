@@ -8,6 +8,7 @@
 // sum), one thread the softmax (the CPU's max, exp and order), then each thread owns units
 // j, j + WG, ...: first ctx[j] (t ascending), then o[j] (bias, then h·Wc, then ctx·Wc, k
 // ascending, fused multiply-add, like cpu::dense). A NaN score makes the whole row NaN.
+// Numerics (exp_ref, sigmoid_ref, tanh_ref, is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 h        storage read        row r at h_offset + r * h_stride, UNITS values
 //   1 enc      storage read        [rows / enc_div, STEPS, UNITS] encoder outputs: row r reads
@@ -48,34 +49,6 @@ struct Params {
 
 // Attention weights of the group's rows: row q's at weights[q * MAX_STEPS + t].
 var<workgroup> weights: array<f32, 256>;
-
-// cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial;
-// NaN stays NaN (as on the CPU).
-fn exp_ref(x: f32) -> f32 {
-    if (is_nan_bits(x)) {
-        return x;
-    }
-    let xc = clamp(x, -87.3, 88.3);
-    let v = xc * 1.442695;
-    let t = trunc(v);
-    let n = select(t, t + sign(v), abs(v - t) >= 0.5); // round half away from zero, like Rust
-    let r = xc - n * 0.6933594 - n * -2.1219444e-4;
-    let q = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    return q * bitcast<f32>(u32(i32(n) + 127) << 23u);
-}
-
-fn sigmoid_ref(x: f32) -> f32 {
-    return 1.0 / (1.0 + exp_ref(-x));
-}
-
-fn tanh_ref(x: f32) -> f32 {
-    return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
-}
-
-// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
-fn is_nan_bits(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
 
 @compute @workgroup_size(WG)
 fn main(

@@ -5,6 +5,7 @@
 //   logp[r, :]   = log_softmax(scores[r, :])
 // One workgroup per row: thread i computes columns i, i + WG, ... (in dense.wgsl's order, so
 // the same bits), then thread 0 the row's log-softmax (log_softmax.wgsl's code, same bits).
+// Numerics (exp_ref, sigmoid_ref, tanh_ref, is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 a       storage read        [rows, K_DIM] f32 (row r starts at a_offset + r * a_stride)
 //   1 b       storage read        [K_DIM, N_DIM]
@@ -36,22 +37,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> scores: array<f32>;
 @group(0) @binding(4) var<storage, read_write> logp: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;
-
-// cpu::activations::exp, as in log_softmax.wgsl.
-fn exp_ref(x: f32) -> f32 {
-    let xc = clamp(x, -87.3, 88.3);
-    let v = xc * 1.442695;
-    let t = trunc(v);
-    let n = select(t, t + sign(v), abs(v - t) >= 0.5); // round half away from zero, like Rust
-    let r = xc - n * 0.6933594 - n * -2.1219444e-4;
-    let q = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    return q * bitcast<f32>(u32(i32(n) + 127) << 23u);
-}
-
-// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
-fn is_nan_bits(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
 
 @compute @workgroup_size(WG)
 fn main(

@@ -18,6 +18,7 @@
 // NaN input row, as embedding_gather.wgsl does).
 // With GATHER, row r continues the state of row parents[r] of state_prev (which has prev_rows
 // rows): the beam's reorder (twin States::gather_from, reorder_rows.wgsl) read in place.
+// Numerics (exp_ref, sigmoid_ref, tanh_ref, is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 x           storage read        input rows: row r at x_offset + r * x_stride, IN_DIM values
 //                                     (or the embedding table)
@@ -62,25 +63,6 @@ struct Params {
 @group(0) @binding(5) var<storage, read> ids: array<u32>;
 @group(0) @binding(6) var<storage, read> parents: array<u32>;
 @group(0) @binding(7) var<uniform> p: Params;
-
-// cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial.
-fn exp_ref(x: f32) -> f32 {
-    let xc = clamp(x, -87.3, 88.3);
-    let v = xc * 1.442695;
-    let t = trunc(v);
-    let n = select(t, t + sign(v), abs(v - t) >= 0.5); // round half away from zero, like Rust
-    let r = xc - n * 0.6933594 - n * -2.1219444e-4;
-    let q = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    return q * bitcast<f32>(u32(i32(n) + 127) << 23u);
-}
-
-fn sigmoid_ref(x: f32) -> f32 {
-    return 1.0 / (1.0 + exp_ref(-x));
-}
-
-fn tanh_ref(x: f32) -> f32 {
-    return 2.0 * sigmoid_ref(2.0 * x) - 1.0;
-}
 
 // The row of state_prev that row `row` continues.
 fn prev_row(row: u32) -> u32 {

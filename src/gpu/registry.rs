@@ -28,6 +28,9 @@ pub struct ShaderFile {
     pub(crate) slots: Option<&'static [Slot]>,
     /// Kernels that call a solver's rules library (prepended at compile time).
     pub needs_rules: bool,
+    /// Kernels that call `shaders/numerics.wgsl` (exp_ref, sigmoid_ref, tanh_ref, is_nan_bits;
+    /// prepended at compile time).
+    pub uses_numerics: bool,
 }
 
 /// All shaders, one per file.
@@ -37,78 +40,98 @@ pub const SHADERS: &[ShaderFile] = &[
         text: include_str!("../../shaders/dense.wgsl"),
         slots: Some(&[Read, Read, Read, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "dense_log_softmax",
         text: include_str!("../../shaders/dense_log_softmax.wgsl"),
         slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "embedding_gather",
         text: include_str!("../../shaders/embedding_gather.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "lstm_step",
         text: include_str!("../../shaders/lstm_step.wgsl"),
         slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Read, Read, Uniform]),
         needs_rules: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "log_softmax",
         text: include_str!("../../shaders/log_softmax.wgsl"),
         slots: Some(&[Read, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "attention",
         text: include_str!("../../shaders/attention.wgsl"),
         slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "ensemble_mean",
         text: include_str!("../../shaders/ensemble_mean.wgsl"),
         slots: Some(&[Read, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "greedy_step",
         text: include_str!("../../shaders/greedy_step.wgsl"),
         slots: Some(&[Read, Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
         needs_rules: true,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "beam_step",
         text: include_str!("../../shaders/beam_step.wgsl"),
         slots: Some(&[Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, Uniform]),
         needs_rules: true,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "reorder_rows",
         text: include_str!("../../shaders/reorder_rows.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),
         needs_rules: false,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "rules_check",
         text: include_str!("../../shaders/rules_check.wgsl"),
         slots: Some(&[Read, Read, Read, Read, ReadWrite, Uniform]),
         needs_rules: true,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "catalogue_rules",
         text: include_str!("../../shaders/catalogue_rules.wgsl"),
         slots: None,
         needs_rules: false,
+        uses_numerics: false,
+    },
+    ShaderFile {
+        name: "numerics",
+        text: include_str!("../../shaders/numerics.wgsl"),
+        slots: None,
+        needs_rules: false,
+        uses_numerics: false,
     },
     ShaderFile {
         name: "conv_asm_1x1u_rules",
         text: include_str!("../../shaders/conv_asm_1x1u_rules.wgsl"),
         slots: None,
         needs_rules: false,
+        uses_numerics: false,
     },
 ];
 
@@ -170,14 +193,25 @@ impl fmt::Display for KernelKey {
     }
 }
 
-/// The WGSL text of a kernel: its rules library (if any) followed by the kernel file.
+/// The WGSL text of a kernel: the numerics library and its rules library (when it uses them)
+/// followed by the kernel file.
 pub fn kernel_source(kernel: &str, rules: Option<&str>) -> Result<String> {
     let file = shader(kernel)?;
-    match (file.needs_rules, rules) {
-        (true, Some(r)) => Ok(format!("{}\n{}", shader(r)?.text, file.text)),
-        (true, None) => Err(Error::Gpu(format!("kernel {kernel} needs a solver rules library"))),
-        (false, _) => Ok(file.text.to_string()),
+    let mut text = String::new();
+    if file.uses_numerics {
+        text.push_str(shader("numerics")?.text);
+        text.push('\n');
     }
+    match (file.needs_rules, rules) {
+        (true, Some(r)) => {
+            text.push_str(shader(r)?.text);
+            text.push('\n');
+        }
+        (true, None) => return Err(Error::Gpu(format!("kernel {kernel} needs a solver rules library"))),
+        (false, _) => {}
+    }
+    text.push_str(file.text);
+    Ok(text)
 }
 
 /// The f16-weight variant of a kernel's text: `enable f16;` first, `Weight` aliased to f16.
