@@ -643,13 +643,22 @@ pub(crate) fn beam_step(
     width: usize,
     max_len: usize,
 ) -> Result<()> {
+    let sort = beam_sort_entries(width, vocab);
+    let needed = beam_workgroup_bytes(sort);
+    if needed > u64::from(ctx.limits.max_compute_workgroup_storage_size) {
+        return Err(Error::Gpu(format!(
+            "beam_step: width {width} x vocabulary {vocab} needs {needed} bytes of workgroup memory, the device has {}",
+            ctx.limits.max_compute_workgroup_storage_size
+        )));
+    }
     let key = KernelKey::new(
         "beam_step",
         &[
             ("V", u32_of("vocab", vocab)?),
             ("WIDTH", u32_of("width", width)?),
             ("MAX_LEN", u32_of("config length", max_len)?),
-            ("WG", WG),
+            ("WG", BEAM_WG),
+            ("SORT", u32_of("beam candidates", sort)?),
         ],
     )
     .with_rules(rules_library);
@@ -659,7 +668,24 @@ pub(crate) fn beam_step(
         u32_of("values", values)?,
         u32_of("domain", domain_len)?,
     ];
-    dispatch(ctx, rec, &kernel, &views, &params, problems as u64)
+    // One workgroup per problem.
+    dispatch(ctx, rec, &kernel, &views, &params, problems as u64 * u64::from(BEAM_WG))
+}
+
+/// Threads of one `beam_step.wgsl` workgroup (one problem).
+const BEAM_WG: u32 = 64;
+
+/// `beam_step.wgsl`'s sort length: `width x vocab` candidates rounded up to a power of two, at
+/// least one per thread.
+pub(crate) fn beam_sort_entries(width: usize, vocab: usize) -> usize {
+    (width.max(1) * vocab.max(1)).next_power_of_two().max(BEAM_WG as usize)
+}
+
+/// Workgroup memory of `beam_step.wgsl` with `sort` entries: three u32 keys per entry, the
+/// fixed arrays (seen bits, four per-slot arrays of 64, three finished-merge arrays of 128)
+/// and three scalars.
+pub(crate) fn beam_workgroup_bytes(sort: usize) -> u64 {
+    4 * (3 * sort + 64 + 4 * 64 + 3 * 128 + 3) as u64
 }
 
 /// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
