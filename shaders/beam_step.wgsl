@@ -12,8 +12,8 @@
 // unkept slots are dead (status 2). Every finished hypothesis also goes into the problem's
 // finished list (the best WIDTH, ordered as search::beam_search's final sort: score, then larger
 // last token, then finishing order), carried from hyp_in to hyp_out.
-// How: the threads check every candidate against the rules in parallel and bitonic-sort their
-// rank keys in workgroup memory (SORT entries). Candidates with an equal value prefix are
+// How: the threads check every candidate against the rules in parallel and bitonic-sort the rank
+// keys of the accepted ones in workgroup memory (padded to a power of two, at most SORT). Candidates with an equal value prefix are
 // equally completable, so only the first of each prefix in rank order counts (the rest are
 // merged or fail alike); thread 0 walks the sorted list picking the next firsts, as many as
 // slots are still open, and the threads run the look-ahead on those in parallel, until WIDTH are
@@ -31,8 +31,8 @@
 //   7 feed     storage read_write  [problems * WIDTH] u32 token fed to the next step
 //   8 p        uniform             Params
 // Overrides: V, WIDTH (<= MAX_WIDTH), MAX_LEN (<= SOLVER_MAX_LEN), WG (threads per problem, a
-// power of two), SORT (a power of two, >= WG and >= WIDTH * V; WIDTH * V <= MAX_CANDIDATES).
-// Workgroup memory: 12 * SORT bytes of sort keys + about 3 KiB.
+// power of two), SORT (a power of two >= WIDTH * V; WIDTH * V <= MAX_CANDIDATES).
+// Workgroup memory: 12 * SORT bytes of sort keys + about 3 KiB (kernels::beam_workgroup_bytes).
 
 override V: u32 = 1u;
 override WIDTH: u32 = 1u;
@@ -62,11 +62,13 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> feed: array<u32>;
 @group(0) @binding(8) var<uniform> p: Params;
 
-// Rank keys of candidate slot c (before the sort) or rank c (after): order keys of the score and
-// the raw score, then token << 16 | (0xffff - slot); all 0 for no candidate (ranks last).
+// Rank keys of the accepted candidates (in any order before the sort, by rank after): order keys
+// of the score and the raw score, then token << 16 | (0xffff - slot); 0 0 0 pads (ranks last).
 var<workgroup> key_score: array<u32, SORT>;
 var<workgroup> key_raw: array<u32, SORT>;
 var<workgroup> key_tie: array<u32, SORT>;
+var<workgroup> accepted_n: atomic<u32>;
+var<workgroup> sort_n: u32;
 // Value prefixes met so far, bit (slot_class * values + value id).
 var<workgroup> seen: array<u32, 64>;
 // Each live slot's lowest slot with the same value prefix.
@@ -175,13 +177,14 @@ fn main(
     }
 
     // 1. Setup: merge classes of the live slots, empty sets.
-    if (tid < 64u) {
-        seen[tid] = 0u;
+    for (var k = tid; k < 64u; k += WG) {
+        seen[k] = 0u;
     }
     if (tid == 0u) {
         cursor = 0u;
         kept_n = 0u;
         atomicStore(&carried_n, WIDTH);
+        atomicStore(&accepted_n, 0u);
     }
     for (var s = tid; s < WIDTH; s += WG) {
         let h0 = (base + s) * w;
@@ -201,53 +204,67 @@ fn main(
         slot_class[s] = first_same;
     }
 
-    // 2. Every candidate against the rules; each thread takes SORT / WG consecutive ones (mostly
-    //    of one slot, whose prefix it loads once).
-    let per_thread = SORT / WG;
+    workgroupBarrier();
+
+    // 2. Every candidate against the rules; each thread takes consecutive ones (mostly of one
+    //    slot, whose prefix it loads once). Accepted ones are appended to the keys.
+    let per_thread = (WIDTH * V + WG - 1u) / WG;
     var buf: array<i32, SOLVER_MAX_LEN>;
     var buf_slot = 0xffffffffu;
     for (var i = 0u; i < per_thread; i++) {
         let c = tid * per_thread + i;
-        var ks = 0u;
-        var kr = 0u;
-        var kt = 0u;
-        if (c < WIDTH * V) {
-            let s = c / V;
-            let t = c % V;
-            let h0 = (base + s) * w;
-            let len = hyp_in[h0 + 2u * MAX_LEN];
-            let value = value_of(t);
-            let lp = logp[(base + s) * V + t];
-            let live = hyp_in[h0 + 2u * MAX_LEN + 1u] == 0u && len < MAX_LEN;
-            if (live && value != END_VALUE && value != NEVER_VALUE && !is_nan_bits(lp)) {
-                if (buf_slot != s) {
-                    buf_slot = s;
-                    for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
-                        buf[k] = 0;
-                    }
-                    for (var k = 0u; k < len; k++) {
-                        buf[k] = vocab[V + hyp_in[h0 + MAX_LEN + k]];
-                    }
-                }
-                var cand = buf;
-                cand[len] = value;
-                if (solver_prefix_valid(rule, cand, len + 1u)) {
-                    ks = order_key(bitcast<f32>(hyp_in[h0 + 2u * MAX_LEN + 2u]) + lp);
-                    kr = order_key(scores[(base + s) * V + t]);
-                    kt = (t << 16u) | (0xffffu - s);
-                }
+        if (c >= WIDTH * V) {
+            break;
+        }
+        let s = c / V;
+        let t = c % V;
+        let h0 = (base + s) * w;
+        let len = hyp_in[h0 + 2u * MAX_LEN];
+        let value = value_of(t);
+        let lp = logp[(base + s) * V + t];
+        let live = hyp_in[h0 + 2u * MAX_LEN + 1u] == 0u && len < MAX_LEN;
+        if (!live || value == END_VALUE || value == NEVER_VALUE || is_nan_bits(lp)) {
+            continue;
+        }
+        if (buf_slot != s) {
+            buf_slot = s;
+            for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
+                buf[k] = 0;
+            }
+            for (var k = 0u; k < len; k++) {
+                buf[k] = vocab[V + hyp_in[h0 + MAX_LEN + k]];
             }
         }
-        key_score[c] = ks;
-        key_raw[c] = kr;
-        key_tie[c] = kt;
+        var cand = buf;
+        cand[len] = value;
+        if (solver_prefix_valid(rule, cand, len + 1u)) {
+            let at = atomicAdd(&accepted_n, 1u);
+            key_score[at] = order_key(bitcast<f32>(hyp_in[h0 + 2u * MAX_LEN + 2u]) + lp);
+            key_raw[at] = order_key(scores[(base + s) * V + t]);
+            key_tie[at] = (t << 16u) | (0xffffu - s);
+        }
+    }
+    workgroupBarrier();
+    if (tid == 0u) {
+        sort_n = atomicLoad(&accepted_n);
+    }
+    let n_sort = workgroupUniformLoad(&sort_n);
+    // Padded with "no candidate" keys to a power of two.
+    var span = 1u;
+    while (span < n_sort) {
+        span = span << 1u;
+    }
+    for (var i = n_sort + tid; i < span; i += WG) {
+        key_score[i] = 0u;
+        key_raw[i] = 0u;
+        key_tie[i] = 0u;
     }
     workgroupBarrier();
 
     // 3. Bitonic sort, best first.
-    for (var k = 2u; k <= SORT; k = k << 1u) {
+    for (var k = 2u; k <= span; k = k << 1u) {
         for (var j = k >> 1u; j > 0u; j = j >> 1u) {
-            for (var i = tid; i < SORT / 2u; i += WG) {
+            for (var i = tid; i < span / 2u; i += WG) {
                 let a = 2u * i - (i & (j - 1u));
                 let b = a + j;
                 let best_first = (a & k) == 0u;
@@ -274,12 +291,8 @@ fn main(
             let need = WIDTH - kept_n;
             var n = 0u;
             var at = cursor;
-            while (n < need && at < SORT) {
+            while (n < need && at < sort_n) {
                 let tie = key_tie[at];
-                if (tie == 0u) {
-                    at = SORT;
-                    break;
-                }
                 let s = tie_slot(tie);
                 let bit = slot_class[s] * p.values + u32(vocab[tie_token(tie)]);
                 let mask = 1u << (bit % 32u);

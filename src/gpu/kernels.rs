@@ -673,19 +673,18 @@ pub(crate) fn beam_step(
 }
 
 /// Threads of one `beam_step.wgsl` workgroup (one problem).
-const BEAM_WG: u32 = 64;
+const BEAM_WG: u32 = 32;
 
-/// `beam_step.wgsl`'s sort length: `width x vocab` candidates rounded up to a power of two, at
-/// least one per thread.
+/// `beam_step.wgsl`'s sort capacity: `width x vocab` candidates rounded up to a power of two.
 pub(crate) fn beam_sort_entries(width: usize, vocab: usize) -> usize {
-    (width.max(1) * vocab.max(1)).next_power_of_two().max(BEAM_WG as usize)
+    (width.max(1) * vocab.max(1)).next_power_of_two().max(2)
 }
 
 /// Workgroup memory of `beam_step.wgsl` with `sort` entries: three u32 keys per entry, the
 /// fixed arrays (seen bits, four per-slot arrays of 64, three finished-merge arrays of 128)
-/// and three scalars.
+/// and six scalars.
 pub(crate) fn beam_workgroup_bytes(sort: usize) -> u64 {
-    4 * (3 * sort + 64 + 4 * 64 + 3 * 128 + 3) as u64
+    4 * (3 * sort + 64 + 4 * 64 + 3 * 128 + 6) as u64
 }
 
 /// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
