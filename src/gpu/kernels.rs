@@ -613,20 +613,24 @@ pub(crate) fn greedy_step(
         &[
             ("V", u32_of("vocab", vocab)?),
             ("MAX_LEN", u32_of("config length", max_len)?),
-            ("WG", WG),
+            ("WG", GREEDY_WG),
         ],
     )
     .with_rules(rules_library);
     let kernel = ctx.registry.get(ctx, &key)?;
+    // One workgroup per row.
     dispatch(
         ctx,
         rec,
         &kernel,
         &[scores, logp, vocab_words, rules, hyp, feed],
         &[u32_of("rows", rows)?],
-        rows as u64,
+        rows as u64 * u64::from(GREEDY_WG),
     )
 }
+
+/// Threads of one `greedy_step.wgsl` workgroup (one row).
+const GREEDY_WG: u32 = 32;
 
 /// One position of the constrained beam search for every problem (beam_step.wgsl); twin
 /// `search::beam_search`.
