@@ -13,11 +13,12 @@
 // finished list (the best WIDTH, ordered as search::beam_search's final sort: score, then larger
 // last token, then finishing order), carried from hyp_in to hyp_out.
 // How: the threads check every candidate against the rules in parallel and bitonic-sort the rank
-// keys of the accepted ones in workgroup memory (padded to a power of two, at most SORT). Candidates with an equal value prefix are
-// equally completable, so only the first of each prefix in rank order counts (the rest are
-// merged or fail alike); thread 0 walks the sorted list picking the next firsts, as many as
-// slots are still open, and the threads run the look-ahead on those in parallel, until WIDTH are
-// kept or none is left. The new slots and the merged finished list are then written in parallel.
+// keys of the accepted ones in workgroup memory (padded to a power of two, at most SORT).
+// Candidates with an equal value prefix are equally completable, so only the first of each
+// prefix in rank order counts (the rest are merged or fail alike); thread 0 walks the sorted
+// list picking the next firsts, as many as slots are still open, and the threads run the
+// look-ahead on those in parallel, until WIDTH are kept or none is left. The new slots and the
+// merged finished list are then written in parallel.
 // Bindings (group 0):
 //   0 scores   storage read        [problems * WIDTH, V] raw decoder scores
 //   1 logp     storage read        [problems * WIDTH, V] log-softmax
@@ -30,14 +31,14 @@
 //   6 parents  storage read_write  [problems * WIDTH] u32 state row each new slot continues
 //   7 feed     storage read_write  [problems * WIDTH] u32 token fed to the next step
 //   8 p        uniform             Params
-// Overrides: V, WIDTH (<= MAX_WIDTH), MAX_LEN (<= SOLVER_MAX_LEN), WG (threads per problem, a
-// power of two), SORT (a power of two >= WIDTH * V; WIDTH * V <= MAX_CANDIDATES).
+// Overrides: V, WIDTH (<= MAX_WIDTH), MAX_LEN (<= SOLVER_MAX_LEN), WG (threads per problem),
+// SORT (a power of two >= WIDTH * V; WIDTH * V <= MAX_CANDIDATES).
 // Workgroup memory: 12 * SORT bytes of sort keys + about 3 KiB (kernels::beam_workgroup_bytes).
 
 override V: u32 = 1u;
 override WIDTH: u32 = 1u;
 override MAX_LEN: u32 = 8u;
-override WG: u32 = 64u;
+override WG: u32 = 32u;
 override SORT: u32 = 64u;
 
 const END_VALUE: i32 = -2147483647 - 1;

@@ -25,7 +25,7 @@
 
 override V: u32 = 1u;
 override MAX_LEN: u32 = 8u;
-override WG: u32 = 64u;
+override WG: u32 = 32u;
 
 const END_VALUE: i32 = -2147483647 - 1;
 const NEVER_VALUE: i32 = -2147483647;
