@@ -37,6 +37,7 @@ pub(crate) fn beam_step_fits(ctx: &GpuContext, width: usize, vocab: usize) -> bo
         && width * vocab <= MAX_BEAM_CANDIDATES
         && bytes <= u64::from(ctx.limits.max_compute_workgroup_storage_size)
 }
+
 /// Largest look-ahead domain of the WGSL rules libraries (`SOLVER_DOMAIN_MAX`).
 pub(crate) const MAX_DOMAIN: usize = 64;
 
