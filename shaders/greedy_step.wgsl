@@ -7,6 +7,10 @@
 // row's prefix is taken: appended, its log-softmax added to the score, fed to the next step.
 // A NaN score or an exhausted vocabulary fails the row. A row is done once it has
 // min(MAX_LEN, solver_config_len) values. Rows that are done or failed are left.
+// Ranks compare raw scores by f32 total order (as search::rank_cmp).
+// How: one workgroup (WG threads) per row. The walk takes the best-ranked token among those it
+// would stop at ("-1", or accepted by the rules), so each thread finds the best such token among
+// every WG-th one, and thread 0 combines them and updates the row.
 // Bindings (group 0):
 //   0 scores  storage read        [rows, V] raw decoder scores
 //   1 logp    storage read        [rows, V] log-softmax of scores
@@ -17,11 +21,11 @@
 //                                 len | status (0 running, 1 done, 2 failed) | score (f32 bits) | spare
 //   5 feed    storage read_write  [rows] u32 token fed to the next decoder step
 //   6 p       uniform             Params
-// Overrides: V (vocabulary size), MAX_LEN (longest config, <= SOLVER_MAX_LEN), WG (workgroup size).
+// Overrides: V (vocabulary size), MAX_LEN (longest config, <= SOLVER_MAX_LEN), WG (threads per row).
 
 override V: u32 = 1u;
 override MAX_LEN: u32 = 8u;
-override WG: u32 = 64u;
+override WG: u32 = 32u;
 
 const END_VALUE: i32 = -2147483647 - 1;
 const NEVER_VALUE: i32 = -2147483647;
@@ -41,30 +45,42 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> feed: array<u32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
+// Each thread's best stopping token (order key of its score, token; NONE if it has none) and
+// whether it saw a NaN score.
+var<workgroup> best_key: array<u32, WG>;
+var<workgroup> best_token: array<u32, WG>;
+var<workgroup> saw_nan: array<u32, WG>;
+
+const NONE: u32 = 0xffffffffu;
+
+// f32 bits to a u32 whose unsigned order is f32::total_cmp's order.
+fn order_key(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
 // NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
 fn is_nan_bits(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let r = gid.x + gid.y * nwg.x * WG;
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) tid: u32,
+) {
+    // The same for every thread of the workgroup.
+    let r = wid.x + wid.y * nwg.x;
     if (r >= p.rows) {
         return;
     }
     let words = 2u * MAX_LEN + 4u;
     let h0 = r * words;
     let len_at = h0 + 2u * MAX_LEN;
-    if (hyp[len_at + 1u] != 0u) {
-        return;
-    }
+    let running = hyp[len_at + 1u] == 0u;
     let len = hyp[len_at];
     let base = r * V;
-    var fail = false;
-    for (var t = 0u; t < V; t++) {
-        let s = scores[base + t];
-        fail = fail || is_nan_bits(s);
-    }
     var rule: array<i32, 8>;
     var buf: array<i32, SOLVER_MAX_LEN>;
     for (var k = 0u; k < 8u; k++) {
@@ -73,58 +89,58 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var k = 0u; k < SOLVER_MAX_LEN; k++) {
         buf[k] = 0;
     }
-    for (var k = 0u; k < min(len, SOLVER_MAX_LEN); k++) {
-        buf[k] = vocab[V + hyp[h0 + MAX_LEN + k]];
-    }
-    var taken = false;
-    var taken_token = 0u;
-    var taken_buf = buf;
-    var prev_s = 0.0;
-    var prev_t = 0u;
-    for (var step = 0u; step < V && !fail && !taken; step++) {
-        // The next token in rank order after (prev_s, prev_t).
-        var found = false;
-        var bs = 0.0;
-        var bt = 0u;
-        for (var t = 0u; t < V; t++) {
+    var nan = false;
+    var bk = 0u;
+    var bt = NONE;
+    if (running) {
+        for (var k = 0u; k < min(len, SOLVER_MAX_LEN); k++) {
+            buf[k] = vocab[V + hyp[h0 + MAX_LEN + k]];
+        }
+        for (var t = tid; t < V; t += WG) {
             let s = scores[base + t];
-            let after = step == 0u || s < prev_s || (s == prev_s && t < prev_t);
-            if (after && (!found || s > bs || (s == bs && t > bt))) {
-                found = true;
-                bs = s;
+            nan = nan || is_nan_bits(s);
+            let value = vocab[V + u32(vocab[t])];
+            var stops = value == END_VALUE;
+            if (value != END_VALUE && value != NEVER_VALUE && len < MAX_LEN && len < SOLVER_MAX_LEN) {
+                var cand = buf;
+                cand[len] = value;
+                stops = solver_prefix_valid(rule, cand, len + 1u);
+            }
+            let key = order_key(s);
+            if (stops && (bt == NONE || key > bk || (key == bk && t > bt))) {
+                bk = key;
                 bt = t;
             }
         }
-        if (!found) {
-            break;
-        }
-        prev_s = bs;
-        prev_t = bt;
-        let value = vocab[V + u32(vocab[bt])];
-        if (value == END_VALUE) {
-            fail = true;
-            break;
-        }
-        if (value != NEVER_VALUE && len < MAX_LEN && len < SOLVER_MAX_LEN) {
-            var cand = buf;
-            cand[len] = value;
-            if (solver_prefix_valid(rule, cand, len + 1u)) {
-                taken = true;
-                taken_token = bt;
-                taken_buf = cand;
-            }
+    }
+    best_key[tid] = bk;
+    best_token[tid] = bt;
+    saw_nan[tid] = select(0u, 1u, nan);
+    workgroupBarrier();
+    if (tid != 0u || !running) {
+        return;
+    }
+    var fail = false;
+    bt = NONE;
+    for (var i = 0u; i < WG; i++) {
+        fail = fail || saw_nan[i] != 0u;
+        let t = best_token[i];
+        if (t != NONE && (bt == NONE || best_key[i] > bk || (best_key[i] == bk && t > bt))) {
+            bk = best_key[i];
+            bt = t;
         }
     }
-    if (!taken) {
+    if (fail || bt == NONE || vocab[V + u32(vocab[bt])] == END_VALUE) {
         hyp[len_at + 1u] = 2u;
         return;
     }
-    hyp[h0 + len] = taken_token;
-    hyp[h0 + MAX_LEN + len] = u32(vocab[taken_token]);
-    hyp[len_at + 2u] = bitcast<u32>(bitcast<f32>(hyp[len_at + 2u]) + logp[base + taken_token]);
+    buf[len] = vocab[V + u32(vocab[bt])];
+    hyp[h0 + len] = bt;
+    hyp[h0 + MAX_LEN + len] = u32(vocab[bt]);
+    hyp[len_at + 2u] = bitcast<u32>(bitcast<f32>(hyp[len_at + 2u]) + logp[base + bt]);
     hyp[len_at] = len + 1u;
-    if (len + 1u >= min(MAX_LEN, solver_config_len(rule, taken_buf, len + 1u))) {
+    if (len + 1u >= min(MAX_LEN, solver_config_len(rule, buf, len + 1u))) {
         hyp[len_at + 1u] = 1u;
     }
-    feed[r] = taken_token;
+    feed[r] = bt;
 }

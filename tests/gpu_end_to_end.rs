@@ -146,6 +146,43 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
     assert!(kernels.contains("beam_step+conv_asm_1x1u_rules"), "{kernels}");
 }
 
+/// Wider beams than the other tests use: beam_step's sort spans grow with the candidates (width 8:
+/// up to 304; width 40: 1520, the 2048-entry sort keys in workgroup memory).
+#[test]
+fn wide_gpu_beams_equal_cpu_beams() {
+    let Some(ctx) = gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
+    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(60).collect();
+    for (width, top) in [(8, 8), (40, 5)] {
+        let mode = DecodeMode::Beam { width, top };
+        let want = cpu.predict_batch(&problems, mode);
+        let got = gpu.predict_batch(&problems, mode);
+        let mut same = 0;
+        for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
+            match (w, g) {
+                (Ok(w), Ok(g)) => {
+                    let wc: Vec<&str> = w.iter().map(|x| x.config.as_str()).collect();
+                    let gc: Vec<&str> = g.iter().map(|x| x.config.as_str()).collect();
+                    assert_eq!(wc, gc, "{mode:?} {}", p.to_perfdb_key());
+                    same += 1;
+                }
+                (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+                _ => panic!("{mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+            }
+        }
+        println!(
+            "{mode:?}: {same} of {} problems decoded, identical configs",
+            problems.len()
+        );
+        assert!(2 * same >= problems.len(), "{mode:?}: only {same} problems decoded");
+    }
+    let kernels = gpu.context().compiled_kernels().join(" ");
+    println!("{kernels}");
+    assert!(kernels.contains("SORT=512,V=38,WG=32,WIDTH=8"), "{kernels}");
+}
+
 #[test]
 fn tiled_kernels_give_the_cpu_configs() {
     // The batch tests above are below the tiled paths' row threshold: this context tiles every

@@ -638,20 +638,24 @@ pub(crate) fn greedy_step(
         &[
             ("V", u32_of("vocab", vocab)?),
             ("MAX_LEN", u32_of("config length", max_len)?),
-            ("WG", WG),
+            ("WG", GREEDY_WG),
         ],
     )
     .with_rules(rules_library);
     let kernel = ctx.registry.get(ctx, &key)?;
+    // One workgroup per row.
     dispatch(
         ctx,
         rec,
         &kernel,
         &[scores, logp, vocab_words, rules, hyp, feed],
         &[u32_of("rows", rows)?],
-        rows as u64,
+        rows as u64 * u64::from(GREEDY_WG),
     )
 }
+
+/// Threads of one `greedy_step.wgsl` workgroup (one row).
+const GREEDY_WG: u32 = 32;
 
 /// One position of the constrained beam search for every problem (beam_step.wgsl); twin
 /// `search::beam_search`.
@@ -668,13 +672,22 @@ pub(crate) fn beam_step(
     width: usize,
     max_len: usize,
 ) -> Result<()> {
+    let sort = beam_sort_entries(width, vocab);
+    let needed = beam_workgroup_bytes(sort);
+    if needed > u64::from(ctx.limits.max_compute_workgroup_storage_size) {
+        return Err(Error::Gpu(format!(
+            "beam_step: width {width} x vocabulary {vocab} needs {needed} bytes of workgroup memory, the device has {}",
+            ctx.limits.max_compute_workgroup_storage_size
+        )));
+    }
     let key = KernelKey::new(
         "beam_step",
         &[
             ("V", u32_of("vocab", vocab)?),
             ("WIDTH", u32_of("width", width)?),
             ("MAX_LEN", u32_of("config length", max_len)?),
-            ("WG", WG),
+            ("WG", BEAM_WG),
+            ("SORT", u32_of("beam candidates", sort)?),
         ],
     )
     .with_rules(rules_library);
@@ -684,7 +697,23 @@ pub(crate) fn beam_step(
         u32_of("values", values)?,
         u32_of("domain", domain_len)?,
     ];
-    dispatch(ctx, rec, &kernel, &views, &params, problems as u64)
+    // One workgroup per problem.
+    dispatch(ctx, rec, &kernel, &views, &params, problems as u64 * u64::from(BEAM_WG))
+}
+
+/// Threads of one `beam_step.wgsl` workgroup (one problem).
+const BEAM_WG: u32 = 32;
+
+/// `beam_step.wgsl`'s sort capacity: `width x vocab` candidates rounded up to a power of two.
+pub(crate) fn beam_sort_entries(width: usize, vocab: usize) -> usize {
+    (width.max(1) * vocab.max(1)).next_power_of_two().max(2)
+}
+
+/// Workgroup memory of `beam_step.wgsl` with `sort` entries: three u32 keys per entry, the
+/// fixed arrays (seen bits, four per-slot arrays of 64, three finished-merge arrays of 128)
+/// and six scalars.
+pub(crate) fn beam_workgroup_bytes(sort: usize) -> u64 {
+    4 * (3 * sort + 64 + 4 * 64 + 3 * 128 + 6) as u64
 }
 
 /// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin

@@ -405,7 +405,7 @@ impl GpuPredictor {
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
-                if fixed_len && max_len <= 8 && width * vocab.len() <= decode::MAX_BEAM_CANDIDATES =>
+                if fixed_len && max_len <= 8 && decode::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
             {
                 let (words, values, domain_len) = beam_vocab_words(vocab);
                 if domain_len <= decode::MAX_DOMAIN {
@@ -454,7 +454,7 @@ impl GpuPredictor {
             .map(|b| b.get(1).copied().unwrap_or(0).max(1) as usize)
             .max();
         let max_len = max_len.unwrap_or(1);
-        let beam_fits = |width: usize| width <= 64 && width * vocab.len() <= decode::MAX_BEAM_CANDIDATES;
+        let beam_fits = |width: usize| decode::beam_step_fits(&self.ctx, width, vocab.len());
         let fits = max_len <= CATALOGUE_MAX_LEN
             && match mode {
                 DecodeMode::Miopen => true,
