@@ -19,6 +19,7 @@
 // list picking the next firsts, as many as slots are still open, and the threads run the
 // look-ahead on those in parallel, until WIDTH are kept or none is left. The new slots and the
 // merged finished list are then written in parallel.
+// Numerics (is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 scores   storage read        [problems * WIDTH, V] raw decoder scores
 //   1 logp     storage read        [problems * WIDTH, V] log-softmax
@@ -151,11 +152,6 @@ fn write_record(o0: u32, h0: u32, len: u32, token: u32, status: u32, score: f32)
     hyp_out[o0 + 2u * MAX_LEN] = len + 1u;
     hyp_out[o0 + 2u * MAX_LEN + 1u] = status;
     hyp_out[o0 + 2u * MAX_LEN + 2u] = bitcast<u32>(score);
-}
-
-// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
-fn is_nan_bits(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
 @compute @workgroup_size(WG)

@@ -11,6 +11,7 @@
 // How: one workgroup (WG threads) per row. The walk takes the best-ranked token among those it
 // would stop at ("-1", or accepted by the rules), so each thread finds the best such token among
 // every WG-th one, and thread 0 combines them and updates the row.
+// Numerics (is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 scores  storage read        [rows, V] raw decoder scores
 //   1 logp    storage read        [rows, V] log-softmax of scores
@@ -57,11 +58,6 @@ const NONE: u32 = 0xffffffffu;
 fn order_key(x: f32) -> u32 {
     let b = bitcast<u32>(x);
     return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-}
-
-// NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
-fn is_nan_bits(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
 @compute @workgroup_size(WG)

@@ -89,14 +89,14 @@ pub const SHADERS: &[ShaderFile] = &[
         text: include_str!("../../shaders/greedy_step.wgsl"),
         slots: Some(&[Read, Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
         needs_rules: true,
-        uses_numerics: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "beam_step",
         text: include_str!("../../shaders/beam_step.wgsl"),
         slots: Some(&[Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, Uniform]),
         needs_rules: true,
-        uses_numerics: false,
+        uses_numerics: true,
     },
     ShaderFile {
         name: "reorder_rows",
