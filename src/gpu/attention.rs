@@ -17,7 +17,7 @@
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::decode::{hyp_words, BeamJob, GreedyJob, StepError};
+use super::decode::{self, hyp_words, BeamJob, GreedyJob, StepError};
 use super::kernels::{self, BindCache, Recorder, Rows};
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
@@ -624,13 +624,10 @@ pub(crate) fn beam_resident(
     let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    // Slot 0 of each problem is live with an empty prefix, the others dead.
-    let mut init = vec![0u32; rows * words];
-    for (r, hw) in init.chunks_exact_mut(words).enumerate() {
-        hw[2 * l + 1] = if r % w == 0 { 0 } else { 2 };
-    }
+    // Live slots, then each problem's finished list (what beam_step reads and writes).
+    let init = decode::initial_hypotheses(rows, w, l);
     let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
+    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * init.len() as u64)?;
     // Row r of the beam starts from problem r / w's encoder state.
     let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
     let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
@@ -667,30 +664,10 @@ pub(crate) fn beam_resident(
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
+    // The finished lists, already in search::beam_search's final order.
     let bytes = 4 * (rows * words) as u64;
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
-    rec.copy_out(&hyp_a, 0, &staging, bytes);
+    rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "attention beam search", rec.finish(), &[(&staging, bytes)])?;
-    let out = buffers::words_u32(&read[0]);
-    let mut found: Vec<Vec<Hypothesis>> = Vec::with_capacity(problems);
-    for slots in out.chunks_exact(words * w) {
-        let mut list: Vec<Hypothesis> = slots
-            .chunks_exact(words)
-            .filter(|hw| hw[2 * l + 1] == 1 && hw[2 * l] as usize == l)
-            .map(|hw| Hypothesis {
-                tokens: hw[..l].to_vec(),
-                values: hw[l..2 * l].to_vec(),
-                score: f32::from_bits(hw[2 * l + 2]),
-            })
-            .collect();
-        // search::beam_search's final order: score, then larger last token.
-        list.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.tokens.last().unwrap_or(&0).cmp(a.tokens.last().unwrap_or(&0)))
-        });
-        list.truncate(job.top);
-        found.push(list);
-    }
-    Ok(found)
+    decode::finished_lists(&buffers::words_u32(&read[0]), w, l, job.top)
 }

@@ -421,13 +421,7 @@ pub(crate) fn beam_resident(
         "initial hypotheses",
         ((w as u64) << 32) | l as u64,
         hyp_bytes,
-        || {
-            let mut init = vec![0u32; 2 * rows * words];
-            for (r, h) in init.chunks_exact_mut(words).enumerate() {
-                h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
-            }
-            bytemuck::cast_slice(&init).to_vec()
-        },
+        || bytemuck::cast_slice(&initial_hypotheses(rows, w, l)).to_vec(),
     )?;
     let mut hyp_a = pool.take(ctx, "hypotheses", hyp_bytes)?;
     let mut hyp_b = pool.take(ctx, "hypotheses", hyp_bytes)?;
@@ -492,7 +486,24 @@ pub(crate) fn beam_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
-    let out = buffers::words_u32(&read[0]);
+    finished_lists(&buffers::words_u32(&read[0]), w, l, job.top)
+}
+
+/// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
+/// live with an empty prefix, the others dead), then every problem's `w` finished records (dead).
+pub(crate) fn initial_hypotheses(rows: usize, w: usize, l: usize) -> Vec<u32> {
+    let words = hyp_words(l);
+    let mut init = vec![0u32; 2 * rows * words];
+    for (r, h) in init.chunks_exact_mut(words).enumerate() {
+        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
+    }
+    init
+}
+
+/// Each problem's finished list (`w` records, already in search::beam_search's final order) as
+/// its first `top` hypotheses.
+pub(crate) fn finished_lists(out: &[u32], w: usize, l: usize, top: usize) -> Result<Vec<Vec<Hypothesis>>> {
+    let words = hyp_words(l);
     let lists: Vec<&[u32]> = out.chunks_exact(words * w).collect();
     let parts = parallel::map_parts(&lists, parallel::hardware_threads(), |_, part| {
         part.iter()
@@ -500,7 +511,7 @@ pub(crate) fn beam_resident(
                 list.chunks_exact(words)
                     .take_while(|h| h[2 * l + 1] == 1)
                     .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
-                    .take(job.top)
+                    .take(top)
                     .map(|h| {
                         let len = h[2 * l] as usize;
                         Hypothesis {
