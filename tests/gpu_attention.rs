@@ -6,27 +6,12 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use tuneinfer::data::perfdb;
-use tuneinfer::gpu::{DeviceChoice, Engine, GpuContext, GpuPredictor, Precision};
+use tuneinfer::gpu::{DeviceChoice, Engine, GpuPredictor, Precision};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
-
-fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
-}
 
 /// The project's shipped weights.
 fn weights_dir() -> PathBuf {
@@ -55,7 +40,7 @@ fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
 
 #[test]
 fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
     let problems = perfdb_problems(150);
     assert!(problems.len() >= 200, "only {} problems", problems.len());
@@ -115,7 +100,7 @@ fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
 fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
     // A beam wider than beam_step.wgsl takes (60 x 37 candidates > 2048) runs the host's search
     // over GPU decoder steps (GpuAttentionDecoder).
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
     let problems: Vec<ConvProblem> = perfdb_problems(150).into_iter().step_by(25).collect();
     let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
@@ -142,7 +127,7 @@ fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
 
 #[test]
 fn device_gpu_loads_the_shipped_weights() {
-    let Some(_ctx) = gpu() else { return };
+    let Some(_ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
     let engine = Engine::load("gfx906", NAME, &dirs, DeviceChoice::Gpu, Precision::F32).expect("gpu engine");
     assert!(matches!(engine, Engine::Gpu { .. }), "not on the GPU");
@@ -159,7 +144,7 @@ fn device_gpu_loads_the_shipped_weights() {
 
 #[test]
 fn f16_weights_change_few_attention_predictions() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     if !ctx.adapter().shader_f16 {
         println!("skipped: adapter has no shader f16");
         return;

@@ -5,10 +5,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use tuneinfer::gpu::kernels::host;
-use tuneinfer::gpu::{GpuContext, GpuPredictor};
+use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::predict::{DecodeMode, Predictor};
 use tuneinfer::problem::{ConvProblem, Direction, Precision};
 use tuneinfer::solvers::ck::CATALOGUE_RULES;
@@ -22,20 +20,6 @@ const CASES: [(&str, Direction); 3] = [
     ("ConvHipImplicitGemmGroupBwdXdlops", Direction::BackwardData),
     ("ConvHipImplicitGemmGroupWrwXdlops", Direction::BackwardWeights),
 ];
-
-fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
-}
 
 fn pick<T: Copy>(rng: &mut Lcg, xs: &[T]) -> T {
     xs[rng.below(xs.len() as u64) as usize]
@@ -92,7 +76,7 @@ fn problems(rng: &mut Lcg, cpu: &Predictor, dir: Direction, count: usize) -> Vec
 
 #[test]
 fn wgsl_table_check_matches_the_catalogue_constraint() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(5);
     let mut total = [0usize; 4];
     for (solver, dir) in CASES {
@@ -179,7 +163,7 @@ fn wgsl_table_check_matches_the_catalogue_constraint() {
 
 #[test]
 fn gpu_configs_equal_cpu_configs_on_generated_ck_problems() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let per_case: usize = std::env::var("TUNEINFER_GPU_CK_PROBLEMS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -232,7 +216,7 @@ fn gpu_configs_equal_cpu_configs_on_generated_ck_problems() {
 /// grouped-convolution solvers"; the same cases as tests/ck_miopen.rs) on the GPU.
 #[test]
 fn gpu_reproduces_miopens_seven_expected_answers() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let cases: [(&str, &str, &str, &str); 7] = [
         (
             "ConvHipImplicitGemmGroupFwdXdlops",
@@ -293,7 +277,7 @@ fn gpu_reproduces_miopens_seven_expected_answers() {
 /// come from few levels so ties (in the candidates and in the finished list) are common.
 #[test]
 fn beam_step_with_the_table_check_keeps_finished_lists_in_order() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(31);
     let (mut kept_total, mut finished_new, mut tied) = (0, 0, 0);
     for (solver, dir) in [CASES[0], CASES[2]] {

@@ -13,20 +13,6 @@ use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
 
-fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
-}
-
 /// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
 fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
     let mut problems: Vec<ConvProblem> = Vec::new();
@@ -49,7 +35,7 @@ fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
 
 #[test]
 fn embedded_model_tests_pass_on_gpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dir = common::models_dir();
     let mut checked = 0;
     for (arch, solver) in [
@@ -80,7 +66,7 @@ fn embedded_model_tests_pass_on_gpu() {
 
 #[test]
 fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dirs = vec![common::models_dir()];
     let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
@@ -150,7 +136,7 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
 /// up to 304; width 40: 1520, the 2048-entry sort keys in workgroup memory).
 #[test]
 fn wide_gpu_beams_equal_cpu_beams() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dirs = vec![common::models_dir()];
     let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
@@ -187,7 +173,7 @@ fn wide_gpu_beams_equal_cpu_beams() {
 fn tiled_kernels_give_the_cpu_configs() {
     // The batch tests above are below the tiled paths' row threshold: this context tiles every
     // lstm_step and dense dispatch (its own context, so the other tests keep the default).
-    if gpu().is_none() {
+    if common::gpu().is_none() {
         return;
     }
     let ctx = Arc::new(GpuContext::open(true).expect("second context"));
@@ -222,7 +208,7 @@ fn tiled_kernels_give_the_cpu_configs() {
 #[test]
 fn chunked_batches_give_the_same_answers_in_order() {
     // Chunks of 7 problems: preparing, decoding and answering of neighbouring chunks overlap.
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let dirs = vec![common::models_dir()];
     let whole = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
     let chunked = GpuPredictor::load("gfx908", NAME, &dirs, ctx)
@@ -248,7 +234,7 @@ fn chunked_batches_give_the_same_answers_in_order() {
 
 #[test]
 fn f16_weights_change_few_predictions() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     if !ctx.adapter().shader_f16 {
         println!("skipped: adapter has no shader f16");
         return;

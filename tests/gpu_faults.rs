@@ -8,27 +8,13 @@ use std::sync::Arc;
 
 use tuneinfer::gpu::kernels::host;
 use tuneinfer::gpu::registry::validate_wgsl;
-use tuneinfer::gpu::{GpuContext, GpuPredictor};
+use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Error};
 
-fn fresh_gpu() -> Option<GpuContext> {
-    match GpuContext::open(true) {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
-}
-
 #[test]
 fn lost_device_is_a_clear_error() {
-    let Some(ctx) = fresh_gpu() else { return };
+    let Some(ctx) = common::fresh_gpu() else { return };
     assert!(host::log_softmax(&ctx, &[1.0, 2.0, 3.0], 1, 3).is_ok());
     ctx.simulate_device_loss();
     let e = host::log_softmax(&ctx, &[1.0, 2.0, 3.0], 1, 3).expect_err("a lost device cannot compute");
@@ -39,7 +25,7 @@ fn lost_device_is_a_clear_error() {
 
 #[test]
 fn predictions_on_a_lost_device_fail_per_problem() {
-    let Some(ctx) = fresh_gpu() else { return };
+    let Some(ctx) = common::fresh_gpu() else { return };
     let ctx = Arc::new(ctx);
     let gpu = GpuPredictor::load("gfx908", NAME, &[common::models_dir()], ctx.clone()).expect("model");
     let problems = tuneinfer::workload::asm1x1u_problems(3, 5);
@@ -56,7 +42,7 @@ fn predictions_on_a_lost_device_fail_per_problem() {
 
 #[test]
 fn too_large_a_buffer_is_a_clear_error() {
-    let Some(ctx) = fresh_gpu() else { return };
+    let Some(ctx) = common::fresh_gpu() else { return };
     // More rows than any storage binding holds: refused before anything is allocated.
     let limit = ctx
         .adapter()
@@ -86,7 +72,7 @@ fn a_shader_compile_error_names_the_shader() {
 #[test]
 fn auto_falls_back_to_the_cpu_when_the_gpu_fails() {
     use tuneinfer::gpu::Engine;
-    let Some(ctx) = fresh_gpu() else { return };
+    let Some(ctx) = common::fresh_gpu() else { return };
     let ctx = Arc::new(ctx);
     let gpu = GpuPredictor::load("gfx908", NAME, &[common::models_dir()], ctx.clone()).expect("model");
     let cpu = tuneinfer::Predictor::load("gfx908", NAME, &[common::models_dir()]).expect("cpu model");

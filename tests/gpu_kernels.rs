@@ -4,7 +4,7 @@
 //! (`TUNEINFER_CI=1`, where `.ci/run` installs lavapipe), where that is a failure.
 #![cfg(feature = "gpu")]
 
-use std::sync::Arc;
+mod common;
 
 use tuneinfer::cpu;
 use tuneinfer::gpu::kernels::host;
@@ -14,20 +14,6 @@ use tuneinfer::testutil::Lcg;
 
 /// Odd sizes; each test adds the gfx908 model's real sizes.
 const ODD: &[usize] = &[1, 3, 17, 63, 65, 129];
-
-fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::shared() {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "TUNEINFER_CI=1 but no GPU adapter: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
-}
 
 /// Max |gpu - cpu| relative to (1 + |cpu|); infinite when any value is NaN or sizes differ.
 fn worst(gpu: &[f32], cpu: &[f32]) -> f64 {
@@ -92,7 +78,7 @@ fn a_broken_shader_is_a_clear_error() {
 
 #[test]
 fn dense_matches_cpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(21);
     let mut shapes: Vec<(usize, usize, usize)> = Vec::new();
     for &m in ODD {
@@ -123,7 +109,7 @@ fn dense_matches_cpu() {
 
 #[test]
 fn embedding_gather_matches_cpu_and_marks_bad_ids() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(22);
     for &(vocab, dim) in &[(1, 1), (3, 17), (38, 63), (65, 129), (38, 8)] {
         let table = rng.vec(vocab * dim, 2.0);
@@ -143,7 +129,7 @@ fn embedding_gather_matches_cpu_and_marks_bad_ids() {
 
 #[test]
 fn lstm_step_matches_cpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(23);
     let mut shapes: Vec<(usize, usize, usize)> =
         ODD.iter().map(|&r| (r, ODD[(r + 2) % ODD.len()], ODD[r % 4])).collect();
@@ -180,7 +166,7 @@ fn lstm_step_matches_cpu() {
 #[test]
 fn dense_paths_agree_bit_for_bit_and_match_cpu() {
     use tuneinfer::gpu::kernels::TilePath;
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(32);
     // (rows, k, n): partial row tiles (128 rows), partial column tiles (64 columns), k chunks
     // (8) ending early; the gfx908 output layer (128 -> 38) and encoder dense (8 -> 32).
@@ -233,7 +219,7 @@ fn dense_paths_agree_bit_for_bit_and_match_cpu() {
 #[test]
 fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
     use tuneinfer::gpu::kernels::TilePath;
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(31);
     // (rows, in_dim, units): partial row tiles (128 rows), partial unit tiles (32 units), k
     // chunks (8) ending early, and single rows / units.
@@ -290,7 +276,7 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
 #[test]
 fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
     use tuneinfer::gpu::kernels::TilePath;
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(33);
     // (rows, vocab, embedding dim, units); the gfx908 decoder's first layer is (.., 38, 8, 128).
     for (rows, vocab, dim, units) in [(1, 1, 1, 1), (3, 38, 8, 128), (130, 17, 3, 33), (257, 65, 17, 63)] {
@@ -405,7 +391,7 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
 #[test]
 fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
     use tuneinfer::gpu::kernels::TilePath;
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(34);
     // (previous rows, rows, in_dim, units): a beam's first step reads fewer rows than it writes.
     for (prev_rows, rows, in_dim, units) in [(1, 1, 1, 1), (1, 4, 8, 128), (3, 130, 17, 33), (257, 257, 128, 65)] {
@@ -458,7 +444,7 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
 
 #[test]
 fn log_softmax_matches_cpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(24);
     for &(rows, width) in &[(1, 1), (3, 17), (17, 63), (63, 65), (65, 129), (129, 38), (4, 38)] {
         let mut x = rng.vec(rows * width, 20.0);
@@ -475,7 +461,7 @@ fn log_softmax_matches_cpu() {
 #[test]
 fn reorder_rows_matches_states_gather() {
     use tuneinfer::seq2seq::States;
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(25);
     for &(src_rows, dst_rows, units) in &[(1, 1, 1), (3, 17, 3), (17, 63, 17), (65, 129, 128), (4, 16, 128)] {
         let mut src = States::zeros(&[units], src_rows);
@@ -521,7 +507,7 @@ fn attention_on_cpu(
 
 #[test]
 fn attention_matches_cpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(27);
     // (rows, steps, units): odd sizes (steps at most the kernel's 64), then the shipped
     // gfx906/gfx900 models' 12 steps x 128 units (one problem, a beam of 4 over 65 problems).
@@ -554,7 +540,7 @@ fn attention_matches_cpu() {
 
 #[test]
 fn attention_rejects_too_many_steps_and_propagates_nan() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let e = host::attention(&ctx, &[1.0], &[1.0; 65], &[1.0; 2], &[0.0], 1, 65, 1, false).expect_err("65 steps");
     assert!(e.to_string().contains("65 encoder steps"), "{e}");
     // A NaN in row 0's h: row 0 is NaN everywhere (as on the CPU), row 1 is untouched.
@@ -580,7 +566,7 @@ fn attention_rejects_too_many_steps_and_propagates_nan() {
 
 #[test]
 fn ensemble_mean_matches_the_cpu_average() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(29);
     for &n in ODD.iter().chain(&[37 * 4 * 65]) {
         // Three members, added in order as seq2seq::AttentionModel's step does.
@@ -608,7 +594,7 @@ fn f16_rounded(v: &[f32]) -> Vec<f32> {
 
 #[test]
 fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     if !ctx.adapter().shader_f16 {
         println!("skipped: adapter has no shader f16");
         return;
@@ -665,7 +651,7 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
 
 #[test]
 fn dense_log_softmax_matches_cpu_and_the_two_kernels() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let mut rng = Lcg::new(35);
     // (rows, k, n): odd sizes (n above and below the workgroup of 64), the gfx908 output layer.
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
@@ -700,7 +686,7 @@ fn dense_log_softmax_matches_cpu_and_the_two_kernels() {
 
 #[test]
 fn log_softmax_propagates_nan_like_the_cpu() {
-    let Some(ctx) = gpu() else { return };
+    let Some(ctx) = common::gpu() else { return };
     let x = [1.0, f32::NAN, 2.0, 0.5, 0.25, 3.0];
     let got = host::log_softmax(&ctx, &x, 2, 3).expect("log_softmax");
     assert!(got.values[..3].iter().all(|v| v.is_nan()), "{:?}", got.values);

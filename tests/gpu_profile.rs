@@ -14,17 +14,7 @@ use tuneinfer::DecodeMode;
 
 /// A context of its own: profiling is per context, and other tests share the process-wide one.
 fn gpu() -> Option<Arc<GpuContext>> {
-    match GpuContext::open(true) {
-        Ok(ctx) => Some(Arc::new(ctx)),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            None
-        }
-    }
+    common::fresh_gpu().map(Arc::new)
 }
 
 #[test]

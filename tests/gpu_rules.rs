@@ -8,7 +8,6 @@ mod common;
 use tuneinfer::data::perfdb;
 use tuneinfer::format::metadata::KtnMetadata;
 use tuneinfer::gpu::kernels::host;
-use tuneinfer::gpu::GpuContext;
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_1x1u::{Rules, NAME};
 use tuneinfer::testutil::Lcg;
@@ -40,16 +39,8 @@ fn random_problem(rng: &mut Lcg) -> ConvProblem {
 
 #[test]
 fn wgsl_rules_match_cpu_rules() {
-    let ctx = match GpuContext::shared() {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            return;
-        }
+    let Some(ctx) = common::gpu() else {
+        return;
     };
     let mut rng = Lcg::new(99);
     let mut problems: Vec<ConvProblem> = (0..200).map(|_| random_problem(&mut rng)).collect();
@@ -132,16 +123,8 @@ fn wgsl_rules_match_cpu_rules() {
 fn greedy_step_matches_the_miopen_walk_with_ties() {
     use tuneinfer::search::{Constraint, Vocabulary};
     use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
-    let ctx = match GpuContext::shared() {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            return;
-        }
+    let Some(ctx) = common::gpu() else {
+        return;
     };
     let meta =
         KtnMetadata::load(&common::models_dir().join("gfx908_ConvAsm1x1U_metadata.ktn.model")).expect("metadata");
@@ -263,16 +246,8 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
 fn beam_step_matches_the_beam_iteration_with_ties() {
     use tuneinfer::search::{Constraint, Vocabulary};
     use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
-    let ctx = match GpuContext::shared() {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            assert!(
-                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
-                "no GPU adapter in CI: {e}"
-            );
-            println!("skipped: no GPU adapter ({e})");
-            return;
-        }
+    let Some(ctx) = common::gpu() else {
+        return;
     };
     let meta =
         KtnMetadata::load(&common::models_dir().join("gfx908_ConvAsm1x1U_metadata.ktn.model")).expect("metadata");

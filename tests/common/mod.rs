@@ -37,3 +37,32 @@ pub fn ktn_model_files() -> Vec<PathBuf> {
 pub fn ck_dir() -> PathBuf {
     miopen_dir().join("ck")
 }
+
+/// `Some(value)`, or `None` after printing "skipped: no GPU adapter" where the machine has no
+/// Vulkan adapter; under `TUNEINFER_CI=1` (CI installs lavapipe) a missing adapter fails instead,
+/// so GPU tests cannot skip silently there.
+pub fn adapter_or_skip<T, E: std::fmt::Display>(opened: Result<T, E>) -> Option<T> {
+    match opened {
+        Ok(v) => Some(v),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNEINFER_CI").ok().as_deref() != Some("1"),
+                "TUNEINFER_CI=1 but no GPU adapter: {e}"
+            );
+            println!("skipped: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// The process-wide GPU context (see [`adapter_or_skip`]).
+#[cfg(feature = "gpu")]
+pub fn gpu() -> Option<std::sync::Arc<tuneinfer::gpu::GpuContext>> {
+    adapter_or_skip(tuneinfer::gpu::GpuContext::shared())
+}
+
+/// A GPU context of the test's own (faults and profiling are per context; see [`adapter_or_skip`]).
+#[cfg(feature = "gpu")]
+pub fn fresh_gpu() -> Option<tuneinfer::gpu::GpuContext> {
+    adapter_or_skip(tuneinfer::gpu::GpuContext::open(true))
+}
