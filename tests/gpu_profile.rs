@@ -93,6 +93,8 @@ fn bench_profile_prints_the_table_or_says_why_not() {
             "--devices",
             "cpu,gpu",
             "--profile",
+            "--arch",
+            "gfx908",
             "--models",
             &models,
         ])

@@ -57,7 +57,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             options_after_positionals: false,
         },
     )?;
-    let arch = args.value("arch").unwrap_or("gfx908");
+    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     let mode = match args.value("beam") {

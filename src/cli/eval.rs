@@ -51,7 +51,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let perf_db = args
         .value("perf-db")
         .ok_or_else(|| Error::Usage("eval needs --perf-db FILE (see --help)".into()))?;
-    let arch = args.value("arch").unwrap_or("gfx906");
+    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
     let beam = args.positive("beam", 16)?;
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));

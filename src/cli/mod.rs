@@ -12,6 +12,9 @@ use crate::error::Error;
 
 pub use args::{Args, Spec};
 
+/// The architecture of the built-in model (`weights/`), the default of every command's `--arch`.
+const DEFAULT_ARCH: &str = "gfx906";
+
 const USAGE: &str = "\
 tuneinfer: predicts MIOpen convolution kernel tuning parameters with seq2seq models
 

@@ -81,7 +81,7 @@ pub(super) struct Common {
 }
 
 pub(super) fn common(args: &Args) -> Result<Common> {
-    let arch = args.value("arch").unwrap_or("gfx906");
+    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     let mode = match (args.value("decode"), args.value("beam")) {
