@@ -258,3 +258,31 @@ fn f16_weights_change_few_predictions() {
         assert!(changed * 5 <= decoded, "{mode:?}: f16 changed {changed} of {decoded}");
     }
 }
+
+#[test]
+fn a_small_beam_batch_after_a_smaller_one_decodes_every_problem_from_its_own_state() {
+    // The pooled buffers of one decode serve the next: a batch of 1 then batches of 2-4 at widths
+    // 1 and 2 (whose per-row constants round to the same buffer size) must still equal the CPU.
+    let Some(ctx) = common::gpu() else { return };
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
+    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(4).collect();
+    assert_eq!(problems.len(), 4);
+    let configs = |r: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
+        r.into_iter()
+            .map(|x| match x {
+                Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
+                Err(e) => format!("error: {e}"),
+            })
+            .collect()
+    };
+    for width in [1, 2] {
+        let mode = DecodeMode::Beam { width, top: width };
+        for n in [1, 2, 3, 4] {
+            let want = configs(cpu.predict_batch(&problems[..n], mode));
+            let got = configs(gpu.predict_batch(&problems[..n], mode));
+            assert_eq!(got, want, "width {width}, {n} problems");
+        }
+    }
+}

@@ -114,8 +114,10 @@ enum Kind {
     Storage,
     /// Host-mappable, for results copied back.
     ReadBack,
-    /// A storage buffer written once with the contents identified by the tag.
-    Constant(u64),
+    /// A storage buffer written once with the contents identified by the tag and the exact byte
+    /// count (buffer sizes are rounded up, so the size alone would let contents of different
+    /// lengths share a buffer).
+    Constant { tag: u64, bytes: u64 },
 }
 
 impl Pool {
@@ -131,8 +133,8 @@ impl Pool {
     }
 
     /// A storage buffer holding `data()`, built and uploaded only when no pooled buffer of this
-    /// role, size and `tag` exists: `tag` must identify the contents (e.g. the parameters they
-    /// are computed from). Kernels must not write to it (it is a copy source or read-only).
+    /// role, exact size and `tag` exists: `tag` and `bytes` together must identify the contents
+    /// (e.g. the parameters they are computed from). Kernels must not write to it (it is a copy source or read-only).
     pub fn constant(
         &mut self,
         ctx: &GpuContext,
@@ -141,7 +143,7 @@ impl Pool {
         bytes: u64,
         data: impl FnOnce() -> Vec<u8>,
     ) -> Result<wgpu::Buffer> {
-        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant(tag))?;
+        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant { tag, bytes })?;
         if fresh {
             let mut data = data();
             data.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
@@ -166,7 +168,7 @@ impl Pool {
                 self.allocated = true;
                 let b = match kind {
                     Kind::ReadBack => read_back_buffer(ctx, label, key.1)?,
-                    Kind::Storage | Kind::Constant(_) => zeroed(ctx, label, key.1)?,
+                    Kind::Storage | Kind::Constant { .. } => zeroed(ctx, label, key.1)?,
                 };
                 (b, true)
             }
