@@ -672,6 +672,13 @@ pub(crate) fn beam_step(
     width: usize,
     max_len: usize,
 ) -> Result<()> {
+    // The kernel's bit set of seen value prefixes has one bit per (slot, value id).
+    if width.saturating_mul(values) > super::decode::MAX_BEAM_CANDIDATES {
+        return Err(Error::Gpu(format!(
+            "beam_step: width {width} x {values} values exceeds the kernel's {} prefix bits",
+            super::decode::MAX_BEAM_CANDIDATES
+        )));
+    }
     let sort = beam_sort_entries(width, vocab);
     let needed = beam_workgroup_bytes(sort);
     if needed > u64::from(ctx.limits.max_compute_workgroup_storage_size) {
