@@ -97,8 +97,12 @@ fn kernels(c: &mut Criterion) {
             let x = rng.vec(n * units, 1.0);
             let state = rng.vec(2 * n * units, 1.0);
             for (name, path) in [("small", TilePath::Small), ("tiled", TilePath::Tiled)] {
-                let Ok(steps) = host::LstmSteps::new(&ctx, &x, &weights, &state, n, units, units, path) else {
-                    continue;
+                let steps = match host::LstmSteps::new(&ctx, &x, &weights, &state, n, units, units, path) {
+                    Ok(steps) => steps,
+                    Err(e) => {
+                        eprintln!("skipped gpu_lstm_step_x10_{name}_{n}x128: {e}");
+                        continue;
+                    }
                 };
                 g.bench_function(format!("gpu_lstm_step_x10_{name}_{n}x128"), |bn| {
                     bn.iter(|| steps.run(&ctx, 10))
