@@ -19,7 +19,7 @@
 // list picking the next firsts, as many as slots are still open, and the threads run the
 // look-ahead on those in parallel, until WIDTH are kept or none is left. The new slots and the
 // merged finished list are then written in parallel.
-// Numerics (is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
+// Numerics (is_nan_bits, order_key): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 scores   storage read        [problems * WIDTH, V] raw decoder scores
 //   1 logp     storage read        [problems * WIDTH, V] log-softmax
@@ -95,12 +95,6 @@ fn words() -> u32 {
 
 fn value_of(token: u32) -> i32 {
     return vocab[V + u32(vocab[token])];
-}
-
-// f32 bits to a u32 whose unsigned order is f32::total_cmp's order.
-fn order_key(x: f32) -> u32 {
-    let b = bitcast<u32>(x);
-    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
 }
 
 // The inverse of order_key.

@@ -11,7 +11,7 @@
 // How: one workgroup (WG threads) per row. The walk takes the best-ranked token among those it
 // would stop at ("-1", or accepted by the rules), so each thread finds the best such token among
 // every WG-th one, and thread 0 combines them and updates the row.
-// Numerics (is_nan_bits): shaders/numerics.wgsl, prepended by the registry.
+// Numerics (is_nan_bits, order_key): shaders/numerics.wgsl, prepended by the registry.
 // Bindings (group 0):
 //   0 scores  storage read        [rows, V] raw decoder scores
 //   1 logp    storage read        [rows, V] log-softmax of scores
@@ -53,12 +53,6 @@ var<workgroup> best_token: array<u32, WG>;
 var<workgroup> saw_nan: array<u32, WG>;
 
 const NONE: u32 = 0xffffffffu;
-
-// f32 bits to a u32 whose unsigned order is f32::total_cmp's order.
-fn order_key(x: f32) -> u32 {
-    let b = bitcast<u32>(x);
-    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-}
 
 @compute @workgroup_size(WG)
 fn main(

@@ -1,11 +1,17 @@
 // Library: numerics shared by the kernels (prepended by the registry to every kernel whose
-// ShaderFile has `uses_numerics`). CPU twins: cpu::activations::{exp, sigmoid, tanh} and
-// f32::is_nan. Exact ties of the range reduction round away from zero here, half to even on the
-// CPU (the only difference; it needs x * log2(e) to be exactly k + 0.5).
+// ShaderFile has `uses_numerics`). CPU twins: cpu::activations::{exp, sigmoid, tanh},
+// f32::is_nan and f32::total_cmp. Exact ties of exp's range reduction round away from zero here,
+// half to even on the CPU (the only difference; it needs x * log2(e) to be exactly k + 0.5).
 
 // NaN test on the bits: compilers may assume `x != x` is false (WGSL allows it).
 fn is_nan_bits(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// f32 bits to a u32 whose unsigned order is f32::total_cmp's order (the search's rank_cmp).
+fn order_key(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
 }
 
 // cpu::activations::exp: range reduction by ln 2 (hi/lo split), degree-6 Taylor polynomial;
