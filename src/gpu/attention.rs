@@ -590,19 +590,7 @@ pub(crate) fn greedy_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp, 0, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "attention greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    let out = buffers::words_u32(&read[0]);
-    let l = job.max_len;
-    Ok(out
-        .chunks_exact(words)
-        .map(|h| {
-            let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
-            (status == 1 && len <= l).then(|| Hypothesis {
-                tokens: h[..len].to_vec(),
-                values: h[l..l + len].to_vec(),
-                score,
-            })
-        })
-        .collect())
+    decode::greedy_records(&buffers::words_u32(&read[0]), job.max_len)
 }
 
 /// The constrained beam search for every problem, resident on the GPU (as

@@ -356,9 +356,12 @@ pub(crate) fn greedy_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp, 0, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    let out = buffers::words_u32(&read[0]);
-    let l = job.max_len;
-    let records: Vec<&[u32]> = out.chunks_exact(words).collect();
+    greedy_records(&buffers::words_u32(&read[0]), job.max_len)
+}
+
+/// Each row's greedy walk: its hypothesis when the walk finished (status 1), else `None`.
+pub(crate) fn greedy_records(out: &[u32], l: usize) -> Result<Vec<Option<Hypothesis>>> {
+    let records: Vec<&[u32]> = out.chunks_exact(hyp_words(l)).collect();
     let parts = parallel::map_parts(&records, parallel::hardware_threads(), |_, part| {
         part.iter()
             .map(|h| {
