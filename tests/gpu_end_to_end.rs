@@ -13,6 +13,17 @@ use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
 
+/// One line per problem: its answers' configs, or its error.
+fn config_lines(results: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>) -> Vec<String> {
+    results
+        .into_iter()
+        .map(|x| match x {
+            Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
+            Err(e) => format!("error: {e}"),
+        })
+        .collect()
+}
+
 /// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
 fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
     let mut problems: Vec<ConvProblem> = Vec::new();
@@ -216,17 +227,9 @@ fn chunked_batches_give_the_same_answers_in_order() {
         .with_chunk_limit(7);
     assert_eq!(chunked.chunk_size(DecodeMode::Miopen), 7);
     let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(50).collect();
-    let text = |r: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
-        r.into_iter()
-            .map(|x| match x {
-                Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
-                Err(e) => format!("error: {e}"),
-            })
-            .collect()
-    };
     for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 2 }] {
-        let want = text(whole.predict_batch(&problems, mode));
-        let got = text(chunked.predict_batch(&problems, mode));
+        let want = config_lines(whole.predict_batch(&problems, mode));
+        let got = config_lines(chunked.predict_batch(&problems, mode));
         assert_eq!(want.len(), problems.len());
         assert_eq!(want, got, "{mode:?}");
     }
@@ -269,19 +272,11 @@ fn a_small_beam_batch_after_a_smaller_one_decodes_every_problem_from_its_own_sta
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
     let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(4).collect();
     assert_eq!(problems.len(), 4);
-    let configs = |r: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
-        r.into_iter()
-            .map(|x| match x {
-                Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
-                Err(e) => format!("error: {e}"),
-            })
-            .collect()
-    };
     for width in [1, 2] {
         let mode = DecodeMode::Beam { width, top: width };
         for n in [1, 2, 3, 4] {
-            let want = configs(cpu.predict_batch(&problems[..n], mode));
-            let got = configs(gpu.predict_batch(&problems[..n], mode));
+            let want = config_lines(cpu.predict_batch(&problems[..n], mode));
+            let got = config_lines(gpu.predict_batch(&problems[..n], mode));
             assert_eq!(got, want, "width {width}, {n} problems");
         }
     }
