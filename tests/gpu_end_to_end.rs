@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tuneinfer::data::perfdb;
@@ -278,6 +279,33 @@ fn a_small_beam_batch_after_a_smaller_one_decodes_every_problem_from_its_own_sta
             let want = config_lines(cpu.predict_batch(&problems[..n], mode));
             let got = config_lines(gpu.predict_batch(&problems[..n], mode));
             assert_eq!(got, want, "width {width}, {n} problems");
+        }
+    }
+}
+
+#[test]
+fn dispatches_split_over_two_dimensions_give_the_cpu_configs() {
+    // A real device splits dispatches of more than 65,535 workgroups (e.g. greedy chunks of
+    // 100,000 rows, one workgroup each) over x and y. Capping the groups per dimension at 7 sends
+    // small batches down that path, for both kinds of model, on the tiled and SMALL kernels
+    // (small enough that no dispatch needs more than 7 x 7 workgroups).
+    let Some(ctx) = common::fresh_gpu().map(Arc::new) else {
+        return;
+    };
+    ctx.cap_groups_per_dimension(7);
+    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(16).collect();
+    let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
+    for (arch, dirs) in [("gfx908", vec![common::models_dir()]), ("gfx906", vec![ours])] {
+        let cpu = Predictor::load(arch, NAME, &dirs).expect("cpu model");
+        let gpu = GpuPredictor::load(arch, NAME, &dirs, ctx.clone()).expect("gpu model");
+        for tiled_min_rows in [0, usize::MAX] {
+            ctx.set_tiled_min_rows(tiled_min_rows);
+            // A beam of 3 over 8 problems: 24 rows, as many workgroups as 16 greedy rows need.
+            for (mode, n) in [(DecodeMode::Miopen, 16), (DecodeMode::Beam { width: 3, top: 2 }, 8)] {
+                let want = config_lines(cpu.predict_batch(&problems[..n], mode));
+                let got = config_lines(gpu.predict_batch(&problems[..n], mode));
+                assert_eq!(got, want, "{arch} {mode:?} tiled from {tiled_min_rows} rows");
+            }
         }
     }
 }

@@ -61,6 +61,9 @@ pub struct GpuContext {
     fault: Arc<Mutex<Option<String>>>,
     /// Batches of at least this many rows take the tiled paths of `lstm_step` and `dense`.
     tiled_min_rows: std::sync::atomic::AtomicUsize,
+    /// At most this many workgroups per dispatch dimension (below the device's limit only in tests
+    /// of the two-dimensional dispatch split).
+    groups_cap: std::sync::atomic::AtomicU32,
     /// Per-kernel GPU times and host phases while `bench --profile` measures (off otherwise).
     pub(crate) profiler: super::profile::Profiler,
 }
@@ -200,6 +203,7 @@ impl GpuContext {
             summary,
             fault,
             tiled_min_rows: std::sync::atomic::AtomicUsize::new(super::kernels::TILED_MIN_ROWS),
+            groups_cap: std::sync::atomic::AtomicU32::new(u32::MAX),
             profiler: super::profile::Profiler::default(),
         })
     }
@@ -294,6 +298,24 @@ impl GpuContext {
 
     pub fn tiled_min_rows(&self) -> usize {
         self.tiled_min_rows.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Workgroups one dispatch may have per dimension; larger dispatches use the y dimension.
+    pub fn groups_per_dimension(&self) -> u32 {
+        self.limits
+            .max_compute_workgroups_per_dimension
+            .min(self.groups_cap.load(std::sync::atomic::Ordering::Relaxed))
+            .max(1)
+    }
+
+    /// Lowers [`groups_per_dimension`](Self::groups_per_dimension) so that small batches take
+    /// the two-dimensional dispatch path that only huge batches reach on a real device (tests;
+    /// batches are still sized for the device's limit, so a dispatch of more than `groups`²
+    /// workgroups then fails with a clear error).
+    #[doc(hidden)]
+    pub fn cap_groups_per_dimension(&self, groups: u32) {
+        self.groups_cap
+            .store(groups.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Readable keys of the pipelines compiled so far (e.g. `lstm_step{IN_DIM=8,UNITS=64,...}`).

@@ -62,7 +62,7 @@ pub(crate) fn dispatch(
         return Ok(());
     }
     let groups = threads.div_ceil(u64::from(kernel.workgroup));
-    let max = u64::from(ctx.limits.max_compute_workgroups_per_dimension.max(1));
+    let max = u64::from(ctx.groups_per_dimension());
     let x = groups.min(max);
     let y = groups.div_ceil(x);
     if y > max {
