@@ -55,25 +55,8 @@ fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
         for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
             let want = cpu.predict_batch(&problems, mode);
             let got = gpu.predict_batch(&problems, mode);
-            assert_eq!(want.len(), got.len());
-            let (mut same, mut worst_score) = (0, 0f32);
-            for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
-                match (w, g) {
-                    (Ok(w), Ok(g)) => {
-                        let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
-                        let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
-                        assert_eq!(wc, gc, "{arch} {mode:?} {}", p.to_perfdb_key());
-                        for (a, b) in w.iter().zip(g) {
-                            if let (Some(a), Some(b)) = (a.score, b.score) {
-                                worst_score = worst_score.max((a - b).abs());
-                            }
-                        }
-                        same += 1;
-                    }
-                    (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
-                    _ => panic!("{arch} {mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
-                }
-            }
+            let (same, worst_score) =
+                common::assert_same_predictions(&format!("{arch} {mode:?}"), &problems, &want, &got);
             println!(
                 "{arch} {mode:?}: {same} of {} problems decoded, identical configs; worst score difference {worst_score:e}",
                 problems.len()

@@ -14,17 +14,6 @@ use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
 
-/// One line per problem: its answers' configs, or its error.
-fn config_lines(results: Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>) -> Vec<String> {
-    results
-        .into_iter()
-        .map(|x| match x {
-            Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
-            Err(e) => format!("error: {e}"),
-        })
-        .collect()
-}
-
 /// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
 fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
     let mut problems: Vec<ConvProblem> = Vec::new();
@@ -95,42 +84,20 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
         if matches!(mode, DecodeMode::Miopen | DecodeMode::Beam { width: 4, .. }) {
             // A second decode of the same batch reuses the pooled work buffers: same answers.
             let again = gpu.predict_batch(&problems, mode);
-            let configs = |r: &Vec<tuneinfer::Result<Vec<tuneinfer::Prediction>>>| -> Vec<String> {
-                r.iter()
-                    .map(|x| x.as_ref().map(|v| v[0].config.clone()).unwrap_or_default())
-                    .collect()
-            };
             assert_eq!(
-                configs(&again),
-                configs(&got),
+                common::config_lines(&again),
+                common::config_lines(&got),
                 "{mode:?}: reused buffers changed answers"
             );
             // A third one also reuses the bind groups recorded by the second.
             let third = gpu.predict_batch(&problems, mode);
             assert_eq!(
-                configs(&third),
-                configs(&got),
+                common::config_lines(&third),
+                common::config_lines(&got),
                 "{mode:?}: cached bind groups changed answers"
             );
         }
-        let (mut same, mut worst_score) = (0, 0f32);
-        for ((p, w), g) in problems.iter().zip(&want).zip(&got) {
-            match (w, g) {
-                (Ok(w), Ok(g)) => {
-                    let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
-                    let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
-                    assert_eq!(wc, gc, "{mode:?} {}", p.to_perfdb_key());
-                    for (a, b) in w.iter().zip(g) {
-                        if let (Some(a), Some(b)) = (a.score, b.score) {
-                            worst_score = worst_score.max((a - b).abs());
-                        }
-                    }
-                    same += 1;
-                }
-                (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
-                _ => panic!("{mode:?} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
-            }
-        }
+        let (same, worst_score) = common::assert_same_predictions(&format!("{mode:?}"), &problems, &want, &got);
         println!(
             "{mode:?}: {same} of {} problems decoded, identical configs; worst score difference {worst_score:e}",
             problems.len()
@@ -229,8 +196,8 @@ fn chunked_batches_give_the_same_answers_in_order() {
     assert_eq!(chunked.chunk_size(DecodeMode::Miopen), 7);
     let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(50).collect();
     for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 2 }] {
-        let want = config_lines(whole.predict_batch(&problems, mode));
-        let got = config_lines(chunked.predict_batch(&problems, mode));
+        let want = common::config_lines(&whole.predict_batch(&problems, mode));
+        let got = common::config_lines(&chunked.predict_batch(&problems, mode));
         assert_eq!(want.len(), problems.len());
         assert_eq!(want, got, "{mode:?}");
     }
@@ -276,8 +243,8 @@ fn a_small_beam_batch_after_a_smaller_one_decodes_every_problem_from_its_own_sta
     for width in [1, 2] {
         let mode = DecodeMode::Beam { width, top: width };
         for n in [1, 2, 3, 4] {
-            let want = config_lines(cpu.predict_batch(&problems[..n], mode));
-            let got = config_lines(gpu.predict_batch(&problems[..n], mode));
+            let want = common::config_lines(&cpu.predict_batch(&problems[..n], mode));
+            let got = common::config_lines(&gpu.predict_batch(&problems[..n], mode));
             assert_eq!(got, want, "width {width}, {n} problems");
         }
     }
@@ -302,8 +269,8 @@ fn dispatches_split_over_two_dimensions_give_the_cpu_configs() {
             ctx.set_tiled_min_rows(tiled_min_rows);
             // A beam of 3 over 8 problems: 24 rows, as many workgroups as 16 greedy rows need.
             for (mode, n) in [(DecodeMode::Miopen, 16), (DecodeMode::Beam { width: 3, top: 2 }, 8)] {
-                let want = config_lines(cpu.predict_batch(&problems[..n], mode));
-                let got = config_lines(gpu.predict_batch(&problems[..n], mode));
+                let want = common::config_lines(&cpu.predict_batch(&problems[..n], mode));
+                let got = common::config_lines(&gpu.predict_batch(&problems[..n], mode));
                 assert_eq!(got, want, "{arch} {mode:?} tiled from {tiled_min_rows} rows");
             }
         }

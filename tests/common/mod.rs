@@ -66,3 +66,44 @@ pub fn gpu() -> Option<std::sync::Arc<tuneinfer::gpu::GpuContext>> {
 pub fn fresh_gpu() -> Option<tuneinfer::gpu::GpuContext> {
     adapter_or_skip(tuneinfer::gpu::GpuContext::open(true))
 }
+
+/// One line per problem: its answers' configs, or its error.
+pub fn config_lines(results: &[tuneinfer::Result<Vec<tuneinfer::Prediction>>]) -> Vec<String> {
+    results
+        .iter()
+        .map(|x| match x {
+            Ok(v) => v.iter().map(|p| p.config.clone()).collect::<Vec<_>>().join(" | "),
+            Err(e) => format!("error: {e}"),
+        })
+        .collect()
+}
+
+/// Asserts that `got` (GPU) has `want`'s (CPU) configs and sources, and the same errors, problem
+/// by problem; returns how many problems decoded and the largest score difference.
+pub fn assert_same_predictions(
+    label: &str,
+    problems: &[tuneinfer::problem::ConvProblem],
+    want: &[tuneinfer::Result<Vec<tuneinfer::Prediction>>],
+    got: &[tuneinfer::Result<Vec<tuneinfer::Prediction>>],
+) -> (usize, f32) {
+    assert_eq!(want.len(), got.len(), "{label}");
+    let (mut same, mut worst_score) = (0, 0f32);
+    for ((p, w), g) in problems.iter().zip(want).zip(got) {
+        match (w, g) {
+            (Ok(w), Ok(g)) => {
+                let wc: Vec<(&str, _)> = w.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                let gc: Vec<(&str, _)> = g.iter().map(|x| (x.config.as_str(), x.source)).collect();
+                assert_eq!(wc, gc, "{label} {}", p.to_perfdb_key());
+                for (a, b) in w.iter().zip(g) {
+                    if let (Some(a), Some(b)) = (a.score, b.score) {
+                        worst_score = worst_score.max((a - b).abs());
+                    }
+                }
+                same += 1;
+            }
+            (Err(w), Err(g)) => assert_eq!(w.to_string(), g.to_string()),
+            _ => panic!("{label} {}: cpu {w:?} vs gpu {g:?}", p.to_perfdb_key()),
+        }
+    }
+    (same, worst_score)
+}
