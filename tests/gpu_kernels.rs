@@ -144,11 +144,7 @@ fn lstm_step_matches_cpu() {
         let h0 = rng.vec(rows * units, 1.0);
         let c0 = rng.vec(rows * units, 2.0);
         // The CPU twin, as seq2seq::Decoder::step runs it.
-        let mut z = vec![0.0; rows * g];
-        cpu::dense(&x, &kernel, Some(&bias), &mut z, rows, in_dim, g);
-        cpu::matmul_acc(&h0, &recurrent, &mut z, rows, units, g);
-        let (mut h, mut c) = (h0.clone(), c0.clone());
-        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let (h, c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units);
         let got = host::lstm_step(&ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units).expect("lstm");
         assert!(
             got.sentinels_intact,
@@ -216,6 +212,29 @@ fn dense_paths_agree_bit_for_bit_and_match_cpu() {
     }
 }
 
+/// The CPU twin of one `lstm_step.wgsl` dispatch: z = x.W + b + h.U, then the LSTM cell.
+/// Returns the new (h, c).
+#[allow(clippy::too_many_arguments)]
+fn cpu_lstm_step(
+    x: &[f32],
+    kernel: &[f32],
+    recurrent: &[f32],
+    bias: &[f32],
+    h0: &[f32],
+    c0: &[f32],
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let g = 4 * units;
+    let mut z = vec![0.0; rows * g];
+    cpu::dense(x, kernel, Some(bias), &mut z, rows, in_dim, g);
+    cpu::matmul_acc(h0, recurrent, &mut z, rows, units, g);
+    let (mut h, mut c) = (h0.to_vec(), c0.to_vec());
+    cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+    (h, c)
+}
+
 #[test]
 fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
     use tuneinfer::gpu::kernels::TilePath;
@@ -239,11 +258,7 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
         let bias = rng.vec(g, 0.5);
         let h0 = rng.vec(rows * units, 1.0);
         let c0 = rng.vec(rows * units, 2.0);
-        let mut z = vec![0.0; rows * g];
-        cpu::dense(&x, &kernel, Some(&bias), &mut z, rows, in_dim, g);
-        cpu::matmul_acc(&h0, &recurrent, &mut z, rows, units, g);
-        let (mut h, mut c) = (h0.clone(), c0.clone());
-        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let (h, c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units);
         let run = |path| {
             host::lstm_step_on(
                 &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, false, path,
@@ -292,6 +307,7 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
         cpu::embedding_gather(&table, &ids, &mut x, dim);
         let shape = format!("({rows},{vocab},{dim},{units})");
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        let (cpu_h, cpu_c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, dim, units);
         let want = host::lstm_step_on(
             &ctx,
             &x,
@@ -326,6 +342,9 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
             .expect("embedded lstm");
             assert!(got.sentinels_intact, "{path:?} {shape}");
             assert_eq!(bits(&got.values), bits(&want.values), "{path:?} {shape}");
+            let (gh, gc) = got.values.split_at(rows * units);
+            let (wh, wc) = (worst(gh, &cpu_h), worst(gc, &cpu_c));
+            assert!(wh <= 2e-6 && wc <= 2e-6, "{path:?} {shape} vs CPU: h {wh}, c {wc}");
         }
         // An id outside the table: that row's input is NaN, as after embedding_gather.wgsl
         // (which writes NaN for it); the state is what lstm_step makes of a NaN input: NaN in
@@ -411,6 +430,7 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
                 .collect()
         };
         let (h1, c1) = (pick(&h0), pick(&c0));
+        let (cpu_h, cpu_c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h1, &c1, rows, in_dim, units);
         let want = host::lstm_step_on(
             &ctx,
             &x,
@@ -433,6 +453,12 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
             )
             .expect("gathered lstm");
             assert!(got.sentinels_intact, "{path:?} ({prev_rows},{rows},{in_dim},{units})");
+            let (gh, gc) = got.values.split_at(rows * units);
+            let (wh, wc) = (worst(gh, &cpu_h), worst(gc, &cpu_c));
+            assert!(
+                wh <= 2e-6 && wc <= 2e-6,
+                "{path:?} ({prev_rows},{rows},{in_dim},{units}) vs CPU: h {wh}, c {wc}"
+            );
             assert_eq!(
                 bits(&got.values),
                 bits(&want.values),
