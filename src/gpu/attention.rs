@@ -590,7 +590,7 @@ pub(crate) fn greedy_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp, 0, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "attention greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    decode::greedy_records(&buffers::words_u32(&read[0]), job.max_len)
+    decode::greedy_records(&buffers::words_u32(&read[0]), job.max_len, job.threads)
 }
 
 /// The constrained beam search for every problem, resident on the GPU (as
@@ -659,5 +659,5 @@ pub(crate) fn beam_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "attention beam search", rec.finish(), &[(&staging, bytes)])?;
-    decode::finished_lists(&buffers::words_u32(&read[0]), w, l, job.top)
+    decode::finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
 }

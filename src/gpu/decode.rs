@@ -297,6 +297,8 @@ pub(crate) struct GreedyJob<'a> {
     /// `greedy_step.wgsl`'s vocabulary words: value id per token, then each value as i32.
     pub vocab_words: &'a [i32],
     pub rules_library: &'static str,
+    /// Host threads for parsing the read-back (the predictor's `--threads`).
+    pub threads: usize,
     /// Longest config length (positions to decode).
     pub max_len: usize,
 }
@@ -356,13 +358,13 @@ pub(crate) fn greedy_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp, 0, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    greedy_records(&buffers::words_u32(&read[0]), job.max_len)
+    greedy_records(&buffers::words_u32(&read[0]), job.max_len, job.threads)
 }
 
 /// Each row's greedy walk: its hypothesis when the walk finished (status 1), else `None`.
-pub(crate) fn greedy_records(out: &[u32], l: usize) -> Result<Vec<Option<Hypothesis>>> {
+pub(crate) fn greedy_records(out: &[u32], l: usize, threads: usize) -> Result<Vec<Option<Hypothesis>>> {
     let records: Vec<&[u32]> = out.chunks_exact(hyp_words(l)).collect();
-    let parts = parallel::map_parts(&records, parallel::hardware_threads(), |_, part| {
+    let parts = parallel::map_parts(&records, threads.max(1), |_, part| {
         part.iter()
             .map(|h| {
                 let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
@@ -393,6 +395,8 @@ pub(crate) struct BeamJob<'a> {
     pub max_len: usize,
     pub width: usize,
     pub top: usize,
+    /// Host threads for parsing the read-back (the predictor's `--threads`).
+    pub threads: usize,
 }
 
 /// The constrained beam search for every problem, resident on the GPU: per problem, up to
@@ -489,7 +493,7 @@ pub(crate) fn beam_resident(
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
-    finished_lists(&buffers::words_u32(&read[0]), w, l, job.top)
+    finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
 }
 
 /// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
@@ -505,10 +509,16 @@ pub(crate) fn initial_hypotheses(rows: usize, w: usize, l: usize) -> Vec<u32> {
 
 /// Each problem's finished list (`w` records, already in search::beam_search's final order) as
 /// its first `top` hypotheses.
-pub(crate) fn finished_lists(out: &[u32], w: usize, l: usize, top: usize) -> Result<Vec<Vec<Hypothesis>>> {
+pub(crate) fn finished_lists(
+    out: &[u32],
+    w: usize,
+    l: usize,
+    top: usize,
+    threads: usize,
+) -> Result<Vec<Vec<Hypothesis>>> {
     let words = hyp_words(l);
     let lists: Vec<&[u32]> = out.chunks_exact(words * w).collect();
-    let parts = parallel::map_parts(&lists, parallel::hardware_threads(), |_, part| {
+    let parts = parallel::map_parts(&lists, threads.max(1), |_, part| {
         part.iter()
             .map(|list| {
                 list.chunks_exact(words)

@@ -35,11 +35,6 @@ pub(crate) fn map_parts<T: Sync, R: Send>(
     })
 }
 
-/// The machine's hardware threads (at least 1).
-pub(crate) fn hardware_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

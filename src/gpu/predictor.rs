@@ -396,6 +396,7 @@ impl GpuPredictor {
                     tables: &[],
                     vocab_words: &words,
                     rules_library: lib,
+                    threads: self.host.threads(),
                     max_len,
                 };
                 let found = self.with_pool(|pool, cache| match &self.model {
@@ -420,6 +421,7 @@ impl GpuPredictor {
                         max_len,
                         width: width.max(1),
                         top: top.clamp(1, width.max(1)),
+                        threads: self.host.threads(),
                     };
                     return self.with_pool(|pool, cache| match &self.model {
                         DeviceModel::Ktn(m) => decode::beam_resident(&self.ctx, pool, cache, m, &job),
@@ -527,6 +529,7 @@ impl GpuPredictor {
                     tables: &tables,
                     vocab_words: &words,
                     rules_library: solvers::ck::CATALOGUE_RULES,
+                    threads: self.host.threads(),
                     max_len,
                 };
                 let found = self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, ktn, &job))?;
@@ -546,6 +549,7 @@ impl GpuPredictor {
                     max_len,
                     width: width.max(1),
                     top: top.clamp(1, width.max(1)),
+                    threads: self.host.threads(),
                 };
                 self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, ktn, &job))
             }
