@@ -152,6 +152,24 @@ fn cli_train_and_eval_report_usage_errors() {
         code(&["train", "--perf-db", "x.db", "--arch", "gfx906", "--hidden", "0"]),
         2
     );
+    let db = gfx906_db().display().to_string();
+    for (flag, bad) in [("--ema", "1"), ("--ema", "1.5"), ("--dropout", "0.95")] {
+        assert_eq!(
+            code(&[
+                "train",
+                "--perf-db",
+                &db,
+                "--arch",
+                "gfx906",
+                flag,
+                bad,
+                "--no-eval",
+                "--quiet"
+            ]),
+            2,
+            "{flag} {bad}"
+        );
+    }
     assert_eq!(code(&["eval"]), 2);
     assert_eq!(code(&["eval", "--perf-db", "x.db", "--solver", "Nope"]), 6);
     assert_eq!(code(&["train", "--help"]), 0);

@@ -30,6 +30,8 @@ Options (defaults in brackets):
   --patience N               stop after N epochs without early-stop improvement [10]
   --clip X                   global gradient-norm clip [5]
   --dropout X                dropout rate on the attention output while training [0.2]
+  --ema X                    decay of the moving average of the weights that early stopping
+                             judges and that is saved; 0 = off (the raw weights) [0.999]
   --seed N                   initialisation, shuffling and split seed [1]
   --members N                train N networks (seeds seed, seed+7919, ...) and ship their
                              average (an ensemble; checkpoints FILE, FILE.m1, ...) [1]
@@ -58,6 +60,7 @@ const VALUED: &[&str] = &[
     "patience",
     "clip",
     "dropout",
+    "ema",
     "seed",
     "val-fraction",
     "early-stop-fraction",
@@ -103,6 +106,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     o.patience = args.positive("patience", o.patience)?;
     o.clip = float(args, "clip", o.clip as f64)? as f32;
     o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
+    o.ema = float(args, "ema", o.ema as f64)? as f32;
     o.seed = match args.value("seed") {
         None => o.seed,
         Some(v) => v

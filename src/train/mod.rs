@@ -52,6 +52,9 @@ pub struct TrainOptions {
     pub clip: f32,
     /// Dropout rate on the attention output during training (0.2).
     pub dropout: f32,
+    /// Decay of the exponential moving average of the weights (0.999); the average is what
+    /// early stopping judges and what is shipped. 0 turns it off (the raw weights are used).
+    pub ema: f32,
     /// Epochs without early-stop-loss improvement before the learning rate halves (3).
     pub lr_patience: usize,
     /// Epochs without improvement before stopping (10).
@@ -93,6 +96,7 @@ impl TrainOptions {
             lr: 0.002,
             clip: 5.0,
             dropout: 0.2,
+            ema: 0.999,
             lr_patience: 3,
             patience: 10,
             seed: 1,
@@ -174,6 +178,8 @@ pub fn evaluate_loss(params: &AttentionParams, data: &Encoded, threads: usize) -
 /// The state that survives between epochs (and in checkpoints).
 struct State {
     params: AttentionParams,
+    /// Exponential moving average of `params` (equal to them when the average is off).
+    average: AttentionParams,
     best: AttentionParams,
     adam: Adam,
     epoch: usize,
@@ -263,6 +269,9 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     if !(0.0..0.95).contains(&opts.dropout) {
         return usage("--dropout must be in [0, 0.95)".into());
     }
+    if !(0.0..1.0).contains(&opts.ema) {
+        return usage("--ema must be in [0, 1)".into());
+    }
     if !(0.0..1.0).contains(&opts.val_fraction) || !(0.0..1.0).contains(&opts.early_stop_fraction) {
         return usage("--val-fraction and --early-stop-fraction must be in [0, 1)".into());
     }
@@ -349,7 +358,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         "max_rows": opts.max_rows,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
-                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "lr_patience": opts.lr_patience, "patience": opts.patience,
+                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "lr_patience": opts.lr_patience, "patience": opts.patience,
                     "threads": opts.threads},
         "token_positions": tokens.token_positions(),
         "members": members,
@@ -438,6 +447,7 @@ fn train_member(
             let params = AttentionParams::init(config, seed);
             State {
                 best: params.clone(),
+                average: params.clone(),
                 adam: Adam::new(&params),
                 params,
                 epoch: 0,
@@ -494,10 +504,11 @@ fn train_member(
             );
             scale_and_clip(&mut grads, 1.0 / s.tokens.max(1) as f32, opts.clip);
             state.adam.update(&mut state.params, &grads, state.lr);
+            update_average(&mut state.average, &state.params, opts.ema);
             epoch_stats.add(s);
             state.samples_seen += chunk.len() as u64;
         }
-        let es = evaluate_loss(&state.params, es_set, opts.threads);
+        let es = evaluate_loss(&state.average, es_set, opts.threads);
         state.epoch += 1;
         let train_loss = epoch_stats.mean_loss();
         if first_loss.is_nan() {
@@ -513,7 +524,7 @@ fn train_member(
         let improved = es.mean_loss() < state.best_loss - 1e-4;
         if improved {
             state.best_loss = es.mean_loss();
-            state.best = state.params.clone();
+            state.best = state.average.clone();
             state.best_epoch = state.epoch;
             state.bad_epochs = 0;
         } else {
@@ -567,6 +578,20 @@ fn train_member(
     })
 }
 
+/// `average = decay * average + (1 - decay) * params`, weight by weight; with decay 0 the
+/// average is a copy of `params`.
+pub fn update_average(average: &mut AttentionParams, params: &AttentionParams, decay: f32) {
+    for (a, p) in average.tensors.iter_mut().zip(&params.tensors) {
+        if decay == 0.0 {
+            a.copy_from_slice(p);
+            continue;
+        }
+        for (x, &y) in a.iter_mut().zip(p) {
+            *x = decay * *x + (1.0 - decay) * y;
+        }
+    }
+}
+
 /// Member k's file: `path` itself for k = 0, else `path` with `.m{k}` before the extension.
 pub fn member_path(path: &Path, k: usize) -> PathBuf {
     if k == 0 {
@@ -602,6 +627,7 @@ fn save_checkpoint(
     }
     let mut tensors: Vec<Tensor> = params_to_tensors(&s.params, "param.");
     tensors.extend(params_to_tensors(&s.best, "best."));
+    tensors.extend(params_to_tensors(&s.average, "average."));
     tensors.extend(params_to_tensors(&s.adam.m, "adam_m."));
     tensors.extend(params_to_tensors(&s.adam.v, "adam_v."));
     let c = s.params.config;
@@ -659,6 +685,7 @@ fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens
     let n = |k: &str| st[k].as_u64().unwrap_or(0) as usize;
     Ok(State {
         best: get("best.")?,
+        average: get("average.")?,
         params,
         adam,
         epoch: n("epoch"),
@@ -670,4 +697,33 @@ fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens
         samples_seen: st["samples_seen"].as_u64().unwrap_or(0),
         history: st["history"].as_array().cloned().unwrap_or_default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_weights(a: f32, b: f32) -> AttentionParams {
+        let config = AttentionConfig {
+            steps: 1,
+            hidden: 1,
+            embed: 1,
+            vocab: 1,
+            seq_len: 1,
+        };
+        let mut p = AttentionParams::zeros(config);
+        p.tensors = vec![vec![a, b]];
+        p
+    }
+
+    #[test]
+    fn moving_average_by_hand() {
+        // 0.75 * 1 + 0.25 * 3 = 1.5; 0.75 * 2 + 0.25 * 6 = 3.
+        let mut avg = two_weights(1.0, 2.0);
+        update_average(&mut avg, &two_weights(3.0, 6.0), 0.75);
+        assert_eq!(avg.tensors, vec![vec![1.5, 3.0]]);
+        // Decay 0: the average is the weights themselves.
+        update_average(&mut avg, &two_weights(-7.0, 0.5), 0.0);
+        assert_eq!(avg.tensors, vec![vec![-7.0, 0.5]]);
+    }
 }
