@@ -153,7 +153,12 @@ fn cli_train_and_eval_report_usage_errors() {
         2
     );
     let db = gfx906_db().display().to_string();
-    for (flag, bad) in [("--ema", "1"), ("--ema", "1.5"), ("--dropout", "0.95")] {
+    for (flag, bad) in [
+        ("--ema", "1"),
+        ("--ema", "1.5"),
+        ("--dropout", "0.95"),
+        ("--weight-decay", "2"),
+    ] {
         assert_eq!(
             code(&[
                 "train",

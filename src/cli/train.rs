@@ -32,6 +32,8 @@ Options (defaults in brackets):
   --dropout X                dropout rate on the attention output while training [0.2]
   --ema X                    decay of the moving average of the weights that early stopping
                              judges and that is saved; 0 = off (the raw weights) [0.999]
+  --weight-decay X           decoupled weight decay (AdamW): each step every weight shrinks
+                             by lr * X of itself; 0 = off [0.05]
   --seed N                   initialisation, shuffling and split seed [1]
   --members N                train N networks (seeds seed, seed+7919, ...) and ship their
                              average (an ensemble; checkpoints FILE, FILE.m1, ...) [1]
@@ -61,6 +63,7 @@ const VALUED: &[&str] = &[
     "clip",
     "dropout",
     "ema",
+    "weight-decay",
     "seed",
     "val-fraction",
     "early-stop-fraction",
@@ -107,6 +110,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     o.clip = float(args, "clip", o.clip as f64)? as f32;
     o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
     o.ema = float(args, "ema", o.ema as f64)? as f32;
+    o.weight_decay = float(args, "weight-decay", o.weight_decay as f64)? as f32;
     o.seed = match args.value("seed") {
         None => o.seed,
         Some(v) => v

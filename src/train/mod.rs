@@ -55,6 +55,9 @@ pub struct TrainOptions {
     /// Decay of the exponential moving average of the weights (0.999); the average is what
     /// early stopping judges and what is shipped. 0 turns it off (the raw weights are used).
     pub ema: f32,
+    /// Decoupled weight decay (0.05): after each Adam step every weight shrinks by
+    /// `lr * weight_decay` of itself (AdamW). 0 turns it off.
+    pub weight_decay: f32,
     /// Epochs without early-stop-loss improvement before the learning rate halves (3).
     pub lr_patience: usize,
     /// Epochs without improvement before stopping (10).
@@ -97,6 +100,7 @@ impl TrainOptions {
             clip: 5.0,
             dropout: 0.2,
             ema: 0.999,
+            weight_decay: 0.05,
             lr_patience: 3,
             patience: 10,
             seed: 1,
@@ -272,6 +276,9 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     if !(0.0..1.0).contains(&opts.ema) {
         return usage("--ema must be in [0, 1)".into());
     }
+    if !(0.0..=1.0).contains(&opts.weight_decay) || opts.lr * opts.weight_decay >= 1.0 {
+        return usage("--weight-decay must be in [0, 1] and below 1 / --lr".into());
+    }
     if !(0.0..1.0).contains(&opts.val_fraction) || !(0.0..1.0).contains(&opts.early_stop_fraction) {
         return usage("--val-fraction and --early-stop-fraction must be in [0, 1)".into());
     }
@@ -358,7 +365,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         "max_rows": opts.max_rows,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
-                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "lr_patience": opts.lr_patience, "patience": opts.patience,
+                    "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "weight_decay": opts.weight_decay, "lr_patience": opts.lr_patience, "patience": opts.patience,
                     "threads": opts.threads},
         "token_positions": tokens.token_positions(),
         "members": members,
@@ -504,6 +511,7 @@ fn train_member(
             );
             scale_and_clip(&mut grads, 1.0 / s.tokens.max(1) as f32, opts.clip);
             state.adam.update(&mut state.params, &grads, state.lr);
+            decay_weights(&mut state.params, state.lr * opts.weight_decay);
             update_average(&mut state.average, &state.params, opts.ema);
             epoch_stats.add(s);
             state.samples_seen += chunk.len() as u64;
@@ -576,6 +584,16 @@ fn train_member(
         first_loss,
         last_loss,
     })
+}
+
+/// Decoupled weight decay: every weight times `1 - amount`.
+pub fn decay_weights(params: &mut AttentionParams, amount: f32) {
+    if amount == 0.0 {
+        return;
+    }
+    for x in params.tensors.iter_mut().flatten() {
+        *x *= 1.0 - amount;
+    }
 }
 
 /// `average = decay * average + (1 - decay) * params`, weight by weight; with decay 0 the
@@ -725,5 +743,15 @@ mod tests {
         // Decay 0: the average is the weights themselves.
         update_average(&mut avg, &two_weights(-7.0, 0.5), 0.0);
         assert_eq!(avg.tensors, vec![vec![-7.0, 0.5]]);
+    }
+
+    #[test]
+    fn weight_decay_by_hand() {
+        // 1 - 0.25 = 0.75 of each weight; amount 0 leaves them alone.
+        let mut p = two_weights(4.0, -2.0);
+        decay_weights(&mut p, 0.25);
+        assert_eq!(p.tensors, vec![vec![3.0, -1.5]]);
+        decay_weights(&mut p, 0.0);
+        assert_eq!(p.tensors, vec![vec![3.0, -1.5]]);
     }
 }
