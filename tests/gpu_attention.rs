@@ -1,4 +1,4 @@
-//! tuneinfer's own attention models (`weights/`, gfx906 and gfx900 ConvAsm1x1U, 3-member
+//! tuneinfer's own attention models (`weights/`, gfx906 and gfx900 ConvAsm1x1U, 5-member
 //! ensembles) on the GPU: exactly the CPU path's configs, MIOpen's greedy walk and a beam of 4,
 //! on a few hundred ConvAsm1x1U problems from `../shared/miopen/perfdb`.
 #![cfg(feature = "gpu")]
