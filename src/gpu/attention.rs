@@ -614,17 +614,16 @@ pub(crate) fn beam_resident(
     let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    // Live slots, then each problem's finished list (what beam_step reads and writes).
-    let init = decode::initial_hypotheses(rows, w, l);
-    let mut hyp_a = pool.upload(ctx, "hypotheses", bytemuck::cast_slice(&init))?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", 4 * init.len() as u64)?;
-    // Row r of the beam starts from problem r / w's encoder state.
-    let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-    let parents = pool.upload(ctx, "parents", bytemuck::cast_slice(&first))?;
+    let decode::BeamStart {
+        mut hyp_a,
+        mut hyp_b,
+        parents,
+    } = decode::beam_start(ctx, pool, rows, w, l)?;
     let s = StepBuffers::take(ctx, pool, m, rows)?;
     let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
     rec.encoder().clear_buffer(&s.feed, 0, None);
-    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
+    parents.record_reset(&mut rec, &hyp_a);
+    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents.buffer))?;
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
         kernels::beam_step(
@@ -638,7 +637,7 @@ pub(crate) fn beam_resident(
                 (&rules).into(),
                 (&hyp_a).into(),
                 (&hyp_b).into(),
-                (&parents).into(),
+                (&parents.buffer).into(),
                 (&s.feed).into(),
             ],
             problems,
@@ -650,7 +649,16 @@ pub(crate) fn beam_resident(
         )?;
         // Slots keep their parent's state; the encoder outputs stay per problem.
         for (next, cur) in r.next.iter().zip(&r.cur) {
-            kernels::reorder_rows(ctx, &mut rec, (&parents).into(), next.into(), cur.into(), rows, rows, h)?;
+            kernels::reorder_rows(
+                ctx,
+                &mut rec,
+                (&parents.buffer).into(),
+                next.into(),
+                cur.into(),
+                rows,
+                rows,
+                h,
+            )?;
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }

@@ -419,33 +419,17 @@ pub(crate) fn beam_resident(
     let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    // Live slots then finished lists: slot 0 of each problem is live with an empty prefix,
-    // everything else dead. Built and uploaded once per (size, width, length), then copied on
-    // the GPU by every decode of that size.
-    let hyp_bytes = 4 * (2 * rows * words) as u64;
-    let init = pool.constant(
-        ctx,
-        "initial hypotheses",
-        ((w as u64) << 32) | l as u64,
-        hyp_bytes,
-        || bytemuck::cast_slice(&initial_hypotheses(rows, w, l)).to_vec(),
-    )?;
-    let mut hyp_a = pool.take(ctx, "hypotheses", hyp_bytes)?;
-    let mut hyp_b = pool.take(ctx, "hypotheses", hyp_bytes)?;
-    // Row r of the beam starts from problem r / w's encoder state.
-    let first = pool.constant(ctx, "initial parents", w as u64, 4 * rows as u64, || {
-        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-        bytemuck::cast_slice(&first).to_vec()
-    })?;
-    let parents = pool.take(ctx, "parents", 4 * rows as u64)?;
+    let BeamStart {
+        mut hyp_a,
+        mut hyp_b,
+        parents,
+    } = beam_start(ctx, pool, rows, w, l)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
     let mut rec = Recorder::with_cache(ctx, "beam", cache);
     rec.encoder().clear_buffer(&feed, 0, None);
-    rec.encoder().copy_buffer_to_buffer(&init, 0, &hyp_a, 0, hyp_bytes);
-    rec.encoder()
-        .copy_buffer_to_buffer(&first, 0, &parents, 0, 4 * rows as u64);
+    parents.record_reset(&mut rec, &hyp_a);
     // The decoder's LSTMs read each row's state from its parent row (the beam's reorder, and
     // at the first step the problem's encoder state) in place.
     // Step i writes states[i % 2] and reads the previous step's (at step 0 the encoder's).
@@ -463,7 +447,7 @@ pub(crate) fn beam_resident(
             (&states[(step - 1) % 2], rows)
         };
         let next = &states[step % 2];
-        let gather = Some((&parents, cur_rows));
+        let gather = Some((&parents.buffer, cur_rows));
         record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
         kernels::beam_step(
             ctx,
@@ -476,7 +460,7 @@ pub(crate) fn beam_resident(
                 (&rules).into(),
                 (&hyp_a).into(),
                 (&hyp_b).into(),
-                (&parents).into(),
+                (&parents.buffer).into(),
                 (&feed).into(),
             ],
             problems,
@@ -494,6 +478,63 @@ pub(crate) fn beam_resident(
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
     let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
     finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
+}
+
+/// The buffers a resident beam search starts from, for both model kinds: two hypothesis
+/// buffers (live slots, then each problem's finished list) and the parent row of each slot.
+pub(crate) struct BeamStart {
+    pub hyp_a: wgpu::Buffer,
+    pub hyp_b: wgpu::Buffer,
+    pub parents: BeamParents,
+}
+
+/// The parent-row buffer, with the pooled constants that start a search.
+pub(crate) struct BeamParents {
+    pub buffer: wgpu::Buffer,
+    initial_hypotheses: wgpu::Buffer,
+    initial_parents: wgpu::Buffer,
+    hyp_bytes: u64,
+    parent_bytes: u64,
+}
+
+impl BeamParents {
+    /// Records the copies that start a search: in `hyp`, slot 0 of each problem live with an
+    /// empty prefix and everything else dead; row r's parent is problem r / w's encoder state.
+    pub fn record_reset(&self, rec: &mut Recorder<'_>, hyp: &wgpu::Buffer) {
+        rec.encoder()
+            .copy_buffer_to_buffer(&self.initial_hypotheses, 0, hyp, 0, self.hyp_bytes);
+        rec.encoder()
+            .copy_buffer_to_buffer(&self.initial_parents, 0, &self.buffer, 0, self.parent_bytes);
+    }
+}
+
+/// Takes a beam's buffers from the pool. The initial records and parents are built and
+/// uploaded once per (size, width, length) and copied on the GPU by every later search.
+pub(crate) fn beam_start(ctx: &GpuContext, pool: &mut Pool, rows: usize, w: usize, l: usize) -> Result<BeamStart> {
+    let hyp_bytes = 4 * (2 * rows * hyp_words(l)) as u64;
+    let initial_hypotheses = pool.constant(
+        ctx,
+        "initial hypotheses",
+        ((w as u64) << 32) | l as u64,
+        hyp_bytes,
+        || bytemuck::cast_slice(&initial_hypotheses(rows, w, l)).to_vec(),
+    )?;
+    let parent_bytes = 4 * rows as u64;
+    let initial_parents = pool.constant(ctx, "initial parents", w as u64, parent_bytes, || {
+        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+        bytemuck::cast_slice(&first).to_vec()
+    })?;
+    Ok(BeamStart {
+        hyp_a: pool.take(ctx, "hypotheses", hyp_bytes)?,
+        hyp_b: pool.take(ctx, "hypotheses", hyp_bytes)?,
+        parents: BeamParents {
+            buffer: pool.take(ctx, "parents", parent_bytes)?,
+            initial_hypotheses,
+            initial_parents,
+            hyp_bytes,
+            parent_bytes,
+        },
+    })
 }
 
 /// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
