@@ -252,8 +252,8 @@ pub fn default_ktn_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Loads our model from `files` and MIOpen's gfx908 KTN (if found in `ktn_dir` or the default
-/// places), then evaluates on the prepared split (reference = training + early-stop rows).
+/// Loads our model from `files` and MIOpen's gfx908 KTN (from `ktn_dir`, an error when it is
+/// not there or damaged; else from the default places when found there), then evaluates on the prepared split (reference = training + early-stop rows).
 pub fn evaluate_files(
     files: &WeightsFiles,
     arch: &str,
@@ -264,13 +264,16 @@ pub fn evaluate_files(
     let solver = crate::solvers::by_name(conv_asm_1x1u::NAME)?;
     let (model, _) = weights::load(files, arch, solver.name())?;
     let ours = Predictor::new(Target::new(arch), solver, Box::new(model));
-    let ktn_dirs = match ktn_dir {
-        Some(d) => vec![d.to_path_buf()],
-        None => default_ktn_dirs(),
-    };
-    let ktn = KtnModel::find_and_load(&ktn_dirs, "gfx908", conv_asm_1x1u::NAME)
-        .ok()
-        .map(|m| Predictor::new(Target::new("gfx908"), solver, Box::new(m)));
+    // A directory the caller named must hold a loadable KTN model; the default places may not.
+    let ktn = match ktn_dir {
+        Some(d) => Some(KtnModel::find_and_load(
+            &[d.to_path_buf()],
+            "gfx908",
+            conv_asm_1x1u::NAME,
+        )?),
+        None => KtnModel::find_and_load(&default_ktn_dirs(), "gfx908", conv_asm_1x1u::NAME).ok(),
+    }
+    .map(|m| Predictor::new(Target::new("gfx908"), solver, Box::new(m)));
     let mut reference = prep.train.clone();
     reference.extend(prep.early_stop.iter().cloned());
     Ok(evaluate(

@@ -11,6 +11,10 @@ use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis};
 use crate::seq2seq::{KtnModel, Seq2SeqModel};
 use crate::solvers::{self, Solver, Target};
 
+/// The widest beam a search accepts (wider ones only cost memory: a position has few values,
+/// and equal value prefixes are merged).
+pub const MAX_BEAM_WIDTH: usize = 1024;
+
 /// How to decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodeMode {
@@ -18,6 +22,18 @@ pub enum DecodeMode {
     Miopen,
     /// Constrained beam search of `width`, returning the best `top` configs.
     Beam { width: usize, top: usize },
+}
+
+impl DecodeMode {
+    /// A usage error for a beam wider than [`MAX_BEAM_WIDTH`].
+    pub fn check(self) -> Result<()> {
+        match self {
+            DecodeMode::Beam { width, .. } if width > MAX_BEAM_WIDTH => Err(Error::Usage(format!(
+                "beam width {width} is above the limit of {MAX_BEAM_WIDTH}"
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Where an answer came from.
@@ -191,6 +207,10 @@ impl Predictor {
     }
 
     fn predict_chunk(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        if let Err(e) = mode.check() {
+            let message = e.to_string();
+            return problems.iter().map(|_| Err(Error::Usage(message.clone()))).collect();
+        }
         let model = self.model.as_ref();
         let Prepared {
             inputs,

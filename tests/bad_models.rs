@@ -58,6 +58,17 @@ fn corrupt_arrays_and_json_are_format_errors() {
     let mut v = encoder_json();
     v["trainable_params"]["dense"]["weights"] = json!(["AAAA"]); // 3 bytes: not whole floats
     assert!(parse(&v).unwrap_err().to_string().contains("float32"));
+    // A weight beyond f32's range (infinite once read) is refused with the array named: such a
+    // model would otherwise decode NaN scores and fall back to the default silently.
+    let mut v = encoder_json();
+    let mut weights = vec![json!(0.25); 8 * 32];
+    weights[77] = json!(1e39);
+    v["trainable_params"]["dense"]["weights"] = Value::Array(weights);
+    let msg = parse(&v).unwrap_err().to_string();
+    assert!(
+        msg.contains("trainable_params.dense.weights") && msg.contains("infinite"),
+        "{msg}"
+    );
     let mut v = encoder_json();
     v["trainable_params"].as_object_mut().unwrap().remove("lstm_1");
     assert!(parse(&v).unwrap_err().to_string().contains("lstm_1"));

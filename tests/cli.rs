@@ -353,3 +353,150 @@ fn builtin_default_model_needs_no_flags() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+const KEY: &str = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F";
+
+#[test]
+fn out_of_range_numbers_and_misplaced_options_are_usage_errors() {
+    // Widths and counts that would only exhaust memory are refused up front, naming the flag.
+    assert_one_line_error(
+        &run(&["predict", "--device", "cpu", "--beam", "4294967295", KEY], None),
+        2,
+        "--beam",
+    );
+    assert_one_line_error(
+        &run(
+            &["predict", "--device", "cpu", "--beam", "18446744073709551615", KEY],
+            None,
+        ),
+        2,
+        "--beam",
+    );
+    assert_one_line_error(
+        &run(&["bench", "--devices", "cpu", "--problems", "1000000000"], None),
+        2,
+        "--problems",
+    );
+    // An option after the problem is named, not read as part of the problem.
+    assert_one_line_error(
+        &run(&["predict", "--device", "cpu", KEY, "--beam", "4"], None),
+        2,
+        "--beam",
+    );
+    // --help anywhere among the options prints the command's help.
+    let out = run(&["predict", "--device", "cpu", "--help"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("Usage: tuneinfer predict"));
+}
+
+#[test]
+fn bench_fails_when_nothing_was_measured() {
+    // A device asked for by name that cannot load the model: its error and exit code.
+    assert_one_line_error(
+        &run(
+            &["bench", "--devices", "cpu", "--solver", "Foo", "--problems", "3"],
+            None,
+        ),
+        6,
+        "Foo",
+    );
+    // Problems the solver does not apply to: every prediction fails, exit 1 (not a rate).
+    let m = models();
+    let out = run(
+        &[
+            "bench",
+            "--devices",
+            "cpu",
+            "--arch",
+            "gfx942",
+            "--models",
+            &m,
+            "--solver",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            "--problems",
+            "5",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("every prediction failed"));
+    // --input: an empty file is a usage error; a bad line is named by file and line.
+    let dir = temp_dir("bench-input");
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "# nothing\n\n").unwrap();
+    assert_one_line_error(
+        &run(&["bench", "--input", empty.to_str().unwrap()], None),
+        2,
+        "no problems",
+    );
+    let mixed = dir.join("mixed.txt");
+    std::fs::write(&mixed, format!("{KEY}\nnot-a-key\n")).unwrap();
+    assert_one_line_error(
+        &run(&["bench", "--devices", "cpu", "--input", mixed.to_str().unwrap()], None),
+        5,
+        "mixed.txt:2",
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_binary_file_given_as_a_model_is_a_format_error() {
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights/gfx906_ConvAsm1x1U.safetensors");
+    assert_one_line_error(
+        &run(&["verify", weights.to_str().unwrap()], None),
+        4,
+        "gfx906_ConvAsm1x1U.safetensors",
+    );
+}
+
+#[test]
+fn unwritable_standard_output_is_an_io_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("skipped: no /dev/full on this system");
+        return;
+    };
+    let decoder = common::models_dir().join("gfx908_ConvAsm1x1U_decoder.ktn.model");
+    for args in [
+        vec!["--help"],
+        vec!["info"],
+        vec!["predict", "--help"],
+        vec!["verify", decoder.to_str().unwrap()],
+        vec!["predict", "--device", "cpu", KEY],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args(&args)
+            .env_remove("TUNEINFER_MODELS")
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("<stdout>"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_library_refuses_a_beam_wider_than_its_limit() {
+    use tuneinfer::{ConvProblem, DecodeMode, Predictor};
+    let limit = tuneinfer::predict::MAX_BEAM_WIDTH;
+    let p = Predictor::load("gfx908", "ConvAsm1x1U", &[common::models_dir()]).unwrap();
+    let problem = ConvProblem::parse(KEY).unwrap();
+    let wide = DecodeMode::Beam {
+        width: limit + 1,
+        top: 1,
+    };
+    let e = p.predict_one(&problem, wide).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(p
+        .predict_batch(&[problem.clone(), problem.clone()], wide)
+        .iter()
+        .all(|r| r.is_err()));
+    // At the limit it still answers (a position has few values, so the beam stays small).
+    let ok = p
+        .predict_one(&problem, DecodeMode::Beam { width: limit, top: 2 })
+        .unwrap();
+    assert_eq!(ok.len(), 2);
+}

@@ -158,6 +158,8 @@ fn cli_train_and_eval_report_usage_errors() {
         ("--ema", "1.5"),
         ("--dropout", "0.95"),
         ("--weight-decay", "2"),
+        ("--members", "65"),
+        ("--hidden", "100000"),
     ] {
         assert_eq!(
             code(&[
@@ -175,6 +177,16 @@ fn cli_train_and_eval_report_usage_errors() {
             "{flag} {bad}"
         );
     }
+    // The arch names the output files: a path or an empty name is refused before any training.
+    for arch in ["../evil", "", "gfx906/x"] {
+        assert_eq!(
+            code(&["train", "--perf-db", &db, "--arch", arch, "--no-eval", "--quiet"]),
+            2,
+            "--arch {arch:?}"
+        );
+    }
+    // A KTN directory named on the command line must hold the model (it was silently skipped).
+    assert_eq!(code(&["eval", "--perf-db", &db, "--ktn-models", "/nonexistent/ktn"]), 6);
     assert_eq!(code(&["eval"]), 2);
     assert_eq!(code(&["eval", "--perf-db", "x.db", "--solver", "Nope"]), 6);
     assert_eq!(code(&["train", "--help"]), 0);

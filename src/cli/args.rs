@@ -31,6 +31,15 @@ impl Args {
             let w = &words[i];
             let positional_phase = !args.rest.is_empty() && !spec.options_after_positionals;
             if positional_phase || !w.starts_with("--") || w == "--" {
+                let option = w.strip_prefix("--").map(|n| n.split_once('=').map_or(n, |(n, _)| n));
+                if let Some(name) =
+                    option.filter(|n| positional_phase && (spec.valued.contains(n) || spec.flags.contains(n)))
+                {
+                    return Err(Error::Usage(format!(
+                        "--{name} comes after '{}': options go before the problem",
+                        args.rest[0]
+                    )));
+                }
                 if w == "--" && !positional_phase {
                     args.rest.extend(words[i + 1..].iter().cloned());
                     break;
@@ -81,14 +90,15 @@ impl Args {
     }
 
     /// A positive integer option, or `default`.
-    pub fn positive(&self, name: &str, default: usize) -> Result<usize> {
+    /// The value of `--name` as an integer in `1..=max`, or `default` when absent.
+    pub fn positive(&self, name: &str, default: usize, max: usize) -> Result<usize> {
         match self.value(name) {
             None => Ok(default),
             Some(v) => v
                 .parse::<usize>()
                 .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| Error::Usage(format!("--{name}: expected a positive integer, got '{v}'"))),
+                .filter(|&n| (1..=max).contains(&n))
+                .ok_or_else(|| Error::Usage(format!("--{name}: expected an integer in 1..={max}, got '{v}'"))),
         }
     }
 }
@@ -130,6 +140,6 @@ mod tests {
             .to_string()
             .contains("twice"));
         let a = Args::parse(&words("--beam 0"), &SPEC).unwrap();
-        assert!(a.positive("beam", 1).unwrap_err().to_string().contains("--beam"));
+        assert!(a.positive("beam", 1, 8).unwrap_err().to_string().contains("--beam"));
     }
 }

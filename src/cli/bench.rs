@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{wants_help, Args, Spec};
+
+/// Most generated problems `--problems` may ask for (each costs memory on the host and device).
+const MAX_PROBLEMS: usize = 10_000_000;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, Prediction};
@@ -37,7 +40,7 @@ Options:
 
 pub(super) fn bench(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{HELP}");
+        say!("{HELP}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -63,20 +66,33 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     let mode = match args.value("beam") {
         None => DecodeMode::Miopen,
         Some(_) => {
-            let width = args.positive("beam", 1)?;
+            let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;
             DecodeMode::Beam { width, top: width }
         }
     };
     let problems: Vec<ConvProblem> = match args.value("input") {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(ConvProblem::parse)
-                .collect::<Result<_>>()?
+            let mut problems = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                problems.push(ConvProblem::parse(line).map_err(|e| match e {
+                    Error::InvalidProblem { input, reason } => Error::InvalidProblem {
+                        input: format!("{file}:{}: {input}", i + 1),
+                        reason,
+                    },
+                    other => other,
+                })?);
+            }
+            if problems.is_empty() {
+                return Err(Error::Usage(format!("--input {file}: no problems in it")));
+            }
+            problems
         }
-        None => asm1x1u_problems(args.positive("problems", 1000)?, 1),
+        None => asm1x1u_problems(args.positive("problems", 1000, MAX_PROBLEMS)?, 1),
     };
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let mut devices = Vec::new();
@@ -92,12 +108,20 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         DecodeMode::Beam { width, .. } => format!("beam width {width}"),
     };
     let want_profile = args.flag("profile");
-    println!("{} problems, {mode_text}", problems.len());
-    println!(
+    say!("{} problems, {mode_text}", problems.len());
+    say!(
         "{:6} {:>8} {:>9} {:>9} {:>14}  device",
-        "", "load s", "first s", "repeat s", "predictions/s"
+        "",
+        "load s",
+        "first s",
+        "repeat s",
+        "predictions/s"
     );
     let mut reference: Option<Vec<Result<Vec<Prediction>>>> = None;
+    // A device asked for by --devices that does not load fails the command (after the table);
+    // with the default list a missing GPU is only a row. Every prediction failing exits 1.
+    let explicit_devices = args.value("devices").is_some();
+    let (mut load_failure, mut loaded, mut all_failed) = (None, 0, false);
     for device in devices {
         let p = if device == DeviceChoice::Gpu {
             precision
@@ -109,10 +133,14 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             Ok(e) => e,
             Err(e) => {
                 let label = device_label(device);
-                println!("{label:6} {:>8} {:>9} {:>9} {:>14}  {e}", "-", "-", "-", "-");
+                say!("{label:6} {:>8} {:>9} {:>9} {:>14}  {e}", "-", "-", "-", "-");
+                if load_failure.is_none() && (explicit_devices || device == DeviceChoice::Cpu) {
+                    load_failure = Some(e);
+                }
                 continue;
             }
         };
+        loaded += 1;
         let load_secs = start.elapsed().as_secs_f64();
         let start = Instant::now();
         let first = engine.predict_batch(&problems, mode);
@@ -120,7 +148,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         let start = Instant::now();
         let results = engine.predict_batch(&problems, mode);
         let secs = start.elapsed().as_secs_f64();
-        println!(
+        say!(
             "{:6} {:>8.3} {:>9.3} {:>9.3} {:>14.0}  {}",
             device_label(device),
             load_secs,
@@ -129,9 +157,13 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             problems.len() as f64 / secs.max(1e-9),
             engine.device_name()
         );
+        if let Some(Err(e)) = results.first().filter(|_| results.iter().all(Result::is_err)) {
+            say!("       every prediction failed; the first: {e}");
+            all_failed = true;
+        }
         let unstable = first.iter().zip(&results).filter(|(a, b)| !same_answer(a, b)).count();
         if unstable > 0 {
-            println!(
+            say!(
                 "       repeat answers differ from the first run's: {unstable} of {}",
                 problems.len()
             );
@@ -142,7 +174,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 DecodeMode::Miopen => gpu.greedy_bytes_per_problem(),
                 DecodeMode::Beam { width, .. } => gpu.beam_bytes_per_problem(width),
             };
-            println!(
+            say!(
                 "       device memory: {} bytes per problem, {} KiB of weights ({:?}), {} problems per chunk",
                 per_problem,
                 gpu.weight_bytes() >> 10,
@@ -154,17 +186,21 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             }
         }
         if want_profile && device == DeviceChoice::Cpu {
-            println!("       --profile: per-kernel times are for the GPU only");
+            say!("       --profile: per-kernel times are for the GPU only");
         }
         match &reference {
             None => reference = Some(results),
             Some(r) => {
                 let same = r.iter().zip(&results).filter(|(a, b)| same_answer(a, b)).count();
-                println!("answers equal to the first device's: {same} of {}", problems.len());
+                say!("answers equal to the first device's: {same} of {}", problems.len());
             }
         }
     }
-    Ok(0)
+    match load_failure {
+        Some(e) if explicit_devices || loaded == 0 => Err(e),
+        _ if all_failed => Ok(1),
+        _ => Ok(0),
+    }
 }
 
 fn device_label(d: DeviceChoice) -> &'static str {
@@ -229,28 +265,31 @@ mod profile {
                     .zip(&results)
                     .filter(|(a, b)| same_answer(a, b))
                     .count();
-                println!(
+                say!(
                     "profile: one more run, every dispatch in a timestamped pass of its own: {wall:.3} s wall, \
                      answers equal to the repeat's: {same} of {}",
                     problems.len()
                 );
-                print_report(&report, wall, 1);
+                print_report(&report, wall, 1)?;
                 true
             }
             Err(Error::Gpu(msg)) => {
-                println!("profile: {msg}");
+                say!("profile: {msg}");
                 false
             }
             Err(e) => return Err(e),
         };
         let trips = round_trips(ctx, ROUND_TRIPS)?;
-        println!(
+        say!(
             "round trips (median of {}):{:>24} {:>10} {:>10}",
-            trips.samples, "total ms", "submit ms", "wait ms"
+            trips.samples,
+            "total ms",
+            "submit ms",
+            "wait ms"
         );
         let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.3}", t * 1e3));
         for row in &trips.rows {
-            println!(
+            say!(
                 "  {:48} {:>10.3} {:>10} {:>10}",
                 row.what,
                 row.total * 1e3,
@@ -270,7 +309,7 @@ mod profile {
         }
         times.sort_by(f64::total_cmp);
         let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
-        println!(
+        say!(
             "  {:48} {:>10.3} {:>10} {:>10}",
             "predict 1 problem (the whole path)",
             median * 1e3,
@@ -285,22 +324,22 @@ mod profile {
             }
             let wall = start.elapsed().as_secs_f64();
             let report = ctx.finish_profile()?;
-            println!(
+            say!(
                 "profile of predicting 1 problem, {ROUND_TRIPS} times: per prediction {:.3} ms wall (profiled)",
                 wall * 1e3 / ROUND_TRIPS as f64
             );
-            print_report(&report, wall, ROUND_TRIPS);
+            print_report(&report, wall, ROUND_TRIPS)?;
         }
         Ok(())
     }
 
     /// The per-kernel table, the top pipeline keys and the host phases, divided by `runs`.
-    fn print_report(r: &ProfileReport, wall: f64, runs: usize) {
+    fn print_report(r: &ProfileReport, wall: f64, runs: usize) -> Result<()> {
         let per = runs.max(1) as f64;
         let gpu_ns = r.gpu_ns();
         let pct = |ns: f64| 100.0 * ns / gpu_ns.max(1e-9);
         let each = if runs > 1 { " per run" } else { "" };
-        println!(
+        say!(
             "  {:26} {:>10} {:>11} {:>10} {:>7}",
             format!("GPU time per kernel{each}"),
             "ms",
@@ -309,7 +348,7 @@ mod profile {
             "% GPU"
         );
         for k in r.by_kernel() {
-            println!(
+            say!(
                 "  {:26} {:>10.3} {:>11} {:>10.1} {:>7.1}",
                 k.key,
                 k.gpu_ns / 1e6 / per,
@@ -322,16 +361,16 @@ mod profile {
             Some(ns) => format!("{:.3} ms from first to last timestamp of", ns / 1e6 / per),
             None => "(no span: no TIMESTAMP_QUERY_INSIDE_ENCODERS) over".to_string(),
         };
-        println!(
+        say!(
             "  sum of dispatches {:.3} ms = {:.1}% of the wall time; {span} {} command encoders",
             gpu_ns / 1e6 / per,
             100.0 * gpu_ns / 1e9 / wall.max(1e-12),
             r.encoders as f64 / per
         );
-        println!("  top pipeline keys:");
-        println!("    {:>10} {:>11} {:>7}  key", "ms", "dispatches", "% GPU");
+        say!("  top pipeline keys:");
+        say!("    {:>10} {:>11} {:>7}  key", "ms", "dispatches", "% GPU");
         for k in r.kernels.iter().take(TOP_KEYS) {
-            println!(
+            say!(
                 "    {:>10.3} {:>11} {:>7.1}  {}",
                 k.gpu_ns / 1e6 / per,
                 k.dispatches as f64 / per,
@@ -340,15 +379,16 @@ mod profile {
             );
         }
         if r.kernels.len() > TOP_KEYS {
-            println!("    ({} more keys)", r.kernels.len() - TOP_KEYS);
+            say!("    ({} more keys)", r.kernels.len() - TOP_KEYS);
         }
-        println!(
+        say!(
             "  host phases{each}, summed over chunks (prepare and answers run on other threads, overlapping decodes):"
         );
-        println!("    {:44} {:>10} {:>7}", "", "ms", "count");
+        say!("    {:44} {:>10} {:>7}", "", "ms", "count");
         let find = |name: &str| r.phases.iter().find(|p| p.0 == name).map(|p| (p.1, p.2));
-        let line = |name: &str, secs: f64, count: u64| {
-            println!("    {name:44} {:>10.3} {:>7}", secs * 1e3 / per, count as f64 / per);
+        let line = |name: &str, secs: f64, count: u64| -> Result<()> {
+            say!("    {name:44} {:>10.3} {:>7}", secs * 1e3 / per, count as f64 / per);
+            Ok(())
         };
         let rest = find(phase::DECODE).map(|(decode, count)| {
             let parts: f64 = HOST_PHASES
@@ -362,18 +402,19 @@ mod profile {
         for (name, inside) in HOST_PHASES {
             if name == phase::ANSWERS {
                 if let Some((secs, count)) = rest {
-                    line("  the rest (uploads, parsing the read-back)", secs, count);
+                    line("  the rest (uploads, parsing the read-back)", secs, count)?;
                 }
             }
             if let Some((secs, count)) = find(name) {
                 let name = if inside { format!("  {name}") } else { name.to_string() };
-                line(&name, secs, count);
+                line(&name, secs, count)?;
             }
         }
         for (name, secs, count) in &r.phases {
             if !HOST_PHASES.iter().any(|p| p.0 == *name) {
-                line(name, *secs, *count);
+                line(name, *secs, *count)?;
             }
         }
+        Ok(())
     }
 }

@@ -32,7 +32,7 @@ Options:
 
 pub(super) fn eval(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{HELP}");
+        say!("{HELP}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -53,7 +53,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         .ok_or_else(|| Error::Usage("eval needs --perf-db FILE (see --help)".into()))?;
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
-    let beam = args.positive("beam", 16)?;
+    let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     let files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
         arch: arch.to_string(),

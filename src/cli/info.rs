@@ -15,7 +15,7 @@ which one each --device choice would use, and the models found in the model dire
 
 pub(super) fn info(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{HELP}");
+        say!("{HELP}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -26,9 +26,9 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
             options_after_positionals: false,
         },
     )?;
-    println!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
-    print_gpu();
-    println!("models:");
+    say!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
+    print_gpu()?;
+    say!("models:");
     let dirs = default_model_dirs(args.value("models").map(Path::new));
     let mut any = false;
     for dir in &dirs {
@@ -61,41 +61,41 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
             } else {
                 users.join(", ")
             };
-            println!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
+            say!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
         }
     }
     if !any {
         let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        println!("  none found (searched: {})", searched.join(", "));
+        say!("  none found (searched: {})", searched.join(", "));
     }
     Ok(0)
 }
 
 #[cfg(feature = "gpu")]
-fn print_gpu() {
+fn print_gpu() -> Result<()> {
     use crate::gpu::{list_adapters, GpuContext};
     let adapters = list_adapters();
     if adapters.is_empty() {
-        println!("gpu: no Vulkan adapter (--device auto computes on the CPU; --device gpu fails)");
-        return;
+        say!("gpu: no Vulkan adapter (--device auto computes on the CPU; --device gpu fails)");
+        return Ok(());
     }
     for (i, a) in adapters.iter().enumerate() {
-        println!("adapter {i}: {}", a.name);
-        println!(
+        say!("adapter {i}: {}", a.name);
+        say!(
             "  backend {}, type {}{}",
             a.backend,
             a.device_type,
             if a.software { " (software)" } else { "" }
         );
-        println!("  driver {} {}", a.driver, a.driver_info);
-        println!("  shader f16: {}", if a.shader_f16 { "yes" } else { "no" });
-        println!(
+        say!("  driver {} {}", a.driver, a.driver_info);
+        say!("  shader f16: {}", if a.shader_f16 { "yes" } else { "no" });
+        say!(
             "  max storage buffer binding {} MiB, max buffer {} MiB, {} storage buffers per stage",
             a.max_storage_buffer_binding_size >> 20,
             a.max_buffer_size >> 20,
             a.max_storage_buffers_per_shader_stage
         );
-        println!(
+        say!(
             "  workgroup: max size x {}, max invocations {}, max groups per dimension {}, shared memory {} KiB",
             a.max_compute_workgroup_size_x,
             a.max_compute_invocations_per_workgroup,
@@ -104,17 +104,19 @@ fn print_gpu() {
         );
     }
     let hardware = adapters.iter().find(|a| !a.software);
-    println!(
+    say!(
         "--device auto: {}",
         hardware.map_or("cpu (no hardware GPU)".to_string(), |a| a.name.clone())
     );
     match GpuContext::shared() {
-        Ok(ctx) => println!("--device gpu: {}", ctx.adapter().one_line()),
-        Err(e) => println!("--device gpu: fails ({e})"),
+        Ok(ctx) => say!("--device gpu: {}", ctx.adapter().one_line()),
+        Err(e) => say!("--device gpu: fails ({e})"),
     }
+    Ok(())
 }
 
 #[cfg(not(feature = "gpu"))]
-fn print_gpu() {
-    println!("gpu: {}", crate::gpu::NOT_COMPILED);
+fn print_gpu() -> Result<()> {
+    say!("gpu: {}", crate::gpu::NOT_COMPILED);
+    Ok(())
 }

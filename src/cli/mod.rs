@@ -1,5 +1,16 @@
 //! The `tuneinfer` command line: `predict`, `batch`, `verify`, `train`, `eval`.
 
+/// `println!` that returns an I/O error (exit code 3) from the enclosing function instead of
+/// panicking when standard output cannot be written (a closed pipe, a full disk).
+macro_rules! say {
+    () => {
+        $crate::cli::write_stdout("")?
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(&format!($($arg)*))?
+    };
+}
+
 mod args;
 mod bench;
 mod eval;
@@ -49,14 +60,8 @@ pub fn run(argv: &[String]) -> i32 {
         "bench" => bench::bench(rest),
         "train" => train::train(rest),
         "eval" => eval::eval(rest),
-        "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            Ok(0)
-        }
-        "-V" | "--version" => {
-            println!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
-            Ok(0)
-        }
+        "-h" | "--help" | "help" => write_stdout(USAGE).map(|_| 0),
+        "-V" | "--version" => write_stdout(&format!("tuneinfer {}", env!("CARGO_PKG_VERSION"))).map(|_| 0),
         other => Err(Error::Usage(format!("unknown command '{other}' (try --help)"))),
     };
     match result {
@@ -68,11 +73,18 @@ pub fn run(argv: &[String]) -> i32 {
     }
 }
 
-/// True when the words ask for help (`-h` / `--help` before any positional word).
+/// True when the words ask for help: `--help` anywhere, `-h` before any positional word.
 pub(crate) fn wants_help(words: &[String]) -> bool {
-    words
-        .iter()
-        .take_while(|w| w.starts_with('-'))
-        .any(|w| w == "-h" || w == "--help")
-        || words.first().is_some_and(|w| w == "-h" || w == "--help")
+    // `--help` anywhere (`predict --device cpu --help`); `-h` only among the leading options,
+    // since MIOpenDriver arguments after the problem's `conv` word are short flags.
+    words.iter().any(|w| w == "--help") || words.iter().take_while(|w| w.starts_with('-')).any(|w| w == "-h")
+}
+
+/// Writes one line to standard output; a failed write is an I/O error naming `<stdout>`.
+pub(crate) fn write_stdout(line: &str) -> crate::error::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("<stdout>", e))
 }

@@ -98,8 +98,8 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             )))
         }
         (None, Some(_)) => {
-            let width = args.positive("beam", 1)?;
-            let top = args.positive("top", width)?;
+            let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;
+            let top = args.positive("top", width, usize::MAX)?;
             if top > width {
                 return Err(Error::Usage(format!("--top {top} is larger than --beam {width}")));
             }
@@ -133,7 +133,7 @@ pub(super) fn common(args: &Args) -> Result<Common> {
 
 pub(super) fn predict(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{PREDICT_HELP}\n{COMMON_OPTIONS}");
+        say!("{PREDICT_HELP}\n{COMMON_OPTIONS}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -195,7 +195,7 @@ fn score_text(p: &Prediction) -> String {
 
 pub(super) fn batch(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{BATCH_HELP}\n{COMMON_OPTIONS}");
+        say!("{BATCH_HELP}\n{COMMON_OPTIONS}");
         return Ok(0);
     }
     let args = Args::parse(

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
+use crate::format::weights::{MAX_MEMBERS, MAX_MODEL_SIZE};
 use crate::train::{self, TrainOptions};
 
 const HELP: &str = "\
@@ -100,13 +101,13 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         o.checkpoint = PathBuf::from(c);
     }
     o.resume = args.value("resume").map(PathBuf::from);
-    o.hidden = args.positive("hidden", o.hidden)?;
-    o.embed = args.positive("embed", o.embed)?;
-    o.batch = args.positive("batch", o.batch)?;
-    o.epochs = args.positive("epochs", o.epochs)?;
+    o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;
+    o.embed = args.positive("embed", o.embed, MAX_MODEL_SIZE)?;
+    o.batch = args.positive("batch", o.batch, 65_536)?;
+    o.epochs = args.positive("epochs", o.epochs, 1_000_000)?;
     o.lr = float(args, "lr", o.lr as f64)? as f32;
-    o.lr_patience = args.positive("lr-patience", o.lr_patience)?;
-    o.patience = args.positive("patience", o.patience)?;
+    o.lr_patience = args.positive("lr-patience", o.lr_patience, 1_000_000)?;
+    o.patience = args.positive("patience", o.patience, 1_000_000)?;
     o.clip = float(args, "clip", o.clip as f64)? as f32;
     o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
     o.ema = float(args, "ema", o.ema as f64)? as f32;
@@ -119,24 +120,24 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     };
     o.val_fraction = float(args, "val-fraction", o.val_fraction)?;
     o.early_stop_fraction = float(args, "early-stop-fraction", o.early_stop_fraction)?;
-    o.threads = args.positive("threads", o.threads)?;
+    o.threads = args.positive("threads", o.threads, 256)?;
     o.time_limit_s = args
         .value("time-limit")
         .map(|_| float(args, "time-limit", 0.0))
         .transpose()?;
     o.max_rows = args
         .value("max-rows")
-        .map(|_| args.positive("max-rows", 1))
+        .map(|_| args.positive("max-rows", 1, usize::MAX))
         .transpose()?;
-    o.eval_beam = args.positive("beam", o.eval_beam)?;
-    o.members = args.positive("members", o.members)?;
+    o.eval_beam = args.positive("beam", o.eval_beam, crate::predict::MAX_BEAM_WIDTH)?;
+    o.members = args.positive("members", o.members, MAX_MEMBERS)?;
     o.verbose = !args.flag("quiet");
     Ok(o)
 }
 
 pub(super) fn train(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{HELP}");
+        say!("{HELP}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -164,7 +165,7 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     } else {
         train::train(&opts, Some(&evaluate))?
     };
-    println!(
+    say!(
         "trained {} {}: {} epochs (best {}), {:.0} s, {:.0} samples/s -> {}",
         opts.arch,
         opts.solver,

@@ -19,7 +19,7 @@ files are also run on the GPU (their model's three files must sit side by side).
 
 pub(super) fn verify(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        println!("{HELP}");
+        say!("{HELP}");
         return Ok(0);
     }
     let args = Args::parse(
@@ -81,7 +81,7 @@ fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
         .is_some_and(|n| n.contains("_metadata"))
     {
         let meta = KtnMetadata::load(path)?;
-        println!(
+        say!(
             "{name}: metadata: {} tokens, predict_type {}, params {:?}",
             meta.token_values.len(),
             meta.predict_type,
@@ -92,7 +92,7 @@ fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
     let model = KerasModel::load(path)?;
     let report = verify_model(&model)?;
     let passes = report.passes(tolerance) && report.hash_ok;
-    println!(
+    say!(
         "{name}: {} with {} test(s): {}",
         report.kind,
         report.tests,
@@ -100,12 +100,16 @@ fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
     );
     for o in &report.outputs {
         let mark = if o.max_abs_error <= tolerance { "ok" } else { "MISMATCH" };
-        println!(
+        say!(
             "  output {}: max |err| {:.3e} at [{}] (got {}, expected {}) {mark}",
-            o.output, o.max_abs_error, o.worst_index, o.got, o.expected
+            o.output,
+            o.max_abs_error,
+            o.worst_index,
+            o.got,
+            o.expected
         );
     }
-    println!(
+    say!(
         "  hash: {}",
         if report.hash_ok {
             "ok".to_string()
@@ -163,7 +167,7 @@ mod gpu {
             .find(|r| r.kind == kind)
             .ok_or_else(|| Error::Gpu(format!("{}: no GPU {kind} report", path.display())))?;
         let ok = report.max_abs_error <= tolerance;
-        println!(
+        say!(
             "  gpu ({}): max |err| {:.3e} over {} test(s) {}",
             ctx.adapter().name,
             report.max_abs_error,

@@ -107,7 +107,7 @@ pub struct KerasModel {
 impl KerasModel {
     /// Reads and parses a model file.
     pub fn load(path: &Path) -> Result<KerasModel> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::format::read_text(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
@@ -326,7 +326,12 @@ impl Ctx<'_> {
             let p = params
                 .and_then(|p| p.get(&name))
                 .ok_or_else(|| self.err(format!("no trainable_params for layer '{name}'")))?;
-            self.floats(p.get(key), &format!("trainable_params.{name}.{key}"))
+            let what = format!("trainable_params.{name}.{key}");
+            let values = self.floats(p.get(key), &what)?;
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(self.err(format!("{what} holds NaN or infinite values")));
+            }
+            Ok(values)
         };
         let kind = match class.as_str() {
             "InputLayer" => {

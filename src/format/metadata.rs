@@ -22,7 +22,7 @@ pub struct KtnMetadata {
 
 impl KtnMetadata {
     pub fn load(path: &Path) -> Result<KtnMetadata> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::format::read_text(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 

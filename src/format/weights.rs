@@ -19,6 +19,12 @@ pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
 /// Version of the layout this build reads and writes.
 pub const VERSION: u64 = 1;
 
+/// Largest size (steps, units, embedding width, vocabulary, positions) a weights file may give.
+pub const MAX_MODEL_SIZE: usize = 4096;
+
+/// Most ensemble members a weights file may hold.
+pub const MAX_MEMBERS: usize = 64;
+
 /// The two files of a model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WeightsFiles {
@@ -179,7 +185,7 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
 pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
     let source = path.display().to_string();
     let err = |d: String| Error::format(source.clone(), d);
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::format::read_text(path)?;
     let v: Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     if v.get("format").and_then(Value::as_str) != Some(MAGIC) {
         return Err(err(format!(
@@ -202,9 +208,13 @@ pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
     let n = |k: &str| {
         m.get(k)
             .and_then(Value::as_u64)
-            .filter(|&x| x > 0 && x <= 4096)
+            .filter(|&x| x > 0 && x <= MAX_MODEL_SIZE as u64)
             .map(|x| x as usize)
-            .ok_or_else(|| err(format!("model.{k} is missing or not an integer in 1..4096")))
+            .ok_or_else(|| {
+                err(format!(
+                    "model.{k} is missing or not an integer in 1..={MAX_MODEL_SIZE}"
+                ))
+            })
     };
     let config = AttentionConfig {
         steps: n("steps")?,
@@ -246,9 +256,13 @@ pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
         config,
         members: v
             .get("members")
-            .map(|m| m.as_u64().filter(|&m| (1..=64).contains(&m)).map(|m| m as usize))
+            .map(|m| {
+                m.as_u64()
+                    .filter(|&m| (1..=MAX_MEMBERS as u64).contains(&m))
+                    .map(|m| m as usize)
+            })
             .unwrap_or(Some(1))
-            .ok_or_else(|| err("'members' is not an integer in 1..64".into()))?,
+            .ok_or_else(|| err(format!("'members' is not an integer in 1..={MAX_MEMBERS}")))?,
         token_values,
         transform,
         training: v.get("training").cloned().unwrap_or(Value::Null),

@@ -222,6 +222,10 @@ impl GpuPredictor {
     /// overlaps the GPU's: while chunk i decodes, chunk i + 1 is prepared and chunk i - 1
     /// answered.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
+        if let Err(e) = mode.check() {
+            let message = e.to_string();
+            return problems.iter().map(|_| Err(Error::Usage(message.clone()))).collect();
+        }
         let parts: Vec<&[ConvProblem]> = problems.chunks(self.chunk_size(mode)).collect();
         if parts.len() <= 1 {
             return problems

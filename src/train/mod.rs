@@ -267,6 +267,30 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     if opts.hidden == 0 || opts.embed == 0 || opts.batch == 0 || opts.epochs == 0 || opts.threads == 0 {
         return usage("--hidden, --embed, --batch, --epochs and --threads must be positive".into());
     }
+    if opts.hidden > weights::MAX_MODEL_SIZE || opts.embed > weights::MAX_MODEL_SIZE {
+        return usage(format!(
+            "--hidden and --embed must be at most {} (what a weights file may hold)",
+            weights::MAX_MODEL_SIZE
+        ));
+    }
+    if !(1..=weights::MAX_MEMBERS).contains(&opts.members) {
+        return usage(format!("--members must be in 1..={}", weights::MAX_MEMBERS));
+    }
+    if opts.eval_beam > crate::predict::MAX_BEAM_WIDTH {
+        return usage(format!("--beam must be at most {}", crate::predict::MAX_BEAM_WIDTH));
+    }
+    let arch_ok = !opts.arch.is_empty()
+        && opts.arch.len() <= 64
+        && opts
+            .arch
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !arch_ok {
+        return usage(format!(
+            "--arch '{}': expected a GPU architecture name such as gfx906 (letters, digits, '_', '-')",
+            opts.arch
+        ));
+    }
     if !(opts.lr > 0.0 && opts.clip > 0.0) {
         return usage("--lr and --clip must be positive".into());
     }

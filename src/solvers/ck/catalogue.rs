@@ -188,7 +188,7 @@ pub fn kernel_tokens(type_string: &str) -> Option<Vec<String>> {
 impl Catalogue {
     /// Reads and checks a catalogue file.
     pub fn load(path: &Path, direction: Direction, precision: Precision) -> Result<Catalogue> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::format::read_text(path)?;
         Catalogue::parse(&text, path, direction, precision)
     }
 
