@@ -22,7 +22,9 @@ Loads the model on each device, then times the same batch of problems there twic
 run pays the one-time costs (pipelines compiled, buffers allocated, constant data built), the
 repeat shows the steady state; predictions per second are the repeat's. Then how many answers equal the first
 device's. Problems: --input FILE (one perf-db key or MIOpenDriver line per line), else N random
-applicable ConvAsm1x1U problems (seed 1).
+applicable ConvAsm1x1U problems (seed 1). A device named in --devices that cannot load the model
+fails the command (after the table; with the default list a missing GPU is only a row), and a
+device whose every prediction failed (problems its solver does not apply to) exits 1.
 
 With --profile, the GPU runs the batch once more with every dispatch timed by GPU timestamp
 queries and prints GPU time per kernel (by shader, then by pipeline key), host phase times,
