@@ -500,3 +500,41 @@ fn the_library_refuses_a_beam_wider_than_its_limit() {
         .unwrap();
     assert_eq!(ok.len(), 2);
 }
+
+#[cfg(unix)]
+#[test]
+fn batch_output_through_a_link_replaces_the_target_and_keeps_the_link() {
+    let dir = temp_dir("link");
+    let input = dir.join("problems.txt");
+    std::fs::write(&input, format!("{KEY}\n")).unwrap();
+    let target = dir.join("real.tsv");
+    std::fs::write(&target, "old\n").unwrap();
+    let link = dir.join("link.tsv");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = run(
+        &[
+            "batch",
+            "--device",
+            "cpu",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            link.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        written.starts_with("problem\trank\tconfig") && written.contains(KEY),
+        "{written}"
+    );
+    // No temporary file left behind.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -287,11 +287,5 @@ pub(super) fn write_output(name: &str, text: &str) -> Result<()> {
             .and_then(|_| out.flush())
             .map_err(|e| Error::io("<stdout>", e));
     }
-    let path = Path::new(name);
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("output")
-    ));
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    crate::format::write_file_atomic(Path::new(name), text.as_bytes())
 }

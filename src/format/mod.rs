@@ -26,3 +26,21 @@ pub fn read_text(path: &Path) -> Result<String> {
         )
     })
 }
+
+/// Writes `bytes` to `path` so an interrupted run never leaves a half-written file where a good
+/// one was: into a temporary sibling, then renamed into place. A link is followed (its target
+/// is replaced, the link stays); a path that is not a regular file (`/dev/null`, a pipe) is
+/// written in place, since renaming over it would replace the device.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::write(&target, bytes).map_err(|e| Error::io(path, e));
+    }
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+    let tmp = target.with_file_name(format!(".{name}.tmp-write"));
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, &target).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}

@@ -156,11 +156,9 @@ pub fn read(path: &Path) -> Result<(Vec<Tensor>, BTreeMap<String, String>)> {
     from_bytes(&bytes, &path.display().to_string())
 }
 
-/// Replaces `path` only once all bytes are written.
+/// Replaces `path` only once all bytes are written (see [`crate::format::write_file_atomic`]).
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp-write");
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    crate::format::write_file_atomic(path, bytes)
 }
 
 #[cfg(test)]
