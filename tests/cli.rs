@@ -538,3 +538,20 @@ fn batch_output_through_a_link_replaces_the_target_and_keeps_the_link() {
     assert_eq!(names.len(), 3, "{names:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn batch_input_with_a_byte_order_mark_and_tabs_keeps_the_tsv_intact() {
+    let input = format!("\u{feff}{KEY}\nconv\t-n 1 -c 4 -H 2 -W 2 -k 4 -y 1 -x 1\n");
+    let out = run(&["batch", "--device", "cpu"], Some(&input));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tsv = text(&out.stdout);
+    let rows: Vec<&str> = tsv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{tsv}");
+    for row in &rows {
+        assert_eq!(row.split('\t').count(), 5, "{row:?}");
+    }
+    assert!(
+        rows[0].starts_with(KEY) && rows[1].starts_with("conv -n 1 -c 4"),
+        "{tsv}"
+    );
+}

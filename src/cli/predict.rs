@@ -1,6 +1,6 @@
 //! `tuneinfer predict` and `tuneinfer batch`.
 
-use std::io::{BufRead, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
@@ -223,7 +223,8 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
             continue;
         }
         match ConvProblem::parse(text) {
-            Ok(p) => jobs.push((i + 1, text.to_string(), p)),
+            // Tabs would break the TSV's columns: the problem column gets spaces instead.
+            Ok(p) => jobs.push((i + 1, text.replace('\t', " "), p)),
             Err(e) => {
                 eprintln!("{input_name}:{}: {e}", i + 1);
                 failed += 1;
@@ -262,18 +263,22 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     Ok(0)
 }
 
+/// The input's lines. Bytes that are not UTF-8 become U+FFFD, so such a line fails on its own
+/// (named by number) instead of the whole file; a leading byte-order mark is dropped.
 fn read_lines(name: &str) -> Result<Vec<String>> {
-    if name == "-" {
-        let stdin = std::io::stdin();
-        stdin
+    let bytes = if name == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
             .lock()
-            .lines()
-            .collect::<std::io::Result<_>>()
-            .map_err(|e| Error::io("<stdin>", e))
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io("<stdin>", e))?;
+        bytes
     } else {
-        let text = std::fs::read_to_string(name).map_err(|e| Error::io(name, e))?;
-        Ok(text.lines().map(String::from).collect())
-    }
+        std::fs::read(name).map_err(|e| Error::io(name, e))?
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Ok(text.lines().map(String::from).collect())
 }
 
 /// Writes `text` to stdout, or to a file through a temporary sibling renamed into place, so an
