@@ -97,14 +97,17 @@ impl Predictor {
             let ours = weights::WeightsFiles::in_dir(dir, arch, solver.name());
             if ours.exist() {
                 let (model, _) = weights::load(&ours, arch, solver.name())?;
+                solver.check_vocabulary(model.vocab(), &ours.metadata.display().to_string())?;
                 return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
             }
             if let Ok(model) = KtnModel::find_and_load(std::slice::from_ref(dir), arch, model_name) {
+                solver.check_vocabulary(model.vocab(), &model.files.metadata.display().to_string())?;
                 return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
             }
         }
         // Nothing loadable: report KTN load errors (a damaged file) or "not found".
         let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
+        solver.check_vocabulary(model.vocab(), &model.files.metadata.display().to_string())?;
         Ok(Predictor::new(Target::new(arch), solver, Box::new(model)))
     }
 

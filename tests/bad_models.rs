@@ -105,3 +105,30 @@ fn bad_metadata() {
     let ok = r#"{"predict_type":0,"num_tuning_params":{"fwd":2},"decodings":{"tunings":{"0":"-1","1":"4"}}}"#;
     assert_eq!(KtnMetadata::parse(ok, "m").unwrap().token_values, vec!["-1", "4"]);
 }
+
+#[test]
+fn a_conv_asm_1x1u_model_with_a_non_integer_token_value_is_refused_at_load() {
+    // The metadata parses (values are text), but ConvAsm1x1U's parameters are integers: a
+    // damaged value must not silently remove that token from every answer.
+    let dir = std::env::temp_dir().join(format!("tuneinfer-bad-token-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for part in ["encoder", "decoder", "metadata"] {
+        let name = format!("gfx908_ConvAsm1x1U_{part}.ktn.model");
+        std::fs::copy(common::models_dir().join(&name), dir.join(&name)).unwrap();
+    }
+    let meta_path = dir.join("gfx908_ConvAsm1x1U_metadata.ktn.model");
+    let mut meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    assert!(meta["decodings"]["tunings"]["5"].is_string());
+    let load = || tuneinfer::Predictor::load("gfx908", "ConvAsm1x1U", std::slice::from_ref(&dir));
+    assert!(load().is_ok(), "the undamaged copy loads");
+    meta["decodings"]["tunings"]["5"] = json!("abc");
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    let e = load().err().expect("a non-integer value must be refused");
+    assert_eq!(e.exit_code(), 4, "{e}");
+    assert!(
+        e.to_string().contains("'abc'") && e.to_string().contains("metadata"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

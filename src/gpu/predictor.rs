@@ -70,6 +70,7 @@ impl GpuPredictor {
             let ours = crate::format::weights::WeightsFiles::in_dir(dir, arch, solver.name());
             if ours.exist() {
                 let (model, _) = crate::format::weights::load(&ours, arch, solver.name())?;
+                solver.check_vocabulary(&model.vocab, &ours.metadata.display().to_string())?;
                 return GpuPredictor::new_attention(ctx, Target::new(arch), solver, model, precision);
             }
             if crate::seq2seq::find_model_files(std::slice::from_ref(dir), arch, model_name).is_ok() {
@@ -77,6 +78,7 @@ impl GpuPredictor {
             }
         }
         let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
+        solver.check_vocabulary(&model.vocab, &model.files.metadata.display().to_string())?;
         GpuPredictor::new(ctx, Target::new(arch), solver, model, precision)
     }
 

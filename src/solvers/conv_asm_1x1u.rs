@@ -733,6 +733,17 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         values.join(",")
     }
 
+    /// Every value is an integer (`"-1"`, the end token, included).
+    fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
+        match vocab.values.iter().find(|v| v.parse::<i32>().is_err()) {
+            Some(v) => Err(Error::format(
+                source,
+                format!("token value '{v}' is not an integer (ConvAsm1x1U's parameters are integers)"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn wgsl_rules(&self) -> Option<&'static str> {
         Some("conv_asm_1x1u_rules")
     }

@@ -62,6 +62,13 @@ pub trait Solver: Send + Sync {
     /// How MIOpen prints a config (e.g. `4,8,4,16,1,4,1,8`).
     fn format_config(&self, values: &[String]) -> String;
 
+    /// Checks that a model's token values are values this solver's parameters can take (a
+    /// damaged metadata file is refused at load, not turned into silently different answers).
+    /// `source` names the model in the error.
+    fn check_vocabulary(&self, _vocab: &Vocabulary, _source: &str) -> Result<()> {
+        Ok(())
+    }
+
     /// For GPU-resident decoding: the solver's WGSL rules library in `shaders/` (a file defining
     /// `solver_prefix_valid` and `solver_completable`, the twins of [`Constraint::accepts`] and
     /// [`Constraint::completable`] for integer values). None: the GPU runs the model and the host
