@@ -119,10 +119,16 @@ mod tests {
 
     #[test]
     fn options_then_driver_line() {
-        let a = Args::parse(&words("--arch gfx908 --json convfp16 -n 2 --beam 4"), &SPEC).unwrap();
+        let a = Args::parse(&words("--arch gfx908 --json convfp16 -n 2 --in_h 7"), &SPEC).unwrap();
         assert_eq!(a.value("arch"), Some("gfx908"));
         assert!(a.flag("json"));
-        assert_eq!(a.rest, words("convfp16 -n 2 --beam 4"));
+        assert_eq!(a.rest, words("convfp16 -n 2 --in_h 7"));
+        // One of our options after the problem is an error naming it, not part of the problem.
+        for late in ["--beam 4", "--beam=4", "--json"] {
+            let e = Args::parse(&words(&format!("--arch gfx908 convfp16 -n 2 {late}")), &SPEC).unwrap_err();
+            assert!(e.to_string().contains(late.split([' ', '=']).next().unwrap()), "{e}");
+            assert!(e.to_string().contains("before the problem"), "{e}");
+        }
     }
 
     #[test]
