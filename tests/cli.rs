@@ -555,3 +555,12 @@ fn batch_input_with_a_byte_order_mark_and_tabs_keeps_the_tsv_intact() {
         "{tsv}"
     );
 }
+
+#[test]
+fn verify_names_the_file_of_an_unsupported_model() {
+    // TunaNet (ReLU layers) is not a KTN model; the one-line error names the file and the layer.
+    let tunanet = common::models_dir().join("gfx908.tn.model");
+    let out = run(&["verify", tunanet.to_str().unwrap()], None);
+    assert_one_line_error(&out, 4, "gfx908.tn.model");
+    assert!(text(&out.stderr).contains("re_lu"), "{}", text(&out.stderr));
+}

@@ -51,7 +51,14 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
             Ok(true) => {}
             Ok(false) => failures += 1,
             Err(e) => {
-                eprintln!("error: {e}");
+                // Errors about a layer or a shape do not name the file; with several files the
+                // reader must know which one.
+                let message = e.to_string();
+                if message.contains(file.as_str()) {
+                    eprintln!("error: {message}");
+                } else {
+                    eprintln!("error: {file}: {message}");
+                }
                 failures += 1;
                 first_error.get_or_insert(e);
             }
