@@ -564,3 +564,21 @@ fn verify_names_the_file_of_an_unsupported_model() {
     assert_one_line_error(&out, 4, "gfx908.tn.model");
     assert!(text(&out.stderr).contains("re_lu"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn info_says_when_a_listed_model_does_not_load() {
+    let dir = temp_dir("info");
+    for part in ["encoder", "decoder", "metadata"] {
+        let name = format!("gfx908_ConvAsm1x1U_{part}.ktn.model");
+        std::fs::copy(common::models_dir().join(&name), dir.join(&name)).unwrap();
+    }
+    let listing = |dir: &PathBuf| text(&run(&["info", "--models", dir.to_str().unwrap()], None).stdout);
+    let good = listing(&dir);
+    assert!(good.contains("gfx908") && !good.contains("not loadable"), "{good}");
+    let encoder = dir.join("gfx908_ConvAsm1x1U_encoder.ktn.model");
+    let bytes = std::fs::read(&encoder).unwrap();
+    std::fs::write(&encoder, &bytes[..bytes.len() / 2]).unwrap();
+    let damaged = listing(&dir);
+    assert!(damaged.contains("not loadable"), "{damaged}");
+    let _ = std::fs::remove_dir_all(dir);
+}

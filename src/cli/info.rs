@@ -4,7 +4,8 @@ use std::path::Path;
 
 use super::{wants_help, Args, Spec};
 use crate::error::Result;
-use crate::seq2seq::default_model_dirs;
+use crate::format::weights::{self, WeightsFiles};
+use crate::seq2seq::{default_model_dirs, KtnModel};
 use crate::solvers;
 
 const HELP: &str = "\
@@ -62,6 +63,15 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
                 users.join(", ")
             };
             say!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
+            // Listed by name; loading them says whether they are usable.
+            let loaded = if kind == "MIOpen KTN" {
+                KtnModel::find_and_load(std::slice::from_ref(dir), arch, model).map(|_| ())
+            } else {
+                weights::load(&WeightsFiles::in_dir(dir, arch, model), arch, model).map(|_| ())
+            };
+            if let Err(e) = loaded {
+                say!("           not loadable: {e}");
+            }
         }
     }
     if !any {
