@@ -44,3 +44,40 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Error::io(path, e)
     })
 }
+
+/// Creates `dir` and its parents; a path in the way that is not a directory is named as such
+/// (the OS only says "File exists").
+pub fn create_dir(dir: &Path) -> Result<()> {
+    for ancestor in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        if ancestor.exists() && !ancestor.is_dir() {
+            return Err(Error::io(
+                ancestor,
+                std::io::Error::other(format!("is a file, not a directory (needed for {})", dir.display())),
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_in_the_way_of_a_directory_is_named() {
+        let base = std::env::temp_dir().join(format!("tuneinfer-create-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let file = base.join("plain.txt");
+        std::fs::write(&file, "x").unwrap();
+        let e = create_dir(&file.join("sub")).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        assert!(
+            e.to_string().contains("plain.txt") && e.to_string().contains("not a directory"),
+            "{e}"
+        );
+        create_dir(&base.join("a/b")).unwrap();
+        assert!(base.join("a/b").is_dir());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}

@@ -143,7 +143,7 @@ pub fn member_prefix(k: usize) -> String {
 
 /// Writes both files of a model (one or more ensemble members) into `dir`; returns their paths.
 pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Result<WeightsFiles> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::format::create_dir(dir)?;
     let files = WeightsFiles::in_dir(dir, &info.arch, &info.solver);
     let mut st_meta = BTreeMap::new();
     st_meta.insert("format".to_string(), MAGIC.to_string());

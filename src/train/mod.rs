@@ -665,7 +665,7 @@ fn save_checkpoint(
     transform: &FeatureTransform,
 ) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::format::create_dir(dir)?;
     }
     let mut tensors: Vec<Tensor> = params_to_tensors(&s.params, "param.");
     tensors.extend(params_to_tensors(&s.best, "best."));
