@@ -98,10 +98,8 @@ fn bad_metadata() {
         .to_string()
         .contains("predict_type"));
     let gap = r#"{"predict_type":0,"num_tuning_params":{"fwd":2},"decodings":{"tunings":{"0":"-1","2":"4"}}}"#;
-    assert!(KtnMetadata::parse(gap, "m")
-        .unwrap_err()
-        .to_string()
-        .contains("token id"));
+    let msg = KtnMetadata::parse(gap, "m").unwrap_err().to_string();
+    assert!(msg.contains("id 1 is missing"), "{msg}");
     let ok = r#"{"predict_type":0,"num_tuning_params":{"fwd":2},"decodings":{"tunings":{"0":"-1","1":"4"}}}"#;
     assert_eq!(KtnMetadata::parse(ok, "m").unwrap().token_values, vec!["-1", "4"]);
 }

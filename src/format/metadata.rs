@@ -53,11 +53,16 @@ impl KtnMetadata {
             .ok_or_else(|| err("'decodings.tunings' is missing or not an object".into()))?;
         let mut token_values = vec![None; tunings.len()];
         for (k, v) in tunings {
-            let id: usize = k
-                .parse()
-                .ok()
-                .filter(|&i| i < tunings.len())
-                .ok_or_else(|| err(format!("token id '{k}' is not an integer below {}", tunings.len())))?;
+            let id: usize = k.parse().ok().filter(|&i| i < tunings.len()).ok_or_else(|| {
+                let n = tunings.len();
+                let missing = (0..n).find(|i| !tunings.contains_key(&i.to_string()));
+                err(match missing {
+                    Some(gap) if k.parse::<usize>().is_ok() => {
+                        format!("token ids must be 0..{n} without gaps: id {gap} is missing (found '{k}')")
+                    }
+                    _ => format!("token id '{k}' is not an integer below {n}"),
+                })
+            })?;
             let value = match v {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => n.to_string(),
