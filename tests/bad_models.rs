@@ -69,6 +69,15 @@ fn corrupt_arrays_and_json_are_format_errors() {
         msg.contains("trainable_params.dense.weights") && msg.contains("infinite"),
         "{msg}"
     );
+    // Sizes that are zero or overflow are named, not divided by or wrapped.
+    let mut v = encoder_json();
+    v["architecture"]["config"]["layers"][2]["config"]["units"] = json!(0);
+    let msg = parse(&v).unwrap_err().to_string();
+    assert!(msg.contains("units 0"), "{msg}");
+    let mut v = encoder_json();
+    v["tests"][0]["inputs"][0]["shape"] = json!([99999999999u64, 99999999999u64]);
+    let msg = parse(&v).unwrap_err().to_string();
+    assert!(msg.contains("more than 2^64"), "{msg}");
     let mut v = encoder_json();
     v["trainable_params"].as_object_mut().unwrap().remove("lstm_1");
     assert!(parse(&v).unwrap_err().to_string().contains("lstm_1"));

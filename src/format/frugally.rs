@@ -284,10 +284,11 @@ impl Ctx<'_> {
                         .map(|d| self.usize_of(Some(d), &format!("{what}.shape")))
                         .collect::<Result<_>>()?;
                     let values = self.floats(x.get("values"), &what)?;
-                    let expected: usize = shape.iter().product();
-                    if values.len() != expected {
+                    let expected = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+                    if expected != Some(values.len()) {
                         return Err(self.err(format!(
-                            "{what}: shape {shape:?} needs {expected} values, found {}",
+                            "{what}: shape {shape:?} needs {} values, found {}",
+                            expected.map_or("more than 2^64".to_string(), |n| n.to_string()),
                             values.len()
                         )));
                     }
@@ -348,6 +349,12 @@ impl Ctx<'_> {
             }
             "Dense" => {
                 let units = self.usize_of(cfg.get("units"), &format!("layer '{name}' units"))?;
+                if units == 0 || units > crate::format::weights::MAX_MODEL_SIZE {
+                    return Err(self.err(format!(
+                        "layer '{name}': units {units} is not in 1..={}",
+                        crate::format::weights::MAX_MODEL_SIZE
+                    )));
+                }
                 let activation = self.str_of(cfg, "activation").unwrap_or("linear");
                 if activation != "linear" {
                     return Err(unsupported(format!("activation '{activation}' (only linear)")));
@@ -382,6 +389,12 @@ impl Ctx<'_> {
             }
             "LSTM" => {
                 let units = self.usize_of(cfg.get("units"), &format!("layer '{name}' units"))?;
+                if units == 0 || units > crate::format::weights::MAX_MODEL_SIZE {
+                    return Err(self.err(format!(
+                        "layer '{name}': units {units} is not in 1..={}",
+                        crate::format::weights::MAX_MODEL_SIZE
+                    )));
+                }
                 for (key, want) in [("activation", "tanh"), ("recurrent_activation", "sigmoid")] {
                     let got = self.str_of(cfg, key).unwrap_or(want);
                     if got != want {
