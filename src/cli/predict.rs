@@ -106,27 +106,18 @@ pub(super) fn common(args: &Args) -> Result<Common> {
             DecodeMode::Beam { width, top }
         }
     };
+    // Compute units of a GPU: a generous bound that still fits the rules' arithmetic.
     let compute_units = match args.value("cu") {
         None => None,
-        Some(t) => Some(
-            t.parse::<u32>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| Error::Usage(format!("--cu: expected a positive integer, got '{t}'")))?,
-        ),
+        Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
     };
     let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);
     let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?
         .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
-    if let Some(t) = args.value("threads") {
-        let n = t
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| Error::Usage(format!("--threads: expected a positive integer, got '{t}'")))?;
-        predictor = predictor.with_threads(n);
+    if args.value("threads").is_some() {
+        predictor = predictor.with_threads(args.positive("threads", 1, 1024)?);
     }
     Ok(Common { predictor, mode })
 }
