@@ -68,6 +68,17 @@ fn help_for_every_command() {
     let out = run(&[], None);
     assert_eq!(out.status.code(), Some(2));
     assert_one_line_error(&run(&["frobnicate"], None), 2, "frobnicate");
+    // `help COMMAND` is the command's own help.
+    let out = run(&["help", "batch"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).starts_with("Usage: tuneinfer batch"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Commands without positional arguments name a stray one.
+    assert_one_line_error(&run(&["info", "extra"], None), 2, "extra");
+    assert_one_line_error(&run(&["bench", "--problems", "5", "extra"], None), 2, "extra");
 }
 
 #[test]

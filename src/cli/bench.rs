@@ -62,6 +62,11 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             options_after_positionals: false,
         },
     )?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!(
+            "bench takes no positional argument ('{extra}'); use --input FILE for problems"
+        )));
+    }
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));

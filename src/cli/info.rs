@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{wants_help, Args, Spec};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::weights::{self, WeightsFiles};
 use crate::seq2seq::{default_model_dirs, KtnModel};
 use crate::solvers;
@@ -27,6 +27,9 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
             options_after_positionals: false,
         },
     )?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!("info takes no positional argument ('{extra}')")));
+    }
     say!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
     print_gpu()?;
     say!("models:");

@@ -60,6 +60,8 @@ pub fn run(argv: &[String]) -> i32 {
         "bench" => bench::bench(rest),
         "train" => train::train(rest),
         "eval" => eval::eval(rest),
+        // `help COMMAND` is `COMMAND --help`.
+        "help" if rest.len() == 1 && rest[0] != "help" => return run(&[rest[0].clone(), "--help".to_string()]),
         "-h" | "--help" | "help" => write_stdout(USAGE).map(|_| 0),
         "-V" | "--version" => write_stdout(&format!("tuneinfer {}", env!("CARGO_PKG_VERSION"))).map(|_| 0),
         other => Err(Error::Usage(format!("unknown command '{other}' (try --help)"))),
