@@ -717,9 +717,22 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
                 .iter()
                 .all(|d| metadata.num_tuning_params.get(*d) == Some(&NUM_PARAMS));
         if !lengths_ok {
+            let count = |d: &str| {
+                metadata
+                    .num_tuning_params
+                    .get(d)
+                    .map_or("no".to_string(), |n| n.to_string())
+            };
             return Err(Error::Format {
                 path: "metadata".into(),
-                detail: format!("a {NAME} model must have predict_type 0 and {NUM_PARAMS} params for fwd and bwd"),
+                detail: format!(
+                    "a {NAME} model decodes {NUM_PARAMS} parameters per direction (predict_type 0); this one has \
+                     predict_type {} and {} fwd, {} bwd parameters (MIOpen's num_tuning_params; model.seq_len \
+                     in tuneinfer's .json)",
+                    metadata.predict_type,
+                    count("fwd"),
+                    count("bwd")
+                ),
             });
         }
         Ok(Box::new(Asm1x1UConstraint::new(problem, vocab)))
