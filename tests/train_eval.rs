@@ -51,6 +51,17 @@ fn training_smoke_loss_falls_and_model_predicts() {
         r.last_loss
     );
     assert!(r.samples_per_second > 0.0 && r.train_rows > 0 && r.validation_rows > 0);
+    // What is saved (the moving average of the weights) has learned too: its early-stop loss is
+    // well below a uniform guess over the vocabulary, ln(V) per token.
+    let (_, info) = tuneinfer::format::weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    let vocab = info.config.vocab as f64;
+    let saved_loss = r.training["best_early_stop_loss"][0].as_f64().unwrap();
+    println!("saved early-stop loss {saved_loss:.3}, uniform {:.3}", vocab.ln());
+    assert!(
+        vocab > 2.0 && saved_loss < 0.6 * vocab.ln(),
+        "saved {saved_loss}, uniform {}",
+        vocab.ln()
+    );
     // The files load through the normal model search, and predictions are valid configs.
     let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
     let problem = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").unwrap();

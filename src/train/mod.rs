@@ -536,7 +536,11 @@ fn train_member(
             scale_and_clip(&mut grads, 1.0 / s.tokens.max(1) as f32, opts.clip);
             state.adam.update(&mut state.params, &grads, state.lr);
             decay_weights(&mut state.params, state.lr * opts.weight_decay);
-            update_average(&mut state.average, &state.params, opts.ema);
+            update_average(
+                &mut state.average,
+                &state.params,
+                average_decay(opts.ema, state.adam.step),
+            );
             epoch_stats.add(s);
             state.samples_seen += chunk.len() as u64;
         }
@@ -618,6 +622,14 @@ pub fn decay_weights(params: &mut AttentionParams, amount: f32) {
     for x in params.tensors.iter_mut().flatten() {
         *x *= 1.0 - amount;
     }
+}
+
+/// The moving average's decay at Adam step `step` (from 1): `ema`, but at most
+/// `(1 + step) / (10 + step)`, so the first hundreds of steps are not dominated by the random
+/// initial weights (a short run would otherwise save nearly untrained weights). 0 stays 0.
+pub fn average_decay(ema: f32, step: u64) -> f32 {
+    let warm = (1.0 + step as f64) / (10.0 + step as f64);
+    ema.min(warm as f32)
 }
 
 /// `average = decay * average + (1 - decay) * params`, weight by weight; with decay 0 the
@@ -727,7 +739,8 @@ fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens
     let n = |k: &str| st[k].as_u64().unwrap_or(0) as usize;
     Ok(State {
         best: get("best.")?,
-        average: get("average.")?,
+        // Checkpoints written before the average existed start it from the weights.
+        average: get("average.").or_else(|_| get("param."))?,
         params,
         adam,
         epoch: n("epoch"),
@@ -767,6 +780,15 @@ mod tests {
         // Decay 0: the average is the weights themselves.
         update_average(&mut avg, &two_weights(-7.0, 0.5), 0.0);
         assert_eq!(avg.tensors, vec![vec![-7.0, 0.5]]);
+    }
+
+    #[test]
+    fn the_average_warms_up_then_keeps_its_decay() {
+        // (1 + 1) / (10 + 1) = 2/11 at the first step; (1 + 90) / (10 + 90) = 0.91 at step 90.
+        assert!((average_decay(0.999, 1) - 2.0 / 11.0).abs() < 1e-7);
+        assert!((average_decay(0.999, 90) - 0.91).abs() < 1e-6);
+        assert_eq!(average_decay(0.999, 1_000_000), 0.999);
+        assert_eq!(average_decay(0.0, 5), 0.0);
     }
 
     #[test]
