@@ -2,7 +2,17 @@
 
 fn main() {
     restore_default_sigpipe();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    // Arguments that are not UTF-8 are a usage error, not a panic in `std::env::args`.
+    let mut argv = Vec::new();
+    for (i, arg) in std::env::args_os().skip(1).enumerate() {
+        match arg.into_string() {
+            Ok(a) => argv.push(a),
+            Err(bad) => {
+                eprintln!("error: argument {} is not UTF-8 text: {}", i + 1, bad.to_string_lossy());
+                std::process::exit(2);
+            }
+        }
+    }
     std::process::exit(tuneinfer::cli::run(&argv));
 }
 

@@ -388,6 +388,12 @@ fn out_of_range_numbers_and_misplaced_options_are_usage_errors() {
         2,
         "--problems",
     );
+    // Options are checked before the model is looked up (a usage error, not "not found").
+    assert_one_line_error(
+        &run(&["predict", "--models", "/nonexistent", "--threads", "0", KEY], None),
+        2,
+        "--threads",
+    );
     // An option after the problem is named, not read as part of the problem.
     assert_one_line_error(
         &run(&["predict", "--device", "cpu", KEY, "--beam", "4"], None),
@@ -440,6 +446,13 @@ fn bench_fails_when_nothing_was_measured() {
         2,
         "no problems",
     );
+    // Standard input, with a byte-order mark, like batch.
+    let out = run(
+        &["bench", "--devices", "cpu", "--input", "-"],
+        Some(&format!("\u{feff}{KEY}\n")),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("1 problems"), "{}", text(&out.stdout));
     let mixed = dir.join("mixed.txt");
     std::fs::write(&mixed, format!("{KEY}\nnot-a-key\n")).unwrap();
     assert_one_line_error(
@@ -592,4 +605,70 @@ fn info_says_when_a_listed_model_does_not_load() {
     let damaged = listing(&dir);
     assert!(damaged.contains("not loadable"), "{damaged}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn batch_output_keeps_redirections_dangling_links_and_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("outputs");
+    let input = dir.join("problems.txt");
+    std::fs::write(&input, format!("{KEY}\n")).unwrap();
+    let batch_to = |output: &str, stdout: std::process::Stdio| {
+        Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args([
+                "batch",
+                "--device",
+                "cpu",
+                "--input",
+                input.to_str().unwrap(),
+                "--output",
+                output,
+            ])
+            .env_remove("TUNEINFER_MODELS")
+            .stdout(stdout)
+            .output()
+            .unwrap()
+    };
+    // `--output /dev/stdout >> log`: appended to the log, not renamed over it.
+    let log = dir.join("log.tsv");
+    std::fs::write(&log, "previous\n").unwrap();
+    let append = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let out = batch_to("/dev/stdout", append.into());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.starts_with("previous\nproblem\t") && logged.contains(KEY),
+        "{logged}"
+    );
+    // A link to a file that does not exist yet: the file is created, the link stays.
+    let target = dir.join("new.tsv");
+    let link = dir.join("dangling.tsv");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = batch_to(link.to_str().unwrap(), std::process::Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&target).unwrap().contains(KEY));
+    // A replaced file keeps its permissions.
+    let private = dir.join("private.tsv");
+    std::fs::write(&private, "old\n").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = batch_to(private.to_str().unwrap(), std::process::Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mode = std::fs::metadata(&private).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(std::fs::read_to_string(&private).unwrap().contains(KEY));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .arg("predict")
+        .arg(std::ffi::OsStr::from_bytes(b"\xff-key"))
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, 2, "argument 2 is not UTF-8");
 }

@@ -123,6 +123,14 @@ fn device_gpu_loads_the_shipped_weights() {
         .predict_one(&problem, DecodeMode::Miopen)
         .expect("gpu prediction");
     assert_eq!(want[0].config, got[0].config);
+    // --threads reaches the GPU engine's host side too (it was only applied on the CPU).
+    let engine = engine.with_threads(3);
+    assert!(matches!(engine, Engine::Gpu { .. }));
+    assert_eq!(engine.host().threads(), 3);
+    let again = engine
+        .predict_one(&problem, DecodeMode::Miopen)
+        .expect("gpu prediction");
+    assert_eq!(again[0].config, want[0].config);
 }
 
 #[test]

@@ -36,7 +36,7 @@ impl Args {
                     option.filter(|n| positional_phase && (spec.valued.contains(n) || spec.flags.contains(n)))
                 {
                     return Err(Error::Usage(format!(
-                        "--{name} comes after '{}': options go before the problem",
+                        "--{name} comes after '{}': options go first, before any problem or other argument",
                         args.rest[0]
                     )));
                 }
@@ -127,7 +127,7 @@ mod tests {
         for late in ["--beam 4", "--beam=4", "--json"] {
             let e = Args::parse(&words(&format!("--arch gfx908 convfp16 -n 2 {late}")), &SPEC).unwrap_err();
             assert!(e.to_string().contains(late.split([' ', '=']).next().unwrap()), "{e}");
-            assert!(e.to_string().contains("before the problem"), "{e}");
+            assert!(e.to_string().contains("options go first"), "{e}");
         }
     }
 

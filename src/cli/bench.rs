@@ -33,7 +33,7 @@ read-back; median of 50). Adapters without timestamp queries say so and print th
 
 Options:
   --problems N       number of random problems (default: 1000)
-  --input FILE       problems to read instead
+  --input FILE       problems to read instead (- = standard input)
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk)
   --precision P      the GPU's weights: f32 (default) or f16
@@ -79,9 +79,8 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     };
     let problems: Vec<ConvProblem> = match args.value("input") {
         Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
             let mut problems = Vec::new();
-            for (i, line) in text.lines().enumerate() {
+            for (i, line) in super::predict::read_lines(file)?.iter().enumerate() {
                 let line = line.trim();
                 if line.is_empty() || line.starts_with('#') {
                     continue;

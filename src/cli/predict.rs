@@ -114,10 +114,15 @@ pub(super) fn common(args: &Args) -> Result<Common> {
     let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);
+    // Every option is checked before the model loads (a GPU start can take seconds).
+    let threads = match args.value("threads") {
+        None => None,
+        Some(_) => Some(args.positive("threads", 1, 1024)?),
+    };
     let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?
         .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
-    if args.value("threads").is_some() {
-        predictor = predictor.with_threads(args.positive("threads", 1, 1024)?);
+    if let Some(n) = threads {
+        predictor = predictor.with_threads(n);
     }
     Ok(Common { predictor, mode })
 }
@@ -256,7 +261,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
 
 /// The input's lines. Bytes that are not UTF-8 become U+FFFD, so such a line fails on its own
 /// (named by number) instead of the whole file; a leading byte-order mark is dropped.
-fn read_lines(name: &str) -> Result<Vec<String>> {
+pub(super) fn read_lines(name: &str) -> Result<Vec<String>> {
     let bytes = if name == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()

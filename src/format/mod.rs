@@ -28,21 +28,61 @@ pub fn read_text(path: &Path) -> Result<String> {
 }
 
 /// Writes `bytes` to `path` so an interrupted run never leaves a half-written file where a good
-/// one was: into a temporary sibling, then renamed into place. A link is followed (its target
-/// is replaced, the link stays); a path that is not a regular file (`/dev/null`, a pipe) is
-/// written in place, since renaming over it would replace the device.
+/// one was: into a new temporary sibling, then renamed into place (keeping the old file's
+/// permissions). A link is followed (its target is replaced, the link stays, even when the
+/// target does not exist yet). Paths under `/dev` and `/proc` (`/dev/stdout`, `/dev/null`, a
+/// pipe) and anything that is not a regular file are appended to in place, since renaming over
+/// them (or truncating them) would replace the device or the file behind a redirection.
 pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return std::fs::write(&target, bytes).map_err(|e| Error::io(path, e));
+    let in_place = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    let mut target = path.to_path_buf();
+    // Follow links by hand (a dangling one too); give up after a few hops like the OS would.
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = std::fs::read_link(&target).map_err(|e| Error::io(path, e))?;
+                target = match target.parent() {
+                    Some(dir) if next.is_relative() => dir.join(next),
+                    _ => next,
+                };
+                if in_place(&target) {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    let existing = std::fs::metadata(&target).ok();
+    if in_place(path) || in_place(&target) || existing.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
+        // Append, never truncate: `/dev/stdout` may reopen the file behind a `>>` redirection.
+        use std::io::Write;
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(&target)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| Error::io(path, e));
     }
     let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    let tmp = target.with_file_name(format!(".{name}.tmp-write"));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, &target).map_err(|e| {
+    let tmp = target.with_file_name(format!(".{name}.{}.tmp-write", std::process::id()));
+    let written = (|| -> std::io::Result<()> {
+        use std::io::Write;
+        // create_new: never follow a link someone left at the temporary name.
         let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        if let Some(m) = &existing {
+            f.set_permissions(m.permissions())?;
+        }
+        Ok(())
+    })();
+    let renamed = written
+        .map_err(|e| Error::io(&tmp, e))
+        .and_then(|_| std::fs::rename(&tmp, &target).map_err(|e| Error::io(path, e)));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed
 }
 
 /// Creates `dir` and its parents; a path in the way that is not a directory is named as such

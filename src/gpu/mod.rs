@@ -199,13 +199,10 @@ impl Engine {
         }
     }
 
-    /// Limits the CPU worker threads (the CPU path and the `auto` fallback).
+    /// Limits the host's worker threads: the CPU path, and on the GPU the host side (preparing
+    /// problems, parsing read-backs, answers).
     pub fn with_threads(self, threads: usize) -> Engine {
-        match self {
-            Engine::Cpu(p) => Engine::Cpu(p.with_threads(threads)),
-            #[cfg(feature = "gpu")]
-            other => other,
-        }
+        self.with_target(|p| p.with_threads(threads))
     }
 
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
