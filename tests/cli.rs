@@ -525,44 +525,6 @@ fn the_library_refuses_a_beam_wider_than_its_limit() {
     assert_eq!(ok.len(), 2);
 }
 
-#[cfg(unix)]
-#[test]
-fn batch_output_through_a_link_replaces_the_target_and_keeps_the_link() {
-    let dir = temp_dir("link");
-    let input = dir.join("problems.txt");
-    std::fs::write(&input, format!("{KEY}\n")).unwrap();
-    let target = dir.join("real.tsv");
-    std::fs::write(&target, "old\n").unwrap();
-    let link = dir.join("link.tsv");
-    std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = run(
-        &[
-            "batch",
-            "--device",
-            "cpu",
-            "--input",
-            input.to_str().unwrap(),
-            "--output",
-            link.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-    let written = std::fs::read_to_string(&target).unwrap();
-    assert!(
-        written.starts_with("problem\trank\tconfig") && written.contains(KEY),
-        "{written}"
-    );
-    // No temporary file left behind.
-    let names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names.len(), 3, "{names:?}");
-    let _ = std::fs::remove_dir_all(dir);
-}
-
 #[test]
 fn batch_input_with_a_byte_order_mark_and_tabs_keeps_the_tsv_intact() {
     let input = format!("\u{feff}{KEY}\nconv\t-n 1 -c 4 -H 2 -W 2 -k 4 -y 1 -x 1\n");
@@ -609,7 +571,7 @@ fn info_says_when_a_listed_model_does_not_load() {
 
 #[cfg(unix)]
 #[test]
-fn batch_output_keeps_redirections_dangling_links_and_permissions() {
+fn batch_output_keeps_links_redirections_and_permissions() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("outputs");
     let input = dir.join("problems.txt");
@@ -641,14 +603,33 @@ fn batch_output_keeps_redirections_dangling_links_and_permissions() {
         logged.starts_with("previous\nproblem\t") && logged.contains(KEY),
         "{logged}"
     );
-    // A link to a file that does not exist yet: the file is created, the link stays.
-    let target = dir.join("new.tsv");
-    let link = dir.join("dangling.tsv");
+    // A link to an existing file: the file is replaced, the link stays, no temporary is left.
+    let target = dir.join("real.tsv");
+    std::fs::write(&target, "old\n").unwrap();
+    let link = dir.join("link.tsv");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let out = batch_to(link.to_str().unwrap(), std::process::Stdio::null());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-    assert!(std::fs::read_to_string(&target).unwrap().contains(KEY));
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        written.starts_with("problem\trank\tconfig") && written.contains(KEY),
+        "{written}"
+    );
+    let leftovers: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tmp-write"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A link to a file that does not exist yet: the file is created, the link stays.
+    let new_target = dir.join("new.tsv");
+    let dangling = dir.join("dangling.tsv");
+    std::os::unix::fs::symlink(&new_target, &dangling).unwrap();
+    let out = batch_to(dangling.to_str().unwrap(), std::process::Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&new_target).unwrap().contains(KEY));
     // A replaced file keeps its permissions.
     let private = dir.join("private.tsv");
     std::fs::write(&private, "old\n").unwrap();
