@@ -105,6 +105,14 @@ fn training_is_deterministic_and_resume_continues_exactly() {
     other.resume = Some(b.join("ckpt.safetensors"));
     let e = train::train(&other, None).unwrap_err().to_string();
     assert!(e.contains("differs from the requested one"), "{e}");
+    // So is a resume with another weight average or decay.
+    for (ema, decay) in [(0.5, 0.05), (0.999, 0.0)] {
+        let mut other = tiny_options(&b, 3);
+        (other.ema, other.weight_decay) = (ema, decay);
+        other.resume = Some(b.join("ckpt.safetensors"));
+        let e = train::train(&other, None).unwrap_err().to_string();
+        assert!(e.contains("--ema 0.999 --weight-decay 0.05;"), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
 }

@@ -467,7 +467,7 @@ fn train_member(
 ) -> Result<MemberRun> {
     let mut state = match resume {
         Some(path) => {
-            let s = load_checkpoint(path, config, data_hash, tokens)?;
+            let s = load_checkpoint(path, config, data_hash, tokens, opts)?;
             log(
                 opts,
                 &format!("resumed from {} after epoch {}", path.display(), s.epoch),
@@ -601,7 +601,7 @@ fn train_member(
                 left_s
             ),
         );
-        save_checkpoint(checkpoint, &state, data_hash, tokens, transform)?;
+        save_checkpoint(checkpoint, &state, data_hash, tokens, transform, opts)?;
         if opts.time_limit_s.is_some_and(|l| elapsed + epoch_s > l) {
             log(opts, "time limit reached: stopping");
             break;
@@ -675,6 +675,7 @@ fn save_checkpoint(
     data_hash: &str,
     tokens: &TokenTable,
     transform: &FeatureTransform,
+    opts: &TrainOptions,
 ) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::format::create_dir(dir)?;
@@ -692,6 +693,7 @@ fn save_checkpoint(
         "data_sha256": data_hash, "tokens": tokens.token_values, "token_positions": tokens.token_positions(),
         "model": {"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len},
         "mean": transform.mean, "std": transform.std,
+        "averaging": {"ema": opts.ema, "weight_decay": opts.weight_decay},
     });
     let mut meta = BTreeMap::new();
     meta.insert("format".to_string(), CHECKPOINT_FORMAT.to_string());
@@ -700,7 +702,13 @@ fn save_checkpoint(
     safetensors::write(path, &tensors, &meta)
 }
 
-fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens: &TokenTable) -> Result<State> {
+fn load_checkpoint(
+    path: &Path,
+    config: AttentionConfig,
+    data_hash: &str,
+    tokens: &TokenTable,
+    opts: &TrainOptions,
+) -> Result<State> {
     let src = path.display().to_string();
     let err = |d: String| Error::format(src.clone(), d);
     let (tensors, meta) = safetensors::read(path)?;
@@ -727,6 +735,18 @@ fn load_checkpoint(path: &Path, config: AttentionConfig, data_hash: &str, tokens
             "the checkpoint's model (hidden {}, embed {}, vocabulary {}) differs from the requested one \
              (hidden {}, embed {}, vocabulary {})",
             m["hidden"], m["embed"], m["vocab"], config.hidden, config.embed, config.vocab
+        )));
+    }
+    // The average and the decay shape every step: a resumed run must keep them (checkpoints from
+    // before they existed have no record and are taken as they are).
+    let averaging = &st["averaging"];
+    let recorded = |key: &str| averaging[key].as_f64().map(|v| v as f32);
+    let (ema, decay) = (recorded("ema"), recorded("weight_decay"));
+    if ema.is_some_and(|e| e != opts.ema) || decay.is_some_and(|d| d != opts.weight_decay) {
+        return Err(Error::Usage(format!(
+            "{src} was trained with --ema {} --weight-decay {}; resume with the same values",
+            ema.map_or("?".to_string(), |v| v.to_string()),
+            decay.map_or("?".to_string(), |v| v.to_string())
         )));
     }
     let get = |prefix: &str| params_from_tensors(config, &tensors, prefix, &src);
