@@ -614,16 +614,15 @@ pub(crate) fn beam_resident(
     let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
     let decode::BeamStart {
         mut hyp_a,
         mut hyp_b,
         parents,
-    } = decode::beam_start(ctx, pool, rows, w, l)?;
+    } = decode::beam_start(ctx, pool, &mut rec, rows, w, l)?;
     let s = StepBuffers::take(ctx, pool, m, rows)?;
-    let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
     rec.encoder().clear_buffer(&s.feed, 0, None);
-    parents.record_reset(&mut rec, &hyp_a);
-    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents.buffer))?;
+    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
         kernels::beam_step(
@@ -637,7 +636,7 @@ pub(crate) fn beam_resident(
                 (&rules).into(),
                 (&hyp_a).into(),
                 (&hyp_b).into(),
-                (&parents.buffer).into(),
+                (&parents).into(),
                 (&s.feed).into(),
             ],
             problems,
@@ -649,16 +648,7 @@ pub(crate) fn beam_resident(
         )?;
         // Slots keep their parent's state; the encoder outputs stay per problem.
         for (next, cur) in r.next.iter().zip(&r.cur) {
-            kernels::reorder_rows(
-                ctx,
-                &mut rec,
-                (&parents.buffer).into(),
-                next.into(),
-                cur.into(),
-                rows,
-                rows,
-                h,
-            )?;
+            kernels::reorder_rows(ctx, &mut rec, (&parents).into(), next.into(), cur.into(), rows, rows, h)?;
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }

@@ -419,17 +419,16 @@ pub(crate) fn beam_resident(
     let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
     let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
     let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
+    let mut rec = Recorder::with_cache(ctx, "beam", cache);
     let BeamStart {
         mut hyp_a,
         mut hyp_b,
         parents,
-    } = beam_start(ctx, pool, rows, w, l)?;
+    } = beam_start(ctx, pool, &mut rec, rows, w, l)?;
     let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
     let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
     let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
-    let mut rec = Recorder::with_cache(ctx, "beam", cache);
     rec.encoder().clear_buffer(&feed, 0, None);
-    parents.record_reset(&mut rec, &hyp_a);
     // The decoder's LSTMs read each row's state from its parent row (the beam's reorder, and
     // at the first step the problem's encoder state) in place.
     // Step i writes states[i % 2] and reads the previous step's (at step 0 the encoder's).
@@ -447,7 +446,7 @@ pub(crate) fn beam_resident(
             (&states[(step - 1) % 2], rows)
         };
         let next = &states[step % 2];
-        let gather = Some((&parents.buffer, cur_rows));
+        let gather = Some((&parents, cur_rows));
         record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
         kernels::beam_step(
             ctx,
@@ -460,7 +459,7 @@ pub(crate) fn beam_resident(
                 (&rules).into(),
                 (&hyp_a).into(),
                 (&hyp_b).into(),
-                (&parents.buffer).into(),
+                (&parents).into(),
                 (&feed).into(),
             ],
             problems,
@@ -485,32 +484,21 @@ pub(crate) fn beam_resident(
 pub(crate) struct BeamStart {
     pub hyp_a: wgpu::Buffer,
     pub hyp_b: wgpu::Buffer,
-    pub parents: BeamParents,
+    pub parents: wgpu::Buffer,
 }
 
-/// The parent-row buffer, with the pooled constants that start a search.
-pub(crate) struct BeamParents {
-    pub buffer: wgpu::Buffer,
-    initial_hypotheses: wgpu::Buffer,
-    initial_parents: wgpu::Buffer,
-    hyp_bytes: u64,
-    parent_bytes: u64,
-}
-
-impl BeamParents {
-    /// Records the copies that start a search: in `hyp`, slot 0 of each problem live with an
-    /// empty prefix and everything else dead; row r's parent is problem r / w's encoder state.
-    pub fn record_reset(&self, rec: &mut Recorder<'_>, hyp: &wgpu::Buffer) {
-        rec.encoder()
-            .copy_buffer_to_buffer(&self.initial_hypotheses, 0, hyp, 0, self.hyp_bytes);
-        rec.encoder()
-            .copy_buffer_to_buffer(&self.initial_parents, 0, &self.buffer, 0, self.parent_bytes);
-    }
-}
-
-/// Takes a beam's buffers from the pool. The initial records and parents are built and
-/// uploaded once per (size, width, length) and copied on the GPU by every later search.
-pub(crate) fn beam_start(ctx: &GpuContext, pool: &mut Pool, rows: usize, w: usize, l: usize) -> Result<BeamStart> {
+/// Takes a beam's buffers from the pool and records the copies that start the search: in
+/// `hyp_a`, slot 0 of each problem live with an empty prefix and everything else dead; row r's
+/// parent is problem r / w's encoder state. Those initial records and parents are pooled
+/// constants, built and uploaded once per (size, width, length).
+pub(crate) fn beam_start(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    rec: &mut Recorder<'_>,
+    rows: usize,
+    w: usize,
+    l: usize,
+) -> Result<BeamStart> {
     let hyp_bytes = 4 * (2 * rows * hyp_words(l)) as u64;
     let initial_hypotheses = pool.constant(
         ctx,
@@ -524,17 +512,16 @@ pub(crate) fn beam_start(ctx: &GpuContext, pool: &mut Pool, rows: usize, w: usiz
         let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
         bytemuck::cast_slice(&first).to_vec()
     })?;
-    Ok(BeamStart {
+    let start = BeamStart {
         hyp_a: pool.take(ctx, "hypotheses", hyp_bytes)?,
         hyp_b: pool.take(ctx, "hypotheses", hyp_bytes)?,
-        parents: BeamParents {
-            buffer: pool.take(ctx, "parents", parent_bytes)?,
-            initial_hypotheses,
-            initial_parents,
-            hyp_bytes,
-            parent_bytes,
-        },
-    })
+        parents: pool.take(ctx, "parents", parent_bytes)?,
+    };
+    rec.encoder()
+        .copy_buffer_to_buffer(&initial_hypotheses, 0, &start.hyp_a, 0, hyp_bytes);
+    rec.encoder()
+        .copy_buffer_to_buffer(&initial_parents, 0, &start.parents, 0, parent_bytes);
+    Ok(start)
 }
 
 /// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
