@@ -5,15 +5,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{wants_help, Args, Spec};
-
-/// Most generated problems `--problems` may ask for (each costs memory on the host and device).
-const MAX_PROBLEMS: usize = 10_000_000;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, Prediction};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 use crate::workload::asm1x1u_problems;
+
+/// Most generated problems `--problems` may ask for (each costs memory on the host and device).
+const MAX_PROBLEMS: usize = 10_000_000;
 
 const HELP: &str = "\
 Usage: tuneinfer bench [OPTIONS]
@@ -79,15 +79,12 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     };
     let problems: Vec<ConvProblem> = match args.value("input") {
         Some(file) => {
+            let lines = super::predict::read_lines(file)?;
             let mut problems = Vec::new();
-            for (i, line) in super::predict::read_lines(file)?.iter().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                problems.push(ConvProblem::parse(line).map_err(|e| match e {
+            for (line_no, text) in super::predict::problem_lines(&lines) {
+                problems.push(ConvProblem::parse(text).map_err(|e| match e {
                     Error::InvalidProblem { input, reason } => Error::InvalidProblem {
-                        input: format!("{file}:{}: {input}", i + 1),
+                        input: format!("{file}:{line_no}: {input}"),
                         reason,
                     },
                     other => other,

@@ -213,16 +213,12 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     // Parse every line first; keep (line number, text, problem).
     let mut failed = 0usize;
     let mut jobs: Vec<(usize, String, ConvProblem)> = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let text = line.trim();
-        if text.is_empty() || text.starts_with('#') {
-            continue;
-        }
+    for (line_no, text) in problem_lines(&lines) {
         match ConvProblem::parse(text) {
             // Tabs would break the TSV's columns: the problem column gets spaces instead.
-            Ok(p) => jobs.push((i + 1, text.replace('\t', " "), p)),
+            Ok(p) => jobs.push((line_no, text.replace('\t', " "), p)),
             Err(e) => {
-                eprintln!("{input_name}:{}: {e}", i + 1);
+                eprintln!("{input_name}:{line_no}: {e}");
                 failed += 1;
             }
         }
@@ -257,6 +253,16 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The problem lines of an input: (1-based line number, trimmed text); blank lines and `#`
+/// comments are skipped.
+pub(super) fn problem_lines(lines: &[String]) -> impl Iterator<Item = (usize, &str)> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, text)| !text.is_empty() && !text.starts_with('#'))
 }
 
 /// The input's lines. Bytes that are not UTF-8 become U+FFFD, so such a line fails on its own
