@@ -308,26 +308,29 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
         let shape = format!("({rows},{vocab},{dim},{units})");
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
         let (cpu_h, cpu_c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, dim, units);
-        let want = host::lstm_step_on(
-            &ctx,
-            &x,
-            &kernel,
-            &recurrent,
-            &bias,
-            &h0,
-            &c0,
-            rows,
-            dim,
-            units,
-            false,
-            TilePath::Small,
-        )
-        .expect("lstm");
-        for path in [TilePath::Small, TilePath::Tiled] {
-            let got = host::lstm_step_embedded_on(
+        // The reference: the plain GPU step on gathered inputs; the candidate reads the table.
+        let plain = |x: &[f32]| {
+            host::lstm_step_on(
+                &ctx,
+                x,
+                &kernel,
+                &recurrent,
+                &bias,
+                &h0,
+                &c0,
+                rows,
+                dim,
+                units,
+                false,
+                TilePath::Small,
+            )
+            .expect("lstm")
+        };
+        let embedded = |ids: &[u32], path| {
+            host::lstm_step_embedded_on(
                 &ctx,
                 &table,
-                Some(&ids),
+                Some(ids),
                 &kernel,
                 &recurrent,
                 &bias,
@@ -339,7 +342,11 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
                 false,
                 path,
             )
-            .expect("embedded lstm");
+            .expect("embedded lstm")
+        };
+        let want = plain(&x);
+        for path in [TilePath::Small, TilePath::Tiled] {
+            let got = embedded(&ids, path);
             assert!(got.sentinels_intact, "{path:?} {shape}");
             assert_eq!(bits(&got.values), bits(&want.values), "{path:?} {shape}");
             let (gh, gc) = got.values.split_at(rows * units);
@@ -353,38 +360,9 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
         bad[rows - 1] = vocab as u32;
         let mut x_bad = x.clone();
         x_bad[(rows - 1) * dim..].iter_mut().for_each(|v| *v = f32::NAN);
-        let want = host::lstm_step_on(
-            &ctx,
-            &x_bad,
-            &kernel,
-            &recurrent,
-            &bias,
-            &h0,
-            &c0,
-            rows,
-            dim,
-            units,
-            false,
-            TilePath::Small,
-        )
-        .expect("lstm");
+        let want = plain(&x_bad);
         for path in [TilePath::Small, TilePath::Tiled] {
-            let got = host::lstm_step_embedded_on(
-                &ctx,
-                &table,
-                Some(&bad),
-                &kernel,
-                &recurrent,
-                &bias,
-                &h0,
-                &c0,
-                rows,
-                dim,
-                units,
-                false,
-                path,
-            )
-            .expect("embedded lstm");
+            let got = embedded(&bad, path);
             let canonical = |v: &[f32]| -> Vec<u32> {
                 v.iter()
                     .map(|x| if x.is_nan() { f32::NAN.to_bits() } else { x.to_bits() })
