@@ -754,14 +754,19 @@ pub mod host {
         pub sentinels_intact: bool,
     }
 
-    /// Submits the recorded kernel, waits, and reads the guarded output back.
-    fn submit_and_read(ctx: &GpuContext, what: &str, rec: Recorder, out: &buffers::Guarded) -> Result<Output> {
-        ctx.submit_and_wait(what, rec.finish())?;
+    /// Reads a guarded output back (after its kernel finished).
+    fn read_output(ctx: &GpuContext, what: &str, out: &buffers::Guarded) -> Result<Output> {
         let (values, sentinels_intact) = out.read(ctx, what)?;
         Ok(Output {
             values,
             sentinels_intact,
         })
+    }
+
+    /// Submits the recorded kernel, waits, and reads the guarded output back.
+    fn submit_and_read(ctx: &GpuContext, what: &str, rec: Recorder, out: &buffers::Guarded) -> Result<Output> {
+        ctx.submit_and_wait(what, rec.finish())?;
+        read_output(ctx, what, out)
     }
 
     fn nan_filled(len: usize) -> Vec<f32> {
@@ -875,13 +880,7 @@ pub mod host {
             half,
         )?;
         ctx.submit_and_wait("dense_log_softmax", rec.finish())?;
-        let read = |g: &buffers::Guarded| -> Result<Output> {
-            let (values, sentinels_intact) = g.read(ctx, "dense_log_softmax")?;
-            Ok(Output {
-                values,
-                sentinels_intact,
-            })
-        };
+        let read = |g| read_output(ctx, "dense_log_softmax", g);
         Ok((read(&scores)?, read(&logp)?))
     }
 
@@ -1080,12 +1079,7 @@ pub mod host {
             half,
             path,
         )?;
-        ctx.submit_and_wait("lstm_step", rec.finish())?;
-        let (values, sentinels_intact) = next.read(ctx, "lstm_step")?;
-        Ok(Output {
-            values,
-            sentinels_intact,
-        })
+        submit_and_read(ctx, "lstm_step", rec, &next)
     }
 
     /// Device-resident inputs for timing `lstm_step` alone (benchmarks): [`LstmSteps::run`]
@@ -1210,13 +1204,7 @@ pub mod host {
             half,
         )?;
         ctx.submit_and_wait("attention", rec.finish())?;
-        let read = |g: &buffers::Guarded| -> Result<Output> {
-            let (values, sentinels_intact) = g.read(ctx, "attention")?;
-            Ok(Output {
-                values,
-                sentinels_intact,
-            })
-        };
+        let read = |g| read_output(ctx, "attention", g);
         Ok((read(&weights)?, read(&context)?, read(&out)?))
     }
 
