@@ -120,10 +120,7 @@ fn a_conv_asm_1x1u_model_with_a_non_integer_token_value_is_refused_at_load() {
     let dir = std::env::temp_dir().join(format!("tuneinfer-bad-token-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    for part in ["encoder", "decoder", "metadata"] {
-        let name = format!("gfx908_ConvAsm1x1U_{part}.ktn.model");
-        std::fs::copy(common::models_dir().join(&name), dir.join(&name)).unwrap();
-    }
+    common::copy_gfx908_asm1x1u_model(&dir);
     let meta_path = dir.join("gfx908_ConvAsm1x1U_metadata.ktn.model");
     let mut meta: Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
     assert!(meta["decodings"]["tunings"]["5"].is_string());

@@ -554,10 +554,7 @@ fn verify_names_the_file_of_an_unsupported_model() {
 #[test]
 fn info_says_when_a_listed_model_does_not_load() {
     let dir = temp_dir("info");
-    for part in ["encoder", "decoder", "metadata"] {
-        let name = format!("gfx908_ConvAsm1x1U_{part}.ktn.model");
-        std::fs::copy(common::models_dir().join(&name), dir.join(&name)).unwrap();
-    }
+    common::copy_gfx908_asm1x1u_model(&dir);
     let listing = |dir: &PathBuf| text(&run(&["info", "--models", dir.to_str().unwrap()], None).stdout);
     let good = listing(&dir);
     assert!(good.contains("gfx908") && !good.contains("not loadable"), "{good}");

@@ -33,6 +33,15 @@ pub fn ktn_model_files() -> Vec<PathBuf> {
     files
 }
 
+/// Copies MIOpen's gfx908 ConvAsm1x1U model (its three `.ktn.model` files) into `dir`, for
+/// tests that damage or list a model of their own.
+pub fn copy_gfx908_asm1x1u_model(dir: &std::path::Path) {
+    for part in ["encoder", "decoder", "metadata"] {
+        let name = format!("gfx908_ConvAsm1x1U_{part}.ktn.model");
+        std::fs::copy(models_dir().join(&name), dir.join(&name)).expect("copy the gfx908 model");
+    }
+}
+
 /// The composable_kernel instance lists (`../shared/miopen/ck`).
 pub fn ck_dir() -> PathBuf {
     miopen_dir().join("ck")
