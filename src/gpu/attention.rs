@@ -95,8 +95,8 @@ impl GpuAttention {
     pub fn bytes_per_row(&self) -> u64 {
         let c = self.config;
         let per_member = 2 * 2 * c.hidden + c.steps * c.hidden + c.embed + c.steps + 2 * c.hidden + 2 * c.vocab;
-        // Two hypothesis buffers of live slots and finished lists, the parent and the feed.
-        let search = 2 * 2 * hyp_words(c.seq_len) + 2;
+        // What decode::beam_start takes, and the feed.
+        let search = decode::beam_start_words(c.seq_len) + 1;
         4 * (search + self.members.len() * per_member) as u64
     }
 

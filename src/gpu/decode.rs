@@ -61,9 +61,7 @@ fn encoder_words(m: &GpuKtn) -> usize {
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
-        // Three record buffers of live slots and finished lists (the initial one kept for the
-        // next decode of the same size), the parent and the initial parent.
-        6 * hyp_words(max_len) + 2
+        beam_start_words(max_len)
     } else {
         hyp_words(max_len)
     };
@@ -485,6 +483,13 @@ pub(crate) struct BeamStart {
     pub hyp_a: wgpu::Buffer,
     pub hyp_b: wgpu::Buffer,
     pub parents: wgpu::Buffer,
+}
+
+/// Device words per beam row that [`beam_start`] takes: three record buffers of live slots
+/// and finished lists (the pooled initial one is kept for the next search of the same size),
+/// the parent and the pooled initial parent.
+pub(crate) fn beam_start_words(max_len: usize) -> usize {
+    3 * 2 * hyp_words(max_len) + 2
 }
 
 /// Takes a beam's buffers from the pool and records the copies that start the search: in
