@@ -253,7 +253,8 @@ pub fn default_ktn_dirs() -> Vec<PathBuf> {
 }
 
 /// Loads our model from `files` and MIOpen's gfx908 KTN (from `ktn_dir`, an error when it is
-/// not there or damaged; else from the default places when found there), then evaluates on the prepared split (reference = training + early-stop rows).
+/// not there or damaged; else from the default places when found there), then evaluates on the
+/// prepared split (reference = training + early-stop rows).
 pub fn evaluate_files(
     files: &WeightsFiles,
     arch: &str,
