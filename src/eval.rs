@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::data::dataset::Sample;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::weights::{self, WeightsFiles};
 use crate::predict::{DecodeMode, Predictor};
 use crate::seq2seq::attention::raw_features;
@@ -262,6 +262,13 @@ pub fn evaluate_files(
     beam: usize,
     ktn_dir: Option<&Path>,
 ) -> Result<EvalTable> {
+    if prep.validation.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no validation problems to evaluate it on (its split held out no geometry, e.g. it was trained \
+             with --val-fraction 0); evaluate a model trained with a held-out split",
+            files.metadata.display()
+        )));
+    }
     let solver = crate::solvers::by_name(conv_asm_1x1u::NAME)?;
     let (model, _) = weights::load(files, arch, solver.name())?;
     let ours = Predictor::new(Target::new(arch), solver, Box::new(model));

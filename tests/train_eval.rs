@@ -265,3 +265,45 @@ fn ensemble_members_are_saved_loaded_and_averaged() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&single_dir);
 }
+
+#[test]
+fn a_model_trained_on_every_geometry_is_not_evaluated_on_them() {
+    // --val-fraction 0 holds out nothing: training skips its final evaluation, and `eval` refuses
+    // (it printed a table of 0.0% for 0 problems with exit 0).
+    let dir = temp_dir("all-geometries");
+    let code = |words: &[&str]| tuneinfer::cli::run(&words.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let db = gfx906_db().display().to_string();
+    let out = dir.display().to_string();
+    let train = [
+        "train",
+        "--perf-db",
+        &db,
+        "--arch",
+        "gfx906",
+        "--out",
+        &out,
+        "--max-rows",
+        "300",
+        "--epochs",
+        "1",
+        "--hidden",
+        "8",
+        "--embed",
+        "4",
+        "--val-fraction",
+        "0",
+        "--quiet",
+    ];
+    assert_eq!(code(&train), 0);
+    let (info, _) = weights::read_info(&dir.join("gfx906_ConvAsm1x1U.json")).unwrap();
+    assert!(
+        info.metrics.is_null(),
+        "no validation metrics without validation problems"
+    );
+    assert_eq!(info.training["split"]["validation"], 0);
+    assert_eq!(
+        code(&["eval", "--perf-db", &db, "--arch", "gfx906", "--models", &out]),
+        2
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -411,9 +411,16 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         metrics: Value::Null,
     };
     let files = weights::save(&opts.out_dir, &best, &info)?;
-    if let Some(eval) = evaluate {
-        info.metrics = eval(&files, &prep)?;
-        weights::save(&opts.out_dir, &best, &info)?;
+    match evaluate {
+        Some(_) if prep.validation.is_empty() => log(
+            opts,
+            "no validation geometries (--val-fraction 0 trains on all of them): the final evaluation is skipped",
+        ),
+        Some(eval) => {
+            info.metrics = eval(&files, &prep)?;
+            weights::save(&opts.out_dir, &best, &info)?;
+        }
+        None => {}
     }
     log(
         opts,
