@@ -650,3 +650,27 @@ fn a_non_utf8_argument_is_a_usage_error() {
         .unwrap();
     assert_one_line_error(&out, 2, "argument 2 is not UTF-8");
 }
+
+#[test]
+fn a_solver_without_a_model_for_the_arch_is_model_not_found() {
+    // MIOpen ships the composable_kernel solvers' models for gfx90a and gfx942 only; the default
+    // arch is gfx906. That is a missing model (exit 6) naming the arch and the searched
+    // directory, not "does not apply" (exit 5, which is about the problem).
+    let m = models();
+    let out = run(
+        &[
+            "predict",
+            "--device",
+            "cpu",
+            "--models",
+            &m,
+            "--solver",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            "64-56-56-3x3-64-56-56-8-1x1-1x1-1x1-0-NHWC-FP32-F_g16",
+        ],
+        None,
+    );
+    assert_one_line_error(&out, 6, "gfx906");
+    let err = text(&out.stderr);
+    assert!(err.contains(&m) && err.contains("gfx90a, gfx942"), "{err}");
+}
