@@ -674,3 +674,17 @@ fn a_solver_without_a_model_for_the_arch_is_model_not_found() {
     let err = text(&out.stderr);
     assert!(err.contains(&m) && err.contains("gfx90a, gfx942"), "{err}");
 }
+
+#[test]
+fn bench_refuses_f16_when_no_gpu_is_measured() {
+    // f16 is a precision of the GPU's weights; timing the CPU's f32 under that label would be a
+    // wrong measurement (as `predict --device cpu --precision f16` is a usage error).
+    assert_one_line_error(
+        &run(
+            &["bench", "--devices", "cpu", "--precision", "f16", "--problems", "3"],
+            None,
+        ),
+        2,
+        "--precision f16",
+    );
+}
