@@ -688,3 +688,22 @@ fn bench_refuses_f16_when_no_gpu_is_measured() {
         "--precision f16",
     );
 }
+
+#[test]
+fn a_problem_swallowed_by_beam_names_beam() {
+    // `--beam KEY` reads the problem as the width: the error is about --beam, not a missing
+    // problem.
+    let out = run(&["predict", "--device", "cpu", "--beam", KEY], None);
+    assert_one_line_error(&out, 2, "--beam");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("got '{KEY}'")) && !err.contains("needs a PROBLEM"),
+        "{err}"
+    );
+    // The same for batch (its problems come from --input).
+    assert_one_line_error(
+        &run(&["batch", "--device", "cpu", "--beam", "x"], Some("")),
+        2,
+        "got 'x'",
+    );
+}
