@@ -385,9 +385,8 @@ mod tests {
             early_stop: Vec::new(),
             validation: Vec::new(),
         };
-        let e = evaluate_files(&files, "gfx906", &prep, 2, None)
-            .err()
-            .expect("a non-integer token value must be refused");
+        let e =
+            evaluate_files(&files, "gfx906", &prep, 2, None).expect_err("a non-integer token value must be refused");
         assert!(
             e.to_string().contains("'abc'") && e.to_string().contains(&files.metadata.display().to_string()),
             "{e}"

@@ -21,7 +21,7 @@ pub enum LoadedModel {
     /// tuneinfer's own seq2seq-with-attention model (`{arch}_{solver}.safetensors` + `.json`).
     Attention(AttentionModel),
     /// MIOpen's KernelTuningNet model (`{arch}_{model}_*.ktn.model`).
-    Ktn(KtnModel),
+    Ktn(Box<KtnModel>),
 }
 
 /// Finds and loads the model of `solver` on `arch` in `dirs` (see the module documentation for
@@ -52,7 +52,7 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
             return Ok(LoadedModel::Attention(load_weights(&ours, arch, solver)?));
         }
         if let Ok(files) = find_model_files(std::slice::from_ref(dir), arch, model_name) {
-            return Ok(LoadedModel::Ktn(load_ktn(&files, solver)?));
+            return Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?)));
         }
     }
     Err(Error::ModelNotFound {

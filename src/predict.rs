@@ -94,7 +94,7 @@ impl Predictor {
         let solver = solvers::by_name(solver)?;
         let model: Box<dyn Seq2SeqModel> = match models::find_and_load(arch, solver, model_dirs)? {
             LoadedModel::Attention(m) => Box::new(m),
-            LoadedModel::Ktn(m) => Box::new(m),
+            LoadedModel::Ktn(m) => m,
         };
         Ok(Predictor::new(Target::new(arch), solver, model))
     }

@@ -69,7 +69,7 @@ impl GpuPredictor {
         let target = Target::new(arch);
         match models::find_and_load(arch, solver, model_dirs)? {
             LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, m, precision),
-            LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, m, precision),
+            LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),
         }
     }
 
