@@ -33,6 +33,14 @@ pub enum Error {
         solver: String,
         searched: Vec<PathBuf>,
     },
+    /// MIOpen has no model of the solver for this arch (`reason` says which arches it has) and no
+    /// tuneinfer model `{arch}_{solver}.safetensors` + `.json` was found in any searched directory.
+    NoModelForArch {
+        arch: String,
+        solver: String,
+        reason: String,
+        searched: Vec<PathBuf>,
+    },
     /// The solver's model does not apply to this problem (e.g. ConvAsm1x1U with stride 2).
     NotApplicable { solver: String, reason: String },
     /// A perf database could not be read.
@@ -58,7 +66,7 @@ impl Error {
             Error::Io { .. } => 3,
             Error::Format { .. } | Error::UnsupportedLayer { .. } | Error::Shape { .. } => 4,
             Error::InvalidProblem { .. } | Error::NotApplicable { .. } => 5,
-            Error::UnknownSolver { .. } | Error::ModelNotFound { .. } => 6,
+            Error::UnknownSolver { .. } | Error::ModelNotFound { .. } | Error::NoModelForArch { .. } => 6,
             Error::Database { .. } => 7,
             Error::VerifyMismatch { .. } => 8,
             Error::NoGpu(_) | Error::Gpu(_) => 9,
@@ -120,6 +128,18 @@ impl fmt::Display for Error {
                     }
                 )
             }
+            Error::NoModelForArch {
+                arch,
+                solver,
+                reason,
+                searched,
+            } => {
+                write!(
+                    f,
+                    "no {solver} model for {arch}: {reason}, and no {arch}_{solver}.safetensors + .json found (searched: {})",
+                    searched_text(searched)
+                )
+            }
             Error::NotApplicable { solver, reason } => {
                 write!(f, "{solver} model does not apply: {reason}")
             }
@@ -130,6 +150,15 @@ impl fmt::Display for Error {
             Error::Gpu(msg) => write!(f, "GPU error: {msg}"),
         }
     }
+}
+
+/// The searched directories, comma-separated ("nothing" for none).
+fn searched_text(searched: &[PathBuf]) -> String {
+    if searched.is_empty() {
+        return "nothing".to_string();
+    }
+    let dirs: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+    dirs.join(", ")
 }
 
 impl std::error::Error for Error {

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use crate::data::dataset::Sample;
 use crate::error::{Error, Result};
-use crate::format::weights::{self, WeightsFiles};
+use crate::format::weights::WeightsFiles;
+use crate::models;
 use crate::predict::{DecodeMode, Predictor};
 use crate::seq2seq::attention::raw_features;
-use crate::seq2seq::KtnModel;
+use crate::seq2seq::find_model_files;
 use crate::solvers::conv_asm_1x1u::{self, parse_config, static_default, Rules, NUM_PARAMS};
 use crate::solvers::Target;
 use crate::train::Prepared;
@@ -270,16 +271,15 @@ pub fn evaluate_files(
         )));
     }
     let solver = crate::solvers::by_name(conv_asm_1x1u::NAME)?;
-    let (model, _) = weights::load(files, arch, solver.name())?;
+    let model = models::load_weights(files, arch, solver)?;
     let ours = Predictor::new(Target::new(arch), solver, Box::new(model));
     // A directory the caller named must hold a loadable KTN model; the default places may not.
+    let load_ktn = |dirs: &[PathBuf]| {
+        find_model_files(dirs, "gfx908", conv_asm_1x1u::NAME).and_then(|f| models::load_ktn(&f, solver))
+    };
     let ktn = match ktn_dir {
-        Some(d) => Some(KtnModel::find_and_load(
-            &[d.to_path_buf()],
-            "gfx908",
-            conv_asm_1x1u::NAME,
-        )?),
-        None => KtnModel::find_and_load(&default_ktn_dirs(), "gfx908", conv_asm_1x1u::NAME).ok(),
+        Some(d) => Some(load_ktn(&[d.to_path_buf()])?),
+        None => load_ktn(&default_ktn_dirs()).ok(),
     }
     .map(|m| Predictor::new(Target::new("gfx908"), solver, Box::new(m)));
     let mut reference = prep.train.clone();
@@ -351,5 +351,58 @@ mod tests {
         ];
         let nn = nearest_neighbours(&reference, &q, 4);
         assert_eq!(nn, vec![[1, 4, 1, 1, 1, 1, 1, 1], [1, 4, 2, 1, 1, 2, 1, 1]]);
+    }
+
+    #[test]
+    fn evaluate_files_refuses_a_model_whose_token_values_are_not_integers() {
+        use crate::data::dataset::{DataReport, Dataset};
+        use crate::format::weights::{self, WeightsInfo};
+        use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+        let dir = std::env::temp_dir().join(format!("tuneinfer-eval-vocab-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = AttentionConfig {
+            steps: NUM_FEATURES,
+            hidden: 4,
+            embed: 3,
+            vocab: 5,
+            seq_len: NUM_PARAMS,
+        };
+        let info = WeightsInfo {
+            arch: "gfx906".into(),
+            solver: conv_asm_1x1u::NAME.into(),
+            config,
+            members: 1,
+            // ConvAsm1x1U's parameters are integers: "abc" can only be damage.
+            token_values: ["-1", "1", "abc", "4", "8"].iter().map(|s| s.to_string()).collect(),
+            transform: FeatureTransform {
+                mean: vec![0.0; NUM_FEATURES],
+                std: vec![1.0; NUM_FEATURES],
+            },
+            training: json!({}),
+            metrics: json!({}),
+        };
+        let files = weights::save(&dir, &[AttentionParams::init(config, 1)], &info).unwrap();
+        let prep = Prepared {
+            dataset: Dataset {
+                samples: Vec::new(),
+                report: DataReport::default(),
+                data_hash: String::new(),
+            },
+            train: Vec::new(),
+            early_stop: Vec::new(),
+            // One problem: a split with none is refused before the model is loaded.
+            validation: vec![sample(
+                "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
+                [2, 8, 4, 16, 1, 4, 1, 4],
+            )],
+        };
+        let e =
+            evaluate_files(&files, "gfx906", &prep, 2, None).expect_err("a non-integer token value must be refused");
+        assert!(
+            e.to_string().contains("'abc'") && e.to_string().contains(&files.metadata.display().to_string()),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 4);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

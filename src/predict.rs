@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::format::weights;
+use crate::models::{self, LoadedModel};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis};
-use crate::seq2seq::{KtnModel, Seq2SeqModel};
+use crate::seq2seq::Seq2SeqModel;
 use crate::solvers::{self, Solver, Target};
 
 /// The widest beam a search accepts (wider ones only cost memory: a position has few values,
@@ -87,28 +87,16 @@ pub struct Predictor {
 }
 
 impl Predictor {
-    /// Finds and loads the model of `solver` on `arch` in `model_dirs`: in each directory in
-    /// order, tuneinfer's own `{arch}_{solver}.safetensors` + `.json`, then MIOpen's
-    /// `{arch}_{solver}_{encoder,decoder,metadata}.ktn.model`; the first match wins.
+    /// Finds and loads the model of `solver` on `arch` in `model_dirs` (the order and checks of
+    /// [`models::find_and_load`]: the first directory holding a model wins, and that model must
+    /// load).
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
-        let model_name = solver.model_name(arch)?;
-        for dir in model_dirs {
-            let ours = weights::WeightsFiles::in_dir(dir, arch, solver.name());
-            if ours.exist() {
-                let (model, _) = weights::load(&ours, arch, solver.name())?;
-                solver.check_vocabulary(model.vocab(), &ours.metadata.display().to_string())?;
-                return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
-            }
-            if let Ok(model) = KtnModel::find_and_load(std::slice::from_ref(dir), arch, model_name) {
-                solver.check_vocabulary(model.vocab(), &model.files.metadata.display().to_string())?;
-                return Ok(Predictor::new(Target::new(arch), solver, Box::new(model)));
-            }
-        }
-        // Nothing loadable: report KTN load errors (a damaged file) or "not found".
-        let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
-        solver.check_vocabulary(model.vocab(), &model.files.metadata.display().to_string())?;
-        Ok(Predictor::new(Target::new(arch), solver, Box::new(model)))
+        let model: Box<dyn Seq2SeqModel> = match models::find_and_load(arch, solver, model_dirs)? {
+            LoadedModel::Attention(m) => Box::new(m),
+            LoadedModel::Ktn(m) => m,
+        };
+        Ok(Predictor::new(Target::new(arch), solver, model))
     }
 
     pub fn new(target: Target, solver: &'static dyn Solver, model: Box<dyn Seq2SeqModel>) -> Predictor {

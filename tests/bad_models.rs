@@ -136,3 +136,16 @@ fn a_conv_asm_1x1u_model_with_a_non_integer_token_value_is_refused_at_load() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_damaged_model_in_an_earlier_directory_is_reported_not_skipped() {
+    let (dirs, encoder) = common::damaged_model_before_intact_one("damaged-first-cpu");
+    // The second directory alone loads: it is the damage that fails, not the search.
+    assert!(tuneinfer::Predictor::load("gfx908", "ConvAsm1x1U", &dirs[1..]).is_ok());
+    let e = tuneinfer::Predictor::load("gfx908", "ConvAsm1x1U", &dirs)
+        .err()
+        .expect("the damaged model comes first and must be reported");
+    assert!(e.to_string().contains(&encoder.display().to_string()), "{e}");
+    assert_eq!(e.exit_code(), 4, "{e}");
+    let _ = std::fs::remove_dir_all(&dirs[0]);
+}

@@ -650,3 +650,60 @@ fn a_non_utf8_argument_is_a_usage_error() {
         .unwrap();
     assert_one_line_error(&out, 2, "argument 2 is not UTF-8");
 }
+
+#[test]
+fn a_solver_without_a_model_for_the_arch_is_model_not_found() {
+    // MIOpen ships the composable_kernel solvers' models for gfx90a and gfx942 only; the default
+    // arch is gfx906. That is a missing model (exit 6) naming the arch and the searched
+    // directory, not "does not apply" (exit 5, which is about the problem).
+    let m = models();
+    let out = run(
+        &[
+            "predict",
+            "--device",
+            "cpu",
+            "--models",
+            &m,
+            "--solver",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            "64-56-56-3x3-64-56-56-8-1x1-1x1-1x1-0-NHWC-FP32-F_g16",
+        ],
+        None,
+    );
+    assert_one_line_error(&out, 6, "gfx906");
+    let err = text(&out.stderr);
+    assert!(err.contains(&m) && err.contains("gfx90a, gfx942"), "{err}");
+}
+
+#[test]
+fn bench_refuses_f16_when_no_gpu_is_measured() {
+    // f16 is a precision of the GPU's weights; timing the CPU's f32 under that label would be a
+    // wrong measurement (as `predict --device cpu --precision f16` is a usage error).
+    assert_one_line_error(
+        &run(
+            &["bench", "--devices", "cpu", "--precision", "f16", "--problems", "3"],
+            None,
+        ),
+        2,
+        "--precision f16",
+    );
+}
+
+#[test]
+fn a_problem_swallowed_by_beam_names_beam() {
+    // `--beam KEY` reads the problem as the width: the error is about --beam, not a missing
+    // problem.
+    let out = run(&["predict", "--device", "cpu", "--beam", KEY], None);
+    assert_one_line_error(&out, 2, "--beam");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("got '{KEY}'")) && !err.contains("needs a PROBLEM"),
+        "{err}"
+    );
+    // The same for batch (its problems come from --input).
+    assert_one_line_error(
+        &run(&["batch", "--device", "cpu", "--beam", "x"], Some("")),
+        2,
+        "got 'x'",
+    );
+}

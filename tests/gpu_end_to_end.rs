@@ -279,3 +279,19 @@ fn dispatches_split_over_two_dimensions_give_the_cpu_configs() {
         }
     }
 }
+
+#[test]
+fn a_damaged_model_in_an_earlier_directory_fails_on_the_gpu_as_on_the_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let (dirs, encoder) = common::damaged_model_before_intact_one("damaged-first-gpu");
+    let cpu = Predictor::load("gfx908", NAME, &dirs)
+        .err()
+        .expect("cpu: the damage is reported");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx)
+        .err()
+        .expect("gpu: the damage is reported");
+    assert!(gpu.to_string().contains(&encoder.display().to_string()), "{gpu}");
+    assert_eq!(gpu.to_string(), cpu.to_string());
+    assert_eq!(gpu.exit_code(), cpu.exit_code());
+    let _ = std::fs::remove_dir_all(&dirs[0]);
+}

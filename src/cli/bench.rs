@@ -36,7 +36,7 @@ Options:
   --input FILE       problems to read instead (- = standard input)
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk)
-  --precision P      the GPU's weights: f32 (default) or f16
+  --precision P      the GPU's weights: f32 (default) or f16 (needs gpu in --devices)
   --profile          per-kernel GPU times, host phases and round-trip floors (GPU only)
   --arch, --solver, --models   as for predict";
 
@@ -77,6 +77,22 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             DecodeMode::Beam { width, top: width }
         }
     };
+    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
+    let mut devices = Vec::new();
+    for d in args.value("devices").unwrap_or("cpu,gpu").split(',') {
+        devices.push(match d.trim() {
+            "cpu" => DeviceChoice::Cpu,
+            "gpu" => DeviceChoice::Gpu,
+            other => return Err(Error::Usage(format!("--devices: expected cpu or gpu, got '{other}'"))),
+        });
+    }
+    // As `predict --device cpu --precision f16`: timing f32 while f16 was asked for would be a
+    // wrong measurement, not a preference.
+    if precision == Precision::F16 && !devices.contains(&DeviceChoice::Gpu) {
+        return Err(Error::Usage(
+            "--precision f16 is for the GPU's weights, and --devices has no gpu (the CPU computes in f32)".into(),
+        ));
+    }
     let problems: Vec<ConvProblem> = match args.value("input") {
         Some(file) => {
             let lines = super::predict::read_lines(file)?;
@@ -97,15 +113,6 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         }
         None => asm1x1u_problems(args.positive("problems", 1000, MAX_PROBLEMS)?, 1),
     };
-    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
-    let mut devices = Vec::new();
-    for d in args.value("devices").unwrap_or("cpu,gpu").split(',') {
-        devices.push(match d.trim() {
-            "cpu" => DeviceChoice::Cpu,
-            "gpu" => DeviceChoice::Gpu,
-            other => return Err(Error::Usage(format!("--devices: expected cpu or gpu, got '{other}'"))),
-        });
-    }
     let mode_text = match mode {
         DecodeMode::Miopen => "MIOpen's greedy walk".to_string(),
         DecodeMode::Beam { width, .. } => format!("beam width {width}"),

@@ -80,10 +80,22 @@ pub(super) struct Common {
     pub mode: DecodeMode,
 }
 
-pub(super) fn common(args: &Args) -> Result<Common> {
-    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
-    let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
-    let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
+/// The options of `predict` and `batch`, every one checked; the model is not loaded yet.
+pub(super) struct Settings<'a> {
+    arch: &'a str,
+    solver: &'a str,
+    dirs: Vec<PathBuf>,
+    mode: DecodeMode,
+    compute_units: Option<u32>,
+    device: DeviceChoice,
+    precision: Precision,
+    catalogue: Option<PathBuf>,
+    threads: Option<usize>,
+}
+
+/// Checks every option (before the problem is looked at, so an option that swallowed the
+/// problem, as in `--beam KEY`, is named as the error).
+pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     let mode = match (args.value("decode"), args.value("beam")) {
         (Some(_), Some(_)) => return Err(Error::Usage("choose either --decode miopen or --beam K".into())),
         (Some("miopen") | None, None) => {
@@ -111,14 +123,37 @@ pub(super) fn common(args: &Args) -> Result<Common> {
         None => None,
         Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
     };
-    let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
-    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
-    let catalogue = args.value("catalogue").map(PathBuf::from);
-    // Every option is checked before the model loads (a GPU start can take seconds).
     let threads = match args.value("threads") {
         None => None,
         Some(_) => Some(args.positive("threads", 1, 1024)?),
     };
+    Ok(Settings {
+        arch: args.value("arch").unwrap_or(super::DEFAULT_ARCH),
+        solver: args.value("solver").unwrap_or("ConvAsm1x1U"),
+        dirs: default_model_dirs(args.value("models").map(Path::new)),
+        mode,
+        compute_units,
+        device: DeviceChoice::parse(args.value("device").unwrap_or("auto"))?,
+        precision: Precision::parse(args.value("precision").unwrap_or("f32"))?,
+        catalogue: args.value("catalogue").map(PathBuf::from),
+        threads,
+    })
+}
+
+/// Loads the model the settings name (every option was checked first: a GPU start can take
+/// seconds).
+pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
+    let Settings {
+        arch,
+        solver,
+        dirs,
+        mode,
+        compute_units,
+        device,
+        precision,
+        catalogue,
+        threads,
+    } = settings;
     let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?
         .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
     if let Some(n) = threads {
@@ -145,6 +180,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             return Err(Error::Usage(format!("--{unused} is a batch option")));
         }
     }
+    let settings = settings(&args)?;
     if args.rest.is_empty() {
         return Err(Error::Usage(
             "predict needs a PROBLEM (a perf-db key or MIOpenDriver arguments); see --help".into(),
@@ -152,7 +188,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     }
     let text = args.rest.join(" ");
     let problem = ConvProblem::parse(&text)?;
-    let c = common(&args)?;
+    let c = common(settings)?;
     let predictions = c.predictor.predict_one(&problem, c.mode)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -208,8 +244,9 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         )));
     }
     let input_name = args.value("input").unwrap_or("-");
+    let settings = settings(&args)?;
     let lines: Vec<String> = read_lines(input_name)?;
-    let c = common(&args)?;
+    let c = common(settings)?;
     // Parse every line first; keep (line number, text, problem).
     let mut failed = 0usize;
     let mut jobs: Vec<(usize, String, ConvProblem)> = Vec::new();

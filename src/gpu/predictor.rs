@@ -13,6 +13,7 @@ use super::model::GpuKtn;
 use super::parallel;
 use super::Precision;
 use crate::error::{Error, Result};
+use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
@@ -50,7 +51,8 @@ pub struct GpuPredictor {
 }
 
 impl GpuPredictor {
-    /// Finds and loads the model of `solver` on `arch` and uploads its weights to `ctx`.
+    /// Finds and loads the model of `solver` on `arch` (as [`Predictor::load`] does) and uploads
+    /// its weights to `ctx`.
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf], ctx: Arc<GpuContext>) -> Result<GpuPredictor> {
         GpuPredictor::load_with(arch, solver, model_dirs, ctx, Precision::F32)
     }
@@ -64,22 +66,11 @@ impl GpuPredictor {
         precision: Precision,
     ) -> Result<GpuPredictor> {
         let solver = solvers::by_name(solver)?;
-        let model_name = solver.model_name(arch)?;
-        // The same search order as the CPU path: the first directory holding either kind wins.
-        for dir in model_dirs {
-            let ours = crate::format::weights::WeightsFiles::in_dir(dir, arch, solver.name());
-            if ours.exist() {
-                let (model, _) = crate::format::weights::load(&ours, arch, solver.name())?;
-                solver.check_vocabulary(&model.vocab, &ours.metadata.display().to_string())?;
-                return GpuPredictor::new_attention(ctx, Target::new(arch), solver, model, precision);
-            }
-            if crate::seq2seq::find_model_files(std::slice::from_ref(dir), arch, model_name).is_ok() {
-                break;
-            }
+        let target = Target::new(arch);
+        match models::find_and_load(arch, solver, model_dirs)? {
+            LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, m, precision),
+            LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),
         }
-        let model = KtnModel::find_and_load(model_dirs, arch, model_name)?;
-        solver.check_vocabulary(&model.vocab, &model.files.metadata.display().to_string())?;
-        GpuPredictor::new(ctx, Target::new(arch), solver, model, precision)
     }
 
     pub fn new(

@@ -42,6 +42,20 @@ pub fn copy_gfx908_asm1x1u_model(dir: &std::path::Path) {
     }
 }
 
+/// Model directories `[dir, models_dir()]` where `dir` (made empty under the temp directory,
+/// named by `name`) holds a copy of MIOpen's gfx908 ConvAsm1x1U model whose encoder is not JSON
+/// any more; returns the directories and that encoder file. The damaged model comes first, an
+/// intact one second: loading must report the damage, not fall through to the intact copy.
+pub fn damaged_model_before_intact_one(name: &str) -> (Vec<PathBuf>, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    copy_gfx908_asm1x1u_model(&dir);
+    let encoder = dir.join("gfx908_ConvAsm1x1U_encoder.ktn.model");
+    std::fs::write(&encoder, "{ this is not a KTN encoder").expect("damage the encoder");
+    (vec![dir, models_dir()], encoder)
+}
+
 /// The composable_kernel instance lists (`../shared/miopen/ck`).
 pub fn ck_dir() -> PathBuf {
     miopen_dir().join("ck")

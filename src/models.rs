@@ -1,0 +1,164 @@
+//! Finding and loading the model of one (arch, solver): the one search order and the one
+//! vocabulary check that the CPU [`Predictor`](crate::predict::Predictor), the GPU predictor and
+//! `eval` all use.
+//!
+//! In each model directory, in order: tuneinfer's own attention model
+//! `{arch}_{solver}.safetensors` + `.json`, then MIOpen's KTN model
+//! `{arch}_{model}_{encoder,decoder,metadata}.ktn.model` (`{model}` is the solver's
+//! [`Solver::model_name`]). The first directory holding either kind wins, and its model must
+//! load: a damaged model is reported, naming the file, never skipped in favour of a later
+//! directory (that would silently predict with a different model).
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::format::weights::{self, WeightsFiles};
+use crate::seq2seq::{find_model_files, AttentionModel, KtnModel, ModelFiles};
+use crate::solvers::Solver;
+
+/// A model found and loaded for one (arch, solver), its vocabulary checked against the solver.
+pub enum LoadedModel {
+    /// tuneinfer's own seq2seq-with-attention model (`{arch}_{solver}.safetensors` + `.json`).
+    Attention(AttentionModel),
+    /// MIOpen's KernelTuningNet model (`{arch}_{model}_*.ktn.model`).
+    Ktn(Box<KtnModel>),
+}
+
+/// Finds and loads the model of `solver` on `arch` in `dirs` (see the module documentation for
+/// the order). Errors: the first model found does not load or its vocabulary does not suit the
+/// solver (naming the file); [`Error::ModelNotFound`] when no directory holds one;
+/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch` and none of ours
+/// was found either.
+pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
+    // No MIOpen model on this arch: only one of ours can serve.
+    let model_name = match solver.model_name(arch) {
+        Ok(name) => name,
+        Err(Error::NotApplicable { reason, .. }) => {
+            return match weights::find(dirs, arch, solver.name()) {
+                Some(files) => Ok(LoadedModel::Attention(load_weights(&files, arch, solver)?)),
+                None => Err(Error::NoModelForArch {
+                    arch: arch.to_string(),
+                    solver: solver.name().to_string(),
+                    reason,
+                    searched: dirs.to_vec(),
+                }),
+            };
+        }
+        Err(e) => return Err(e),
+    };
+    for dir in dirs {
+        let ours = WeightsFiles::in_dir(dir, arch, solver.name());
+        if ours.exist() {
+            return Ok(LoadedModel::Attention(load_weights(&ours, arch, solver)?));
+        }
+        if let Ok(files) = find_model_files(std::slice::from_ref(dir), arch, model_name) {
+            return Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?)));
+        }
+    }
+    Err(Error::ModelNotFound {
+        arch: arch.to_string(),
+        solver: model_name.to_string(),
+        searched: dirs.to_vec(),
+    })
+}
+
+/// Loads tuneinfer's own model from `files` (checked to be for `arch` and `solver`) and checks
+/// its vocabulary against the solver.
+pub fn load_weights(files: &WeightsFiles, arch: &str, solver: &dyn Solver) -> Result<AttentionModel> {
+    let (model, _) = weights::load(files, arch, solver.name())?;
+    solver.check_vocabulary(&model.vocab, &files.metadata.display().to_string())?;
+    Ok(model)
+}
+
+/// Loads MIOpen's KTN model from `files` and checks its vocabulary against the solver.
+pub fn load_ktn(files: &ModelFiles, solver: &dyn Solver) -> Result<KtnModel> {
+    let model = KtnModel::load(files)?;
+    solver.check_vocabulary(&model.vocab, &files.metadata.display().to_string())?;
+    Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::weights::WeightsInfo;
+    use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+    use crate::solvers;
+
+    const CK_FWD: &str = "ConvHipImplicitGemmGroupFwdXdlops";
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tuneinfer-models-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// Saves a tiny untrained attention model of (arch, solver) into `dir`.
+    fn save_tiny(dir: &std::path::Path, arch: &str, solver: &str) {
+        let config = AttentionConfig {
+            steps: NUM_FEATURES,
+            hidden: 4,
+            embed: 3,
+            vocab: 4,
+            seq_len: 2,
+        };
+        let info = WeightsInfo {
+            arch: arch.into(),
+            solver: solver.into(),
+            config,
+            members: 1,
+            token_values: ["-1", "1", "2", "4"].iter().map(|s| s.to_string()).collect(),
+            transform: FeatureTransform {
+                mean: vec![0.0; NUM_FEATURES],
+                std: vec![1.0; NUM_FEATURES],
+            },
+            training: serde_json::json!({}),
+            metrics: serde_json::json!({}),
+        };
+        weights::save(dir, &[AttentionParams::init(config, 1)], &info).unwrap();
+    }
+
+    #[test]
+    fn an_arch_without_a_miopen_model_is_model_not_found_unless_we_have_one() {
+        let dir = temp_dir("no-arch");
+        let solver = solvers::by_name(CK_FWD).unwrap();
+        let e = find_and_load("gfx906", solver, std::slice::from_ref(&dir))
+            .err()
+            .expect("MIOpen has no gfx906 model of a CK solver");
+        assert!(matches!(e, Error::NoModelForArch { .. }), "{e}");
+        assert_eq!(e.exit_code(), 6);
+        let text = e.to_string();
+        assert!(
+            text.contains("gfx906") && text.contains(&dir.display().to_string()) && text.contains("gfx90a, gfx942"),
+            "{text}"
+        );
+        // One of ours for that arch is found by the same search.
+        save_tiny(&dir, "gfx906", CK_FWD);
+        let loaded = find_and_load("gfx906", solver, std::slice::from_ref(&dir)).unwrap();
+        assert!(matches!(loaded, LoadedModel::Attention(_)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_first_directory_with_a_model_wins_and_must_load() {
+        let (first, second) = (temp_dir("first"), temp_dir("second"));
+        let solver = solvers::by_name("ConvAsm1x1U").unwrap();
+        let dirs = [first.clone(), second.clone()];
+        let e = find_and_load("gfx906", solver, &dirs).err().expect("nothing there");
+        assert!(matches!(e, Error::ModelNotFound { .. }), "{e}");
+        save_tiny(&second, "gfx906", "ConvAsm1x1U");
+        assert!(matches!(
+            find_and_load("gfx906", solver, &dirs),
+            Ok(LoadedModel::Attention(_))
+        ));
+        // A damaged model in the first directory is reported, naming its file, not skipped.
+        std::fs::write(first.join("gfx906_ConvAsm1x1U.safetensors"), b"damaged").unwrap();
+        std::fs::write(first.join("gfx906_ConvAsm1x1U.json"), b"{").unwrap();
+        let e = find_and_load("gfx906", solver, &dirs)
+            .err()
+            .expect("the damage is reported");
+        assert!(e.to_string().contains("gfx906_ConvAsm1x1U.json"), "{e}");
+        let _ = std::fs::remove_dir_all(&first);
+        let _ = std::fs::remove_dir_all(&second);
+    }
+}
