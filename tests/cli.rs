@@ -563,6 +563,19 @@ fn info_says_when_a_listed_model_does_not_load() {
     std::fs::write(&encoder, &bytes[..bytes.len() / 2]).unwrap();
     let damaged = listing(&dir);
     assert!(damaged.contains("not loadable"), "{damaged}");
+    // A model that parses but that its solver refuses (a non-integer ConvAsm1x1U value) is not
+    // usable either: `info` checks it as `predict` does.
+    common::copy_gfx908_asm1x1u_model(&dir);
+    let meta = dir.join("gfx908_ConvAsm1x1U_metadata.ktn.model");
+    let text_meta = std::fs::read_to_string(&meta).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text_meta).unwrap();
+    json["decodings"]["tunings"]["5"] = serde_json::json!("abc");
+    std::fs::write(&meta, json.to_string()).unwrap();
+    let refused = listing(&dir);
+    assert!(
+        refused.contains("not loadable") && refused.contains("'abc'"),
+        "{refused}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

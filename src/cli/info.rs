@@ -5,7 +5,8 @@ use std::path::Path;
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
 use crate::format::weights::{self, WeightsFiles};
-use crate::seq2seq::{default_model_dirs, KtnModel};
+use crate::models;
+use crate::seq2seq::{default_model_dirs, find_model_files, KtnModel};
 use crate::solvers;
 
 const HELP: &str = "\
@@ -66,11 +67,17 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
                 users.join(", ")
             };
             say!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
-            // Listed by name; loading them says whether they are usable.
-            let loaded = if kind == "MIOpen KTN" {
-                KtnModel::find_and_load(std::slice::from_ref(dir), arch, model).map(|_| ())
-            } else {
-                weights::load(&WeightsFiles::in_dir(dir, arch, model), arch, model).map(|_| ())
+            // Listed by name; loading them as their solver would (with its vocabulary check)
+            // says whether they are usable.
+            let solver = users.first().and_then(|name| solvers::by_name(name).ok());
+            let one_dir = std::slice::from_ref(dir);
+            let loaded = match (kind == "MIOpen KTN", solver) {
+                (true, Some(s)) => {
+                    find_model_files(one_dir, arch, model).and_then(|f| models::load_ktn(&f, s).map(|_| ()))
+                }
+                (true, None) => KtnModel::find_and_load(one_dir, arch, model).map(|_| ()),
+                (false, Some(s)) => models::load_weights(&WeightsFiles::in_dir(dir, arch, model), arch, s).map(|_| ()),
+                (false, None) => weights::load(&WeightsFiles::in_dir(dir, arch, model), arch, model).map(|_| ()),
             };
             if let Err(e) = loaded {
                 say!("           not loadable: {e}");
