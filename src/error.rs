@@ -29,8 +29,8 @@ pub enum Error {
     UnknownSolver { solver: String, known: Vec<&'static str> },
     /// No model files for (arch, solver) were found in any searched directory.
     ModelNotFound {
-        arch: String,
-        solver: String,
+        /// The file names looked for, e.g. `gfx906_ConvAsm1x1U.safetensors + .json`.
+        looked_for: Vec<String>,
         searched: Vec<PathBuf>,
     },
     /// MIOpen has no model of the solver for this arch (`reason` says which arches it has) and no
@@ -116,16 +116,12 @@ impl fmt::Display for Error {
             Error::UnknownSolver { solver, known } => {
                 write!(f, "unknown solver '{solver}' (known: {})", known.join(", "))
             }
-            Error::ModelNotFound { arch, solver, searched } => {
-                let dirs: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+            Error::ModelNotFound { looked_for, searched } => {
                 write!(
                     f,
-                    "no {arch}_{solver}.safetensors + .json or {arch}_{solver}_{{encoder,decoder,metadata}}.ktn.model found (searched: {})",
-                    if dirs.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        dirs.join(", ")
-                    }
+                    "no {} found (searched: {})",
+                    looked_for.join(" or "),
+                    searched_text(searched)
                 )
             }
             Error::NoModelForArch {
@@ -136,7 +132,8 @@ impl fmt::Display for Error {
             } => {
                 write!(
                     f,
-                    "no {solver} model for {arch}: {reason}, and no {arch}_{solver}.safetensors + .json found (searched: {})",
+                    "no {solver} model for {arch}: {reason}, and no {} found (searched: {})",
+                    weights_pattern(arch, solver),
                     searched_text(searched)
                 )
             }
@@ -153,6 +150,16 @@ impl fmt::Display for Error {
 }
 
 /// The searched directories, comma-separated ("nothing" for none).
+/// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
+pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
+    format!("{arch}_{solver}.safetensors + .json")
+}
+
+/// The file names of MIOpen's KTN model `model` on `arch`, as [`Error::ModelNotFound`] lists them.
+pub(crate) fn ktn_pattern(arch: &str, model: &str) -> String {
+    format!("{arch}_{model}_{{encoder,decoder,metadata}}.ktn.model")
+}
+
 fn searched_text(searched: &[PathBuf]) -> String {
     if searched.is_empty() {
         return "nothing".to_string();

@@ -56,8 +56,10 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         }
     }
     Err(Error::ModelNotFound {
-        arch: arch.to_string(),
-        solver: model_name.to_string(),
+        looked_for: vec![
+            crate::error::weights_pattern(arch, solver.name()),
+            crate::error::ktn_pattern(arch, model_name),
+        ],
         searched: dirs.to_vec(),
     })
 }

@@ -66,6 +66,21 @@ fn unsupported_layout_type_direction_and_arch() {
     );
     // No model for the arch is a missing model (6), not a problem the model refuses (5).
     assert_eq!(e.exit_code(), 6);
+    // On an arch MIOpen has the model for, an empty directory names both file sets, each
+    // under its own name: ours after the solver, MIOpen's after its model.
+    let empty = std::env::temp_dir().join(format!("tuneinfer-ck-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = Predictor::load("gfx90a", FWD, std::slice::from_ref(&empty))
+        .err()
+        .expect("an empty directory holds no model");
+    let text = e.to_string();
+    assert!(
+        text.contains("gfx90a_ConvHipImplicitGemmGroupFwdXdlops.safetensors + .json")
+            && text.contains("gfx90a_ConvHipIgemmGroupFwdXdlops_{encoder,decoder,metadata}.ktn.model"),
+        "{text}"
+    );
+    assert_eq!(e.exit_code(), 6);
+    let _ = std::fs::remove_dir_all(&empty);
 }
 
 #[test]

@@ -56,8 +56,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     let files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
-        arch: arch.to_string(),
-        solver: solver.name().to_string(),
+        looked_for: vec![crate::error::weights_pattern(arch, solver.name())],
         searched: dirs.clone(),
     })?;
     let (info, _) = weights::read_info(&files.metadata)?;

@@ -33,8 +33,7 @@ pub fn find_model_files(dirs: &[PathBuf], arch: &str, model_name: &str) -> Resul
         }
     }
     Err(Error::ModelNotFound {
-        arch: arch.to_string(),
-        solver: model_name.to_string(),
+        looked_for: vec![crate::error::ktn_pattern(arch, model_name)],
         searched: dirs.to_vec(),
     })
 }
