@@ -24,6 +24,9 @@ pub enum DecodeMode {
     Beam { width: usize, top: usize },
 }
 
+/// Beam width of [`Predictor::default_mode`] for tuneinfer's own models.
+pub const DEFAULT_BEAM_WIDTH: usize = 16;
+
 impl DecodeMode {
     /// A usage error for a beam wider than [`MAX_BEAM_WIDTH`].
     pub fn check(self) -> Result<()> {
@@ -106,6 +109,21 @@ impl Predictor {
             solver,
             model,
             threads,
+        }
+    }
+
+    /// The decoding that gives this model's best single answer: MIOpen's greedy walk for
+    /// MIOpen's models (their answers as MIOpen gives them), the best of a constrained beam of
+    /// [`DEFAULT_BEAM_WIDTH`] for tuneinfer's own (more often the tuned best than the greedy
+    /// answer on held-out problems: README, Training and evaluation).
+    pub fn default_mode(&self) -> DecodeMode {
+        if self.model.is_miopen_model() {
+            DecodeMode::Miopen
+        } else {
+            DecodeMode::Beam {
+                width: DEFAULT_BEAM_WIDTH,
+                top: 1,
+            }
         }
     }
 

@@ -720,3 +720,51 @@ fn a_problem_swallowed_by_beam_names_beam() {
         "got 'x'",
     );
 }
+
+#[test]
+fn decode_auto_is_the_beam_for_our_models_and_miopens_walk_for_miopens() {
+    // tuneinfer's own model: the default answer is the best of a constrained beam of 16 ...
+    let problems = [
+        "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
+        "288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-B",
+        "64-28-28-1x1-96-28-28-3-0x0-1x1-1x1-0-NCHW-FP32-F",
+    ];
+    for key in problems {
+        let plain = run(&["predict", "--device", "cpu", key], None);
+        let auto = run(&["predict", "--device", "cpu", "--decode", "auto", key], None);
+        let beam = run(&["predict", "--device", "cpu", "--beam", "16", "--top", "1", key], None);
+        assert!(
+            plain.status.success() && beam.status.success(),
+            "{}",
+            text(&beam.stderr)
+        );
+        let beam_config = text(&beam.stdout).split('\t').nth(1).unwrap_or_default().to_string();
+        assert_eq!(text(&plain.stdout).trim(), beam_config, "{key}");
+        assert_eq!(text(&auto.stdout), text(&plain.stdout), "{key}");
+    }
+    // ... and MIOpen's model answers as MIOpen does (its documented expectation, README of
+    // ../shared/miopen), with its fallback note where the walk fails.
+    let m = models();
+    let ktn = |extra: &[&str]| {
+        let mut words = vec!["predict", "--device", "cpu", "--arch", "gfx908", "--models", &m];
+        words.extend_from_slice(extra);
+        run(&words, None)
+    };
+    let out = ktn(&[
+        "convfp16", "-n", "256", "-c", "2048", "-H", "7", "-W", "7", "-k", "512", "-y", "1", "-x", "1", "-F", "1",
+    ]);
+    assert_eq!(text(&out.stdout).trim(), "2,8,4,16,1,4,1,4");
+    let out = ktn(&[
+        "conv", "-n", "1", "-c", "4", "-H", "2", "-W", "2", "-k", "4", "-y", "1", "-x", "1", "-F", "1",
+    ]);
+    assert!(
+        text(&out.stderr).contains("MIOpen's walk found no valid config"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_one_line_error(
+        &run(&["predict", "--decode", "best", problems[0]], None),
+        2,
+        "auto or miopen",
+    );
+}

@@ -307,3 +307,24 @@ fn a_model_trained_on_every_geometry_is_not_evaluated_on_them() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_default_decoding_of_our_models_is_the_beam_and_differs_from_the_greedy_walk() {
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let ours = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&weights)).unwrap();
+    assert_eq!(ours.default_mode(), DecodeMode::Beam { width: 16, top: 1 });
+    let ktn = Predictor::load("gfx908", "ConvAsm1x1U", &[common::models_dir()]).unwrap();
+    assert_eq!(ktn.default_mode(), DecodeMode::Miopen);
+    // The choice matters: on real problems the beam's best and the greedy walk disagree on some.
+    let ds = tuneinfer::data::dataset::load(&gfx906_db(), "ConvAsm1x1U").unwrap();
+    let problems: Vec<ConvProblem> = ds.samples.iter().take(300).map(|s| s.problem.clone()).collect();
+    let configs = |mode| -> Vec<String> {
+        ours.predict_batch(&problems, mode)
+            .into_iter()
+            .map(|r| r.unwrap()[0].config.clone())
+            .collect()
+    };
+    let (beam, greedy) = (configs(ours.default_mode()), configs(DecodeMode::Miopen));
+    let differ = beam.iter().zip(&greedy).filter(|(a, b)| a != b).count();
+    assert!(differ > 0, "beam and greedy agree on all {} problems", problems.len());
+}

@@ -19,8 +19,10 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
                      or MIOpen's {arch}_{solver}_*.ktn.model (e.g. ../shared/miopen/models
                      for gfx908); default search order: $TUNEINFER_MODELS, the project's
                      weights/, ./weights, /opt/rocm/share/miopen/db
-  --decode miopen    MIOpen's greedy walk; on failure the solver's static default (default)
-  --beam K           constrained beam search of width K instead
+  --decode auto      each model's most accurate single answer (default): MIOpen's greedy walk
+                     for MIOpen's models, the best of a constrained beam of 16 for tuneinfer's
+  --decode miopen    MIOpen's greedy walk; on failure the solver's static default
+  --beam K           constrained beam search of width K, ranked answers
   --top N            with --beam: print the best N <= K configs (default: K)
   --cu N             compute units of the GPU, for models whose features use them
                      (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210)
@@ -78,6 +80,8 @@ const VALUED: &[&str] = &[
 pub(super) struct Common {
     pub predictor: Engine,
     pub mode: DecodeMode,
+    /// True when `--beam` asked for ranked answers (else one config per problem).
+    pub ranked: bool,
 }
 
 /// The options of `predict` and `batch`, every one checked; the model is not loaded yet.
@@ -85,7 +89,8 @@ pub(super) struct Settings<'a> {
     arch: &'a str,
     solver: &'a str,
     dirs: Vec<PathBuf>,
-    mode: DecodeMode,
+    /// None: `--decode auto`, the loaded model's [`Predictor::default_mode`](crate::predict::Predictor::default_mode).
+    mode: Option<DecodeMode>,
     compute_units: Option<u32>,
     device: DeviceChoice,
     precision: Precision,
@@ -98,15 +103,14 @@ pub(super) struct Settings<'a> {
 pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     let mode = match (args.value("decode"), args.value("beam")) {
         (Some(_), Some(_)) => return Err(Error::Usage("choose either --decode miopen or --beam K".into())),
-        (Some("miopen") | None, None) => {
-            if args.value("top").is_some() {
-                return Err(Error::Usage("--top needs --beam K".into()));
-            }
-            DecodeMode::Miopen
+        (Some("miopen" | "auto") | None, None) if args.value("top").is_some() => {
+            return Err(Error::Usage("--top needs --beam K".into()))
         }
+        (Some("auto") | None, None) => None,
+        (Some("miopen"), None) => Some(DecodeMode::Miopen),
         (Some(other), None) => {
             return Err(Error::Usage(format!(
-                "--decode: unknown mode '{other}' (miopen; or use --beam K)"
+                "--decode: unknown mode '{other}' (auto or miopen; or use --beam K)"
             )))
         }
         (None, Some(_)) => {
@@ -115,7 +119,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
             if top > width {
                 return Err(Error::Usage(format!("--top {top} is larger than --beam {width}")));
             }
-            DecodeMode::Beam { width, top }
+            Some(DecodeMode::Beam { width, top })
         }
     };
     // Compute units of a GPU: a generous bound that still fits the rules' arithmetic.
@@ -159,7 +163,13 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
     if let Some(n) = threads {
         predictor = predictor.with_threads(n);
     }
-    Ok(Common { predictor, mode })
+    let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
+    let mode = mode.unwrap_or_else(|| predictor.host().default_mode());
+    Ok(Common {
+        predictor,
+        mode,
+        ranked,
+    })
 }
 
 pub(super) fn predict(words: &[String]) -> Result<i32> {
@@ -193,28 +203,25 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let write_err = |e: std::io::Error| Error::io("<stdout>", e);
-    match c.mode {
-        DecodeMode::Miopen => {
-            let p = predictions
-                .first()
-                .ok_or_else(|| Error::Usage("no prediction".into()))?;
-            writeln!(out, "{}", p.config).map_err(write_err)?;
+    let solver = c.predictor.host().solver.name();
+    if c.ranked {
+        for (rank, p) in predictions.iter().enumerate() {
+            writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
             if p.source == Source::Default {
-                eprintln!(
-                    "note: MIOpen's walk found no valid config; this is {}'s default (MIOpen's fallback)",
-                    c.predictor.host().solver.name()
-                );
+                eprintln!("note: no valid config found; this is {solver}'s static default");
             }
         }
-        DecodeMode::Beam { .. } => {
-            for (rank, p) in predictions.iter().enumerate() {
-                writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
-                if p.source == Source::Default {
-                    eprintln!(
-                        "note: no valid config found; this is {}'s static default",
-                        c.predictor.host().solver.name()
-                    );
-                }
+    } else {
+        let p = predictions
+            .first()
+            .ok_or_else(|| Error::Usage("no prediction".into()))?;
+        writeln!(out, "{}", p.config).map_err(write_err)?;
+        if p.source == Source::Default {
+            match c.mode {
+                DecodeMode::Miopen => eprintln!(
+                    "note: MIOpen's walk found no valid config; this is {solver}'s default (MIOpen's fallback)"
+                ),
+                DecodeMode::Beam { .. } => eprintln!("note: no valid config found; this is {solver}'s static default"),
             }
         }
     }

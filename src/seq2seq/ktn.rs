@@ -115,6 +115,10 @@ impl Seq2SeqModel for KtnModel {
         &self.metadata
     }
 
+    fn is_miopen_model(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> String {
         format!(
             "KTN {} (encoder {}x{}, LSTM units {:?}, vocabulary {})",
