@@ -1,7 +1,8 @@
 //! CPU benchmarks of the engine (criterion). Names are prefixed `cpu_`.
 //!
 //! Run: `cargo bench --bench bench_main`. Reads MIOpen's gfx908 ConvAsm1x1U model and problems
-//! from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`).
+//! from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`), and the project's gfx906 model from
+//! `weights/`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,6 +62,22 @@ fn bench_single(c: &mut Criterion) {
     });
     group.bench_function("gfx908_beam4_1core", |b| {
         b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Beam { width: 4, top: 4 }))
+    });
+    // tuneinfer's own gfx906 model (the project's weights/): its default decoding (the best of
+    // a beam of 16) beside MIOpen's greedy walk over the same model.
+    let ours = Predictor::load(
+        "gfx906",
+        "ConvAsm1x1U",
+        &[PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")],
+    )
+    .expect("gfx906 model in weights/")
+    .with_threads(1);
+    let auto = ours.default_mode();
+    group.bench_function("gfx906_ours_auto_1core", |b| {
+        b.iter(|| ours.predict_one(black_box(&p), auto))
+    });
+    group.bench_function("gfx906_ours_miopen_1core", |b| {
+        b.iter(|| ours.predict_one(black_box(&p), DecodeMode::Miopen))
     });
     group.finish();
 }
