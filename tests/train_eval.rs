@@ -205,7 +205,23 @@ fn cli_train_and_eval_report_usage_errors() {
         );
     }
     // A KTN directory named on the command line must hold the model (it was silently skipped).
-    assert_eq!(code(&["eval", "--perf-db", &db, "--ktn-models", "/nonexistent/ktn"]), 6);
+    // (A model with a held-out split: the shipped ones were trained on every geometry.)
+    let dir = temp_dir("ktn-dir");
+    train::train(&tiny_options(&dir, 1), None).unwrap();
+    let models = dir.display().to_string();
+    assert_eq!(
+        code(&[
+            "eval",
+            "--perf-db",
+            &db,
+            "--models",
+            &models,
+            "--ktn-models",
+            "/nonexistent/ktn"
+        ]),
+        6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code(&["eval"]), 2);
     assert_eq!(code(&["eval", "--perf-db", "x.db", "--solver", "Nope"]), 6);
     assert_eq!(code(&["train", "--help"]), 0);
