@@ -136,6 +136,7 @@ impl EvalTable {
             "reference_rows": self.reference_rows,
             "methods": self.methods.iter().map(|m| json!({
                 "method": m.name,
+                "problems": m.problems,
                 "exact_pct": m.exact_pct(),
                 "param_pct": m.param_pct(),
                 "valid_pct": m.valid_pct(),
@@ -195,6 +196,28 @@ pub fn predictor_answers(p: &Predictor, samples: &[Sample], mode: DecodeMode) ->
         .collect()
 }
 
+/// The scores of one method's answers split by problem kind (direction, then precision, in
+/// MIOpen's spelling; only kinds present), each row named `  {label}, {kind} ({problems})`.
+pub fn by_kind(label: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> Vec<MethodScores> {
+    let mut kinds: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        let kind = format!("{} {}", s.problem.direction, s.problem.precision);
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, rows)) => rows.push(i),
+            None => kinds.push((kind, vec![i])),
+        }
+    }
+    kinds.sort_by(|a, b| a.0.cmp(&b.0));
+    kinds
+        .into_iter()
+        .map(|(kind, rows)| {
+            let subset: Vec<Sample> = rows.iter().map(|&i| samples[i].clone()).collect();
+            let subset_answers: Vec<Vec<[i64; NUM_PARAMS]>> = rows.iter().map(|&i| answers[i].clone()).collect();
+            MethodScores::score(&format!("  {label}, {kind} ({})", rows.len()), &subset, &subset_answers)
+        })
+        .collect()
+}
+
 /// Runs every method. `model` is ours; `ktn` MIOpen's gfx908 model when available.
 pub fn evaluate(
     arch: &str,
@@ -211,6 +234,7 @@ pub fn evaluate(
         methods.push(MethodScores::score("model, greedy (constrained)", validation, &greedy));
         let ranked = predictor_answers(m, validation, beam_mode);
         methods.push(MethodScores::score(&format!("model, beam {beam}"), validation, &ranked));
+        methods.extend(by_kind(&format!("beam {beam}"), validation, &ranked));
     }
     let defaults: Vec<Vec<[i64; NUM_PARAMS]>> = validation.iter().map(|s| vec![static_default(&s.problem)]).collect();
     methods.push(MethodScores::score("MIOpen static default", validation, &defaults));
@@ -330,6 +354,33 @@ mod tests {
         assert_eq!(s.top, [1, 2, 2, 2]);
         assert_eq!(s.max_answers, 3);
         assert!((s.param_pct() - 87.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn scores_by_kind_hand_derived() {
+        // Two forward fp32 problems (one exact hit), one backward fp16 (a top-2 hit only).
+        let f1 = sample(
+            "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 2, 1, 1, 2, 1, 1],
+        );
+        let b1 = sample(
+            "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B",
+            [1, 4, 2, 2, 1, 2, 1, 1],
+        );
+        let f2 = sample(
+            "64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 1, 1, 1, 1, 1, 1],
+        );
+        let answers = vec![
+            vec![[1, 4, 2, 1, 1, 2, 1, 1]],
+            vec![[1, 4, 2, 4, 1, 2, 1, 1], [1, 4, 2, 2, 1, 2, 1, 1]],
+            vec![[2, 4, 1, 1, 1, 1, 1, 1]],
+        ];
+        let rows = by_kind("beam 2", &[f1, b1, f2], &answers);
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["  beam 2, B FP16 (1)", "  beam 2, F FP32 (2)"]);
+        assert_eq!((rows[0].problems, rows[0].exact, rows[0].top[1]), (1, 0, 1));
+        assert_eq!((rows[1].problems, rows[1].exact, rows[1].params_matched), (2, 1, 8 + 7));
     }
 
     #[test]

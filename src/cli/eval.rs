@@ -17,7 +17,8 @@ Evaluates a trained model on the validation geometries it was not trained on (th
 rebuilt from the seed and fractions recorded in the model's metadata), beside MIOpen's static
 default, the nearest neighbour from the training rows and, when its files are found, MIOpen's
 gfx908 KTN model. Metrics: exact config match, per-parameter match and validity of the first
-answer; top-k: is the tuned best among the first k answers?
+answer; top-k: is the tuned best among the first k answers? The model's beam is also scored by
+problem kind (direction and precision, problem count in brackets).
 
 Options:
   --perf-db FILE      the database the model was trained on (required)
