@@ -344,3 +344,27 @@ fn the_default_decoding_of_our_models_is_the_beam_and_differs_from_the_greedy_wa
     let differ = beam.iter().zip(&greedy).filter(|(a, b)| a != b).count();
     assert!(differ > 0, "beam and greedy agree on all {} problems", problems.len());
 }
+
+#[test]
+fn eval_names_a_damaged_miopen_model_it_leaves_out() {
+    // Without --ktn-models, MIOpen's gfx908 model is optional, but one that is there and does not
+    // load is said on stderr, not silently dropped from the comparison.
+    let dir = temp_dir("eval-damaged-ktn");
+    train::train(&tiny_options(&dir, 1), None).unwrap();
+    let (dirs, encoder) = common::damaged_model_before_intact_one("eval-damaged-ktn-models");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(["eval", "--perf-db", gfx906_db().to_str().unwrap(), "--models"])
+        .arg(&dir)
+        .env("TUNEINFER_MODELS", &dirs[0])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left out of the comparison") && stderr.contains(&encoder.display().to_string()),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("MIOpen KTN"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dirs[0]);
+}
