@@ -164,7 +164,7 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
         predictor = predictor.with_threads(n);
     }
     let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
-    let mode = mode.unwrap_or_else(|| predictor.host().default_mode());
+    let mode = mode.unwrap_or_else(|| predictor.default_mode());
     Ok(Common {
         predictor,
         mode,

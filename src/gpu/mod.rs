@@ -177,6 +177,11 @@ impl Engine {
         }
     }
 
+    /// The model's most accurate single-answer decoding ([`Predictor::default_mode`]).
+    pub fn default_mode(&self) -> DecodeMode {
+        self.host().default_mode()
+    }
+
     /// "cpu" or the adapter's one-line description.
     pub fn device_name(&self) -> String {
         match self {
