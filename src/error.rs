@@ -33,13 +33,11 @@ pub enum Error {
         looked_for: Vec<String>,
         searched: Vec<PathBuf>,
     },
-    /// MIOpen has no model of the solver for this arch (`reason` says which arches it has) and no
-    /// tuneinfer model `{arch}_{solver}.safetensors` + `.json` was found in any searched directory.
+    /// MIOpen has no model of the solver for this arch (`reason` says which arches it has).
     NoModelForArch {
         arch: String,
         solver: String,
         reason: String,
-        searched: Vec<PathBuf>,
     },
     /// The solver's model does not apply to this problem (e.g. ConvAsm1x1U with stride 2).
     NotApplicable { solver: String, reason: String },
@@ -124,19 +122,7 @@ impl fmt::Display for Error {
                     searched_text(searched)
                 )
             }
-            Error::NoModelForArch {
-                arch,
-                solver,
-                reason,
-                searched,
-            } => {
-                write!(
-                    f,
-                    "no {solver} model for {arch}: {reason}, and no {} found (searched: {})",
-                    weights_pattern(arch, solver),
-                    searched_text(searched)
-                )
-            }
+            Error::NoModelForArch { arch, solver, reason } => write!(f, "no {solver} model for {arch}: {reason}"),
             Error::NotApplicable { solver, reason } => {
                 write!(f, "{solver} model does not apply: {reason}")
             }
@@ -149,7 +135,6 @@ impl fmt::Display for Error {
     }
 }
 
-/// The searched directories, comma-separated ("nothing" for none).
 /// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
 pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
     format!("{arch}_{solver}.safetensors + .json")
@@ -160,6 +145,7 @@ pub(crate) fn ktn_pattern(arch: &str, model: &str) -> String {
     format!("{arch}_{model}_{{encoder,decoder,metadata}}.ktn.model")
 }
 
+/// The searched directories, comma-separated ("nothing" for none).
 fn searched_text(searched: &[PathBuf]) -> String {
     if searched.is_empty() {
         return "nothing".to_string();

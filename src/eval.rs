@@ -27,6 +27,8 @@ pub const TOP_K: [usize; 4] = [1, 4, 8, 16];
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodScores {
     pub name: String,
+    /// The problem kind of a [`by_kind`] row (e.g. `F FP16`); None for a row over all problems.
+    pub kind: Option<String>,
     pub problems: usize,
     pub exact: usize,
     pub params_matched: usize,
@@ -42,6 +44,7 @@ impl MethodScores {
     pub fn score(name: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> MethodScores {
         let mut s = MethodScores {
             name: name.to_string(),
+            kind: None,
             problems: samples.len(),
             exact: 0,
             params_matched: 0,
@@ -113,9 +116,15 @@ impl EvalTable {
                     "-".to_string()
                 }
             };
+            // Rows of one kind are indented under the row over all problems.
+            let name = if m.kind.is_some() {
+                format!("  {}", m.name)
+            } else {
+                m.name.clone()
+            };
             out.push_str(&format!(
                 "{:<34} {:>7.1} {:>9.1} {:>7.1} {:>7} {:>7} {:>7} {:>7}\n",
-                m.name,
+                name,
                 m.exact_pct(),
                 m.param_pct(),
                 m.valid_pct(),
@@ -136,6 +145,7 @@ impl EvalTable {
             "reference_rows": self.reference_rows,
             "methods": self.methods.iter().map(|m| json!({
                 "method": m.name,
+                "kind": m.kind,
                 "problems": m.problems,
                 "exact_pct": m.exact_pct(),
                 "param_pct": m.param_pct(),
@@ -197,7 +207,7 @@ pub fn predictor_answers(p: &Predictor, samples: &[Sample], mode: DecodeMode) ->
 }
 
 /// The scores of one method's answers split by problem kind (direction, then precision, in
-/// MIOpen's spelling; only kinds present), each row named `  {label}, {kind} ({problems})`.
+/// MIOpen's spelling; only kinds present), each row named `{label}, {kind} ({problems})`.
 pub fn by_kind(label: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> Vec<MethodScores> {
     let mut kinds: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, s) in samples.iter().enumerate() {
@@ -213,7 +223,10 @@ pub fn by_kind(label: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]
         .map(|(kind, rows)| {
             let subset: Vec<Sample> = rows.iter().map(|&i| samples[i].clone()).collect();
             let subset_answers: Vec<Vec<[i64; NUM_PARAMS]>> = rows.iter().map(|&i| answers[i].clone()).collect();
-            MethodScores::score(&format!("  {label}, {kind} ({})", rows.len()), &subset, &subset_answers)
+            MethodScores {
+                kind: Some(kind.clone()),
+                ..MethodScores::score(&format!("{label}, {kind} ({})", rows.len()), &subset, &subset_answers)
+            }
         })
         .collect()
 }
@@ -386,7 +399,8 @@ mod tests {
         ];
         let rows = by_kind("beam 2", &[f1, b1, f2], &answers);
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["  beam 2, B FP16 (1)", "  beam 2, F FP32 (2)"]);
+        assert_eq!(names, ["beam 2, B FP16 (1)", "beam 2, F FP32 (2)"]);
+        assert_eq!(rows[0].kind.as_deref(), Some("B FP16"));
         assert_eq!((rows[0].problems, rows[0].exact, rows[0].top[1]), (1, 0, 1));
         assert_eq!((rows[1].problems, rows[1].exact, rows[1].params_matched), (2, 1, 8 + 7));
     }

@@ -1,19 +1,19 @@
-//! Finding and loading the model of one (arch, solver): the one search order and the one
-//! vocabulary check that the CPU [`Predictor`](crate::predict::Predictor), the GPU predictor and
-//! `eval` all use.
+//! Finding and loading the model of one (arch, solver): the one search order that the CPU
+//! [`Predictor`](crate::predict::Predictor) and the GPU predictor use, and the one vocabulary
+//! check that they and `eval` use.
 //!
 //! In each model directory, in order: tuneinfer's own attention model
 //! `{arch}_{solver}.safetensors` + `.json`, then MIOpen's KTN model
 //! `{arch}_{model}_{encoder,decoder,metadata}.ktn.model` (`{model}` is the solver's
-//! [`Solver::model_name`]). The first directory holding either kind wins, and its model must
-//! load: a damaged model is reported, naming the file, never skipped in favour of a later
-//! directory (that would silently predict with a different model).
+//! [`Solver::model_name`]). The first directory holding either kind (or any of its files) wins,
+//! and its model must load: a damaged or incomplete model is reported, naming the file, never
+//! skipped in favour of a later directory (that would silently predict with a different model).
 
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::format::weights::{self, WeightsFiles};
-use crate::seq2seq::{find_model_files, AttentionModel, KtnModel, ModelFiles};
+use crate::seq2seq::{AttentionModel, KtnModel, ModelFiles};
 use crate::solvers::Solver;
 
 /// A model found and loaded for one (arch, solver), its vocabulary checked against the solver.
@@ -25,33 +25,29 @@ pub enum LoadedModel {
 }
 
 /// Finds and loads the model of `solver` on `arch` in `dirs` (see the module documentation for
-/// the order). Errors: the first model found does not load or its vocabulary does not suit the
-/// solver (naming the file); [`Error::ModelNotFound`] when no directory holds one;
-/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch` and none of ours
-/// was found either.
+/// the order). Errors: the first model found does not load, is incomplete or its vocabulary does
+/// not suit the solver (naming the file); [`Error::ModelNotFound`] when no directory holds one;
+/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch` (the solver's rules
+/// exist for MIOpen's arches only, so no model of ours could serve there either).
 pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
-    // No MIOpen model on this arch: only one of ours can serve.
     let model_name = match solver.model_name(arch) {
         Ok(name) => name,
         Err(Error::NotApplicable { reason, .. }) => {
-            return match weights::find(dirs, arch, solver.name()) {
-                Some(files) => Ok(LoadedModel::Attention(load_weights(&files, arch, solver)?)),
-                None => Err(Error::NoModelForArch {
-                    arch: arch.to_string(),
-                    solver: solver.name().to_string(),
-                    reason,
-                    searched: dirs.to_vec(),
-                }),
-            };
+            return Err(Error::NoModelForArch {
+                arch: arch.to_string(),
+                solver: solver.name().to_string(),
+                reason,
+            })
         }
         Err(e) => return Err(e),
     };
     for dir in dirs {
+        // A model with a file missing is here too: loading it names the missing file.
         let ours = WeightsFiles::in_dir(dir, arch, solver.name());
-        if ours.exist() {
+        if ours.tensors.exists() || ours.metadata.exists() {
             return Ok(LoadedModel::Attention(load_weights(&ours, arch, solver)?));
         }
-        if let Ok(files) = find_model_files(std::slice::from_ref(dir), arch, model_name) {
+        if let Some(files) = ktn_files_in(dir, arch, model_name)? {
             return Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?)));
         }
     }
@@ -62,6 +58,26 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         ],
         searched: dirs.to_vec(),
     })
+}
+
+/// MIOpen's KTN model files of `model_name` on `arch` in `dir`: None when none of the three is
+/// there, an error naming the first missing one when only some are.
+fn ktn_files_in(dir: &std::path::Path, arch: &str, model_name: &str) -> Result<Option<ModelFiles>> {
+    let file = |part: &str| dir.join(format!("{arch}_{model_name}_{part}.ktn.model"));
+    let files = ModelFiles {
+        encoder: file("encoder"),
+        decoder: file("decoder"),
+        metadata: file("metadata"),
+    };
+    let parts = [&files.encoder, &files.decoder, &files.metadata];
+    match parts.iter().find(|p| !p.exists()) {
+        None => Ok(Some(files)),
+        Some(_) if parts.iter().all(|p| !p.exists()) => Ok(None),
+        Some(missing) => Err(Error::format(
+            missing.display().to_string(),
+            "missing, while the model's other files are in the same directory (an incomplete model is not skipped)",
+        )),
+    }
 }
 
 /// Loads tuneinfer's own model from `files` (checked to be for `arch` and `solver`) and checks
@@ -121,8 +137,11 @@ mod tests {
     }
 
     #[test]
-    fn an_arch_without_a_miopen_model_is_model_not_found_unless_we_have_one() {
+    fn an_arch_without_a_miopen_model_is_model_not_found_even_with_weights_of_ours() {
+        // The CK solvers' rules exist for MIOpen's arches only: weights of ours for another arch
+        // could load but never predict, so the arch is refused before any file is read.
         let dir = temp_dir("no-arch");
+        save_tiny(&dir, "gfx906", CK_FWD);
         let solver = solvers::by_name(CK_FWD).unwrap();
         let e = find_and_load("gfx906", solver, std::slice::from_ref(&dir))
             .err()
@@ -130,15 +149,31 @@ mod tests {
         assert!(matches!(e, Error::NoModelForArch { .. }), "{e}");
         assert_eq!(e.exit_code(), 6);
         let text = e.to_string();
-        assert!(
-            text.contains("gfx906") && text.contains(&dir.display().to_string()) && text.contains("gfx90a, gfx942"),
-            "{text}"
-        );
-        // One of ours for that arch is found by the same search.
-        save_tiny(&dir, "gfx906", CK_FWD);
-        let loaded = find_and_load("gfx906", solver, std::slice::from_ref(&dir)).unwrap();
-        assert!(matches!(loaded, LoadedModel::Attention(_)));
+        assert!(text.contains("gfx906") && text.contains("gfx90a, gfx942"), "{text}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_incomplete_model_is_reported_not_skipped() {
+        let (first, second) = (temp_dir("half-first"), temp_dir("half-second"));
+        let solver = solvers::by_name("ConvAsm1x1U").unwrap();
+        save_tiny(&second, "gfx906", "ConvAsm1x1U");
+        let dirs = [first.clone(), second.clone()];
+        // Our weights without their tensors file: the missing file is named.
+        save_tiny(&first, "gfx906", "ConvAsm1x1U");
+        std::fs::remove_file(first.join("gfx906_ConvAsm1x1U.safetensors")).unwrap();
+        let e = find_and_load("gfx906", solver, &dirs).err().expect("half a model");
+        assert!(e.to_string().contains("gfx906_ConvAsm1x1U.safetensors"), "{e}");
+        // MIOpen's model with one of its three files: the first missing one is named.
+        std::fs::remove_file(first.join("gfx906_ConvAsm1x1U.json")).unwrap();
+        std::fs::write(first.join("gfx906_ConvAsm1x1U_decoder.ktn.model"), b"{}").unwrap();
+        let e = find_and_load("gfx906", solver, &dirs)
+            .err()
+            .expect("a third of a model");
+        assert!(e.to_string().contains("gfx906_ConvAsm1x1U_encoder.ktn.model"), "{e}");
+        assert_eq!(e.exit_code(), 4);
+        let _ = std::fs::remove_dir_all(&first);
+        let _ = std::fs::remove_dir_all(&second);
     }
 
     #[test]

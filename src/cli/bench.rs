@@ -35,7 +35,8 @@ Options:
   --problems N       number of random problems (default: 1000)
   --input FILE       problems to read instead (- = standard input)
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
-  --beam K           time a beam search of width K (default: MIOpen's greedy walk)
+  --beam K           time a beam search of width K (default: MIOpen's greedy walk, for any
+                     model; predict's default for tuneinfer's own models is a beam of 16)
   --precision P      the GPU's weights: f32 (default) or f16 (needs gpu in --devices)
   --profile          per-kernel GPU times, host phases and round-trip floors (GPU only)
   --arch, --solver, --models   as for predict";

@@ -16,11 +16,11 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
                      gfx90a/gfx942, NHWC, FP32/FP16)
   --models DIR       where the models live: tuneinfer's {arch}_{solver}.safetensors + .json
-                     or MIOpen's {arch}_{solver}_*.ktn.model (e.g. ../shared/miopen/models
+                     or MIOpen's {arch}_{model}_*.ktn.model (e.g. ../shared/miopen/models
                      for gfx908); default search order: $TUNEINFER_MODELS, the project's
                      weights/, ./weights, /opt/rocm/share/miopen/db
-  --decode auto      each model's most accurate single answer (default): MIOpen's greedy walk
-                     for MIOpen's models, the best of a constrained beam of 16 for tuneinfer's
+  --decode auto      the default: MIOpen's own answer (its greedy walk) for MIOpen's models,
+                     the best of a constrained beam of 16 for tuneinfer's
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default
   --beam K           constrained beam search of width K, ranked answers
   --top N            with --beam: print the best N <= K configs (default: K)
@@ -102,7 +102,11 @@ pub(super) struct Settings<'a> {
 /// problem, as in `--beam KEY`, is named as the error).
 pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     let mode = match (args.value("decode"), args.value("beam")) {
-        (Some(_), Some(_)) => return Err(Error::Usage("choose either --decode miopen or --beam K".into())),
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "--decode and --beam exclude each other: choose one".into(),
+            ))
+        }
         (Some("miopen" | "auto") | None, None) if args.value("top").is_some() => {
             return Err(Error::Usage("--top needs --beam K".into()))
         }

@@ -432,10 +432,6 @@ impl Seq2SeqModel for AttentionModel {
         &self.metadata
     }
 
-    fn is_miopen_model(&self) -> bool {
-        false
-    }
-
     fn describe(&self) -> String {
         let c = self.config();
         format!(

@@ -45,7 +45,9 @@ pub trait Seq2SeqModel: Send + Sync {
     fn metadata(&self) -> &KtnMetadata;
     /// A one-line description (files, sizes) for messages.
     fn describe(&self) -> String;
-    /// True for MIOpen's own models, whose answers MIOpen's greedy walk defines; false for
-    /// tuneinfer's, which are most accurate with the constrained beam search.
-    fn is_miopen_model(&self) -> bool;
+    /// True for MIOpen's own models, whose answers MIOpen's greedy walk defines; false (the
+    /// default) for others, which answer with the constrained beam search by default.
+    fn is_miopen_model(&self) -> bool {
+        false
+    }
 }
