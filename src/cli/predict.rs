@@ -208,18 +208,14 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     let mut out = stdout.lock();
     let write_err = |e: std::io::Error| Error::io("<stdout>", e);
     let solver = c.predictor.host().solver.name();
-    if c.ranked {
-        for (rank, p) in predictions.iter().enumerate() {
+    // Ranked answers (--beam) one line each, else the first answer's config alone.
+    let shown = if c.ranked { predictions.len() } else { 1 };
+    for (rank, p) in predictions.iter().enumerate().take(shown) {
+        if c.ranked {
             writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
-            if p.source == Source::Default {
-                eprintln!("note: no valid config found; this is {solver}'s static default");
-            }
+        } else {
+            writeln!(out, "{}", p.config).map_err(write_err)?;
         }
-    } else {
-        let p = predictions
-            .first()
-            .ok_or_else(|| Error::Usage("no prediction".into()))?;
-        writeln!(out, "{}", p.config).map_err(write_err)?;
         if p.source == Source::Default {
             match c.mode {
                 DecodeMode::Miopen => eprintln!(
@@ -228,6 +224,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
                 DecodeMode::Beam { .. } => eprintln!("note: no valid config found; this is {solver}'s static default"),
             }
         }
+    }
+    if predictions.is_empty() {
+        return Err(Error::Usage("no prediction".into()));
     }
     Ok(0)
 }
