@@ -74,8 +74,19 @@ fn kernels(c: &mut Criterion) {
         bn.iter(|| cpu::log_softmax_rows(&scores, &mut o, rows, vocab))
     });
     if let Some(ctx) = ctx {
+        let step = host::LstmStepInputs {
+            x: &x,
+            kernel: &w,
+            recurrent: &u,
+            bias: &b,
+            h: &h,
+            c: &cst,
+            rows,
+            in_dim: units,
+            units,
+        };
         g.bench_function("gpu_lstm_step_1000x128", |bn| {
-            bn.iter(|| host::lstm_step(&ctx, &x, &w, &u, &b, &h, &cst, rows, units, units).map(|o| o.values.len()))
+            bn.iter(|| host::lstm_step(&ctx, &step).map(|o| o.values.len()))
         });
         g.bench_function("gpu_dense_1000x128x38", |bn| {
             bn.iter(|| host::dense(&ctx, &h, &out_w, None, None, rows, units, vocab).map(|o| o.values.len()))
@@ -85,7 +96,6 @@ fn kernels(c: &mut Criterion) {
         });
         // lstm_step alone (no upload or read-back), 10 steps per iteration, on both paths: where
         // the tiled path overtakes the SMALL one is `GpuContext::set_tiled_min_rows`'s value.
-        let weights: Vec<f32> = w.iter().chain(&u).chain(&b).copied().collect();
         // The largest sizes only where batches are large (a real GPU; lavapipe is slow).
         let big = sizes().iter().any(|&s| s >= 10_000);
         let lstm_rows: &[usize] = if big {
@@ -96,8 +106,16 @@ fn kernels(c: &mut Criterion) {
         for &n in lstm_rows {
             let x = rng.vec(n * units, 1.0);
             let state = rng.vec(2 * n * units, 1.0);
+            let (h, c) = state.split_at(n * units);
+            let step = host::LstmStepInputs {
+                x: &x,
+                h,
+                c,
+                rows: n,
+                ..step
+            };
             for (name, path) in [("small", TilePath::Small), ("tiled", TilePath::Tiled)] {
-                let steps = match host::LstmSteps::new(&ctx, &x, &weights, &state, n, units, units, path) {
+                let steps = match host::LstmSteps::new(&ctx, &step, path) {
                     Ok(steps) => steps,
                     Err(e) => {
                         eprintln!("skipped gpu_lstm_step_x10_{name}_{n}x128: {e}");

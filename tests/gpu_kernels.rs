@@ -7,7 +7,7 @@
 mod common;
 
 use tuneinfer::cpu;
-use tuneinfer::gpu::kernels::host;
+use tuneinfer::gpu::kernels::host::{self, LstmStepInputs};
 use tuneinfer::gpu::registry::{half_variant, kernel_source, validate_wgsl, SHADERS};
 use tuneinfer::gpu::GpuContext;
 use tuneinfer::testutil::Lcg;
@@ -143,9 +143,20 @@ fn lstm_step_matches_cpu() {
         let bias = rng.vec(g, 0.5);
         let h0 = rng.vec(rows * units, 1.0);
         let c0 = rng.vec(rows * units, 2.0);
+        let step = LstmStepInputs {
+            x: &x,
+            kernel: &kernel,
+            recurrent: &recurrent,
+            bias: &bias,
+            h: &h0,
+            c: &c0,
+            rows,
+            in_dim,
+            units,
+        };
         // The CPU twin, as seq2seq::Decoder::step runs it.
-        let (h, c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units);
-        let got = host::lstm_step(&ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units).expect("lstm");
+        let (h, c) = cpu_lstm_step(&step);
+        let got = host::lstm_step(&ctx, &step).expect("lstm");
         assert!(
             got.sentinels_intact,
             "lstm ({rows},{in_dim},{units}) wrote outside its state"
@@ -214,18 +225,18 @@ fn dense_paths_agree_bit_for_bit_and_match_cpu() {
 
 /// The CPU twin of one `lstm_step.wgsl` dispatch: z = x.W + b + h.U, then the LSTM cell.
 /// Returns the new (h, c).
-#[allow(clippy::too_many_arguments)]
-fn cpu_lstm_step(
-    x: &[f32],
-    kernel: &[f32],
-    recurrent: &[f32],
-    bias: &[f32],
-    h0: &[f32],
-    c0: &[f32],
-    rows: usize,
-    in_dim: usize,
-    units: usize,
-) -> (Vec<f32>, Vec<f32>) {
+fn cpu_lstm_step(step: &LstmStepInputs) -> (Vec<f32>, Vec<f32>) {
+    let LstmStepInputs {
+        x,
+        kernel,
+        recurrent,
+        bias,
+        h: h0,
+        c: c0,
+        rows,
+        in_dim,
+        units,
+    } = *step;
     let g = 4 * units;
     let mut z = vec![0.0; rows * g];
     cpu::dense(x, kernel, Some(bias), &mut z, rows, in_dim, g);
@@ -258,13 +269,19 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
         let bias = rng.vec(g, 0.5);
         let h0 = rng.vec(rows * units, 1.0);
         let c0 = rng.vec(rows * units, 2.0);
-        let (h, c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units);
-        let run = |path| {
-            host::lstm_step_on(
-                &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, false, path,
-            )
-            .expect("lstm")
+        let step = LstmStepInputs {
+            x: &x,
+            kernel: &kernel,
+            recurrent: &recurrent,
+            bias: &bias,
+            h: &h0,
+            c: &c0,
+            rows,
+            in_dim,
+            units,
         };
+        let (h, c) = cpu_lstm_step(&step);
+        let run = |path| host::lstm_step_on(&ctx, &step, false, path).expect("lstm");
         let (small, tiled) = (run(TilePath::Small), run(TilePath::Tiled));
         let shape = format!("({rows},{in_dim},{units})");
         assert!(small.sentinels_intact, "small {shape} wrote outside its state");
@@ -275,12 +292,7 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
         let (wh, wc) = (worst(gh, &h), worst(gc, &c));
         assert!(wh <= 2e-6 && wc <= 2e-6, "lstm {shape}: h {wh}, c {wc}");
         if ctx.adapter().shader_f16 {
-            let run16 = |path| {
-                host::lstm_step_on(
-                    &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true, path,
-                )
-                .expect("lstm f16")
-            };
+            let run16 = |path| host::lstm_step_on(&ctx, &step, true, path).expect("lstm f16");
             let (small, tiled) = (run16(TilePath::Small), run16(TilePath::Tiled));
             assert!(small.sentinels_intact && tiled.sentinels_intact, "f16 {shape}");
             assert_eq!(bits(&small.values), bits(&tiled.values), "f16 paths differ on {shape}");
@@ -307,42 +319,24 @@ fn lstm_step_with_embedded_input_matches_gather_then_lstm() {
         cpu::embedding_gather(&table, &ids, &mut x, dim);
         let shape = format!("({rows},{vocab},{dim},{units})");
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
-        let (cpu_h, cpu_c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h0, &c0, rows, dim, units);
-        // The reference: the plain GPU step on gathered inputs; the candidate reads the table.
-        let plain = |x: &[f32]| {
-            host::lstm_step_on(
-                &ctx,
-                x,
-                &kernel,
-                &recurrent,
-                &bias,
-                &h0,
-                &c0,
-                rows,
-                dim,
-                units,
-                false,
-                TilePath::Small,
-            )
-            .expect("lstm")
+        let step = LstmStepInputs {
+            x: &x,
+            kernel: &kernel,
+            recurrent: &recurrent,
+            bias: &bias,
+            h: &h0,
+            c: &c0,
+            rows,
+            in_dim: dim,
+            units,
         };
+        let (cpu_h, cpu_c) = cpu_lstm_step(&step);
+        // The reference: the plain GPU step on gathered inputs; the candidate reads the table.
+        let plain =
+            |x: &[f32]| host::lstm_step_on(&ctx, &LstmStepInputs { x, ..step }, false, TilePath::Small).expect("lstm");
         let embedded = |ids: &[u32], path| {
-            host::lstm_step_embedded_on(
-                &ctx,
-                &table,
-                Some(ids),
-                &kernel,
-                &recurrent,
-                &bias,
-                &h0,
-                &c0,
-                rows,
-                dim,
-                units,
-                false,
-                path,
-            )
-            .expect("embedded lstm")
+            host::lstm_step_embedded_on(&ctx, &LstmStepInputs { x: &table, ..step }, Some(ids), false, path)
+                .expect("embedded lstm")
         };
         let want = plain(&x);
         for path in [TilePath::Small, TilePath::Tiled] {
@@ -408,28 +402,24 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
                 .collect()
         };
         let (h1, c1) = (pick(&h0), pick(&c0));
-        let (cpu_h, cpu_c) = cpu_lstm_step(&x, &kernel, &recurrent, &bias, &h1, &c1, rows, in_dim, units);
-        let want = host::lstm_step_on(
-            &ctx,
-            &x,
-            &kernel,
-            &recurrent,
-            &bias,
-            &h1,
-            &c1,
+        // `step` starts from the `prev_rows` rows of h0, c0; `reordered` from its rows picked.
+        let step = LstmStepInputs {
+            x: &x,
+            kernel: &kernel,
+            recurrent: &recurrent,
+            bias: &bias,
+            h: &h0,
+            c: &c0,
             rows,
             in_dim,
             units,
-            false,
-            TilePath::Small,
-        )
-        .expect("lstm");
+        };
+        let reordered = LstmStepInputs { h: &h1, c: &c1, ..step };
+        let (cpu_h, cpu_c) = cpu_lstm_step(&reordered);
+        let want = host::lstm_step_on(&ctx, &reordered, false, TilePath::Small).expect("lstm");
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
         for path in [TilePath::Small, TilePath::Tiled] {
-            let got = host::lstm_step_gathered_on(
-                &ctx, &x, &parents, &kernel, &recurrent, &bias, &h0, &c0, in_dim, units, path,
-            )
-            .expect("gathered lstm");
+            let got = host::lstm_step_gathered_on(&ctx, &step, &parents, path).expect("gathered lstm");
             assert!(got.sentinels_intact, "{path:?} ({prev_rows},{rows},{in_dim},{units})");
             let (gh, gc) = got.values.split_at(rows * units);
             let (wh, wc) = (worst(gh, &cpu_h), worst(gc, &cpu_c));
@@ -615,10 +605,18 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         cpu::matmul_acc(&h0, &r16, &mut z, rows, units, g);
         let (mut h, mut c) = (h0.clone(), c0.clone());
         cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
-        let got = host::lstm_step_with(
-            &ctx, &x, &kernel, &recurrent, &bias, &h0, &c0, rows, in_dim, units, true,
-        )
-        .expect("lstm f16");
+        let step = LstmStepInputs {
+            x: &x,
+            kernel: &kernel,
+            recurrent: &recurrent,
+            bias: &bias,
+            h: &h0,
+            c: &c0,
+            rows,
+            in_dim,
+            units,
+        };
+        let got = host::lstm_step_with(&ctx, &step, true).expect("lstm f16");
         assert!(got.sentinels_intact);
         let (gh, gc) = got.values.split_at(rows * units);
         let (wh, wc) = (worst(gh, &h), worst(gc, &c));

@@ -18,7 +18,7 @@
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
 use super::decode::{self, hyp_words, BeamJob, GreedyJob, StepError};
-use super::kernels::{self, BindCache, Recorder, Rows};
+use super::kernels::{self, BindCache, LstmInput, LstmLayer, LstmState, Recorder, Rows};
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
@@ -139,29 +139,30 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
         let seq = buffers::zeroed(ctx, "encoder outputs", 4 * (rows * steps * h) as u64)?;
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            kernels::lstm_step(
-                ctx,
-                &mut rec,
-                (&input).into(),
-                Rows {
+            let layer = LstmLayer {
+                weights: (&member.encoder).into(),
+                in_dim: fin,
+                units: h,
+                half: m.half,
+            };
+            let input = LstmInput::Rows {
+                x: (&input).into(),
+                rows: Rows {
                     stride: steps * fin,
                     offset: t * fin,
                 },
-                (&member.encoder).into(),
-                prev.into(),
-                next.into(),
-                Some((
+            };
+            let state = LstmState {
+                seq: Some((
                     (&seq).into(),
                     Rows {
                         stride: steps * h,
                         offset: t * h,
                     },
                 )),
-                rows,
-                fin,
-                h,
-                m.half,
-            )?;
+                ..LstmState::new(prev.into(), next.into())
+            };
+            kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
         }
         let last = if steps.is_multiple_of(2) { a } else { b };
         outputs.push((last, seq));
@@ -253,20 +254,18 @@ impl<'a> GpuAttentionDecoder<'a> {
                 v,
                 e,
             )?;
-            kernels::lstm_step(
-                ctx,
-                &mut rec,
-                (&embedded).into(),
-                Rows { stride: e, offset: 0 },
-                (&member.decoder).into(),
-                (&prev).into(),
-                (&next).into(),
-                None,
-                rows,
-                e,
-                h,
-                m.half,
-            )?;
+            let layer = LstmLayer {
+                weights: (&member.decoder).into(),
+                in_dim: e,
+                units: h,
+                half: m.half,
+            };
+            let input = LstmInput::Rows {
+                x: (&embedded).into(),
+                rows: Rows::packed(e),
+            };
+            let state = LstmState::new((&prev).into(), (&next).into());
+            kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
             kernels::attention(
                 ctx,
                 &mut rec,
@@ -370,29 +369,30 @@ fn record_resident_encoder(
         rec.encoder().clear_buffer(&a, 0, None);
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            kernels::lstm_step(
-                ctx,
-                rec,
-                input.into(),
-                Rows {
+            let layer = LstmLayer {
+                weights: (&member.encoder).into(),
+                in_dim: fin,
+                units: h,
+                half: m.half,
+            };
+            let input = LstmInput::Rows {
+                x: input.into(),
+                rows: Rows {
                     stride: steps * fin,
                     offset: t * fin,
                 },
-                (&member.encoder).into(),
-                prev.into(),
-                next.into(),
-                Some((
+            };
+            let state = LstmState {
+                seq: Some((
                     (&seq).into(),
                     Rows {
                         stride: steps * h,
                         offset: t * h,
                     },
                 )),
-                problems,
-                fin,
-                h,
-                m.half,
-            )?;
+                ..LstmState::new(prev.into(), next.into())
+            };
+            kernels::lstm_step(ctx, rec, layer, input, state, problems)?;
         }
         let last = if steps.is_multiple_of(2) { a } else { b };
         let cur = match parents {
@@ -481,20 +481,18 @@ fn record_resident_step(
             v,
             e,
         )?;
-        kernels::lstm_step(
-            ctx,
-            rec,
-            (&s.embedded).into(),
-            Rows { stride: e, offset: 0 },
-            (&member.decoder).into(),
-            (&r.cur[i]).into(),
-            (&r.next[i]).into(),
-            None,
-            rows,
-            e,
-            h,
-            m.half,
-        )?;
+        let layer = LstmLayer {
+            weights: (&member.decoder).into(),
+            in_dim: e,
+            units: h,
+            half: m.half,
+        };
+        let input = LstmInput::Rows {
+            x: (&s.embedded).into(),
+            rows: Rows::packed(e),
+        };
+        let state = LstmState::new((&r.cur[i]).into(), (&r.next[i]).into());
+        kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
         kernels::attention(
             ctx,
             rec,

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::kernels::{self, BindCache, Recorder, Rows};
+use super::kernels::{self, BindCache, Gather, LstmInput, LstmLayer, LstmState, Recorder, Rows};
 use super::model::GpuKtn;
 use super::parallel;
 use crate::error::{Error, Result};
@@ -145,18 +145,21 @@ pub(crate) fn record_encoder(
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            kernels::lstm_step(
-                ctx,
-                rec,
-                seq_in.into(),
-                Rows {
+            let layer = LstmLayer {
+                weights: (&lstm.weights).into(),
+                in_dim: dim,
+                units: u,
+                half: m.half,
+            };
+            let input = LstmInput::Rows {
+                x: seq_in.into(),
+                rows: Rows {
                     stride: t * dim,
                     offset: step * dim,
                 },
-                (&lstm.weights).into(),
-                prev.into(),
-                next.into(),
-                out_seq.as_ref().map(|s| {
+            };
+            let state = LstmState {
+                seq: out_seq.as_ref().map(|s| {
                     (
                         View::from(s),
                         Rows {
@@ -165,11 +168,9 @@ pub(crate) fn record_encoder(
                         },
                     )
                 }),
-                rows,
-                dim,
-                u,
-                m.half,
-            )?;
+                ..LstmState::new(prev.into(), next.into())
+            };
+            kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
         }
         finals.push(if t.is_multiple_of(2) { a } else { b });
         if let Some(s) = out_seq {
@@ -197,46 +198,34 @@ fn record_decoder_step(
     logp: Option<&wgpu::Buffer>,
     rows: usize,
 ) -> Result<()> {
-    let gather = gather.map(|(parents, prev_rows)| (View::from(parents), prev_rows));
+    let gather = gather.map(|(parents, prev_rows)| Gather {
+        parents: parents.into(),
+        prev_rows,
+    });
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
-        if l == 0 {
-            kernels::lstm_step_embedded(
-                ctx,
-                rec,
-                feed.into(),
-                (&m.embedding).into(),
-                m.vocab,
-                gather,
-                (&lstm.weights).into(),
-                (&cur[l]).into(),
-                (&next[l]).into(),
-                rows,
-                lstm.in_dim,
-                lstm.units,
-                m.half,
-            )?;
-            continue;
-        }
-        kernels::lstm_step_on(
-            ctx,
-            rec,
-            (&next[l - 1]).into(),
-            Rows {
-                stride: lstm.in_dim,
-                offset: 0,
-            },
-            None,
+        let layer = LstmLayer {
+            weights: (&lstm.weights).into(),
+            in_dim: lstm.in_dim,
+            units: lstm.units,
+            half: m.half,
+        };
+        let input = if l == 0 {
+            LstmInput::Embedded {
+                ids: feed.into(),
+                table: (&m.embedding).into(),
+                vocab: m.vocab,
+            }
+        } else {
+            LstmInput::Rows {
+                x: (&next[l - 1]).into(),
+                rows: Rows::packed(lstm.in_dim),
+            }
+        };
+        let state = LstmState {
             gather,
-            (&lstm.weights).into(),
-            (&cur[l]).into(),
-            (&next[l]).into(),
-            None,
-            rows,
-            lstm.in_dim,
-            lstm.units,
-            m.half,
-            kernels::TilePath::Auto,
-        )?;
+            ..LstmState::new((&cur[l]).into(), (&next[l]).into())
+        };
+        kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
     }
     let last = next
         .last()

@@ -224,6 +224,16 @@ pub(crate) struct Rows {
     pub offset: usize,
 }
 
+impl Rows {
+    /// Rows of `width` values stored one after another from the start.
+    pub fn packed(width: usize) -> Rows {
+        Rows {
+            stride: width,
+            offset: 0,
+        }
+    }
+}
+
 /// `out = [out +] a · b [+ bias]` (dense.wgsl); twin `cpu::dense` / `cpu::matmul_acc`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dense(
@@ -380,101 +390,103 @@ pub(crate) fn embedding_gather(
     )
 }
 
-/// One fused LSTM step (lstm_step.wgsl): reads `prev` = [h | c], writes `next` = [h | c] and,
-/// with `seq`, a copy of h; twin `cpu::dense` + `cpu::matmul_acc` + `cpu::lstm_cell`.
-#[allow(clippy::too_many_arguments)]
+/// One LSTM layer as a step reads it: `weights` = `[in_dim, 4 units] kernel | [units, 4 units]
+/// recurrent | [4 units] bias` (stored as f16 with `half`; arithmetic stays f32).
+#[derive(Clone, Copy)]
+pub(crate) struct LstmLayer<'a> {
+    pub weights: View<'a>,
+    pub in_dim: usize,
+    pub units: usize,
+    pub half: bool,
+}
+
+/// Where an LSTM step reads its input rows (`in_dim` values each).
+#[derive(Clone, Copy)]
+pub(crate) enum LstmInput<'a> {
+    /// Row r starts at `rows.offset + r * rows.stride` of `x`.
+    Rows { x: View<'a>, rows: Rows },
+    /// Row r is row `ids[r]` of the embedding `table` (`[vocab, in_dim]`; an id outside it
+    /// gives a NaN row): the decoder's first layer without a separate `embedding_gather`.
+    Embedded {
+        ids: View<'a>,
+        table: View<'a>,
+        vocab: usize,
+    },
+}
+
+/// The state an LSTM step reads and writes: `prev` = [h | c] in, `next` = [h | c] out.
+#[derive(Clone, Copy)]
+pub(crate) struct LstmState<'a> {
+    pub prev: View<'a>,
+    pub next: View<'a>,
+    /// Row r continues row `parents[r]` of `prev` (the beam's reorder read in place); without,
+    /// row r continues row r.
+    pub gather: Option<Gather<'a>>,
+    /// Where a copy of the new h goes too (an encoder's output sequence), if anywhere.
+    pub seq: Option<(View<'a>, Rows)>,
+}
+
+impl<'a> LstmState<'a> {
+    /// `prev` -> `next`, row for row, no sequence output.
+    pub fn new(prev: View<'a>, next: View<'a>) -> LstmState<'a> {
+        LstmState {
+            prev,
+            next,
+            gather: None,
+            seq: None,
+        }
+    }
+}
+
+/// Row r reads row `parents[r]` of a state of `prev_rows` rows.
+#[derive(Clone, Copy)]
+pub(crate) struct Gather<'a> {
+    pub parents: View<'a>,
+    pub prev_rows: usize,
+}
+
+/// One fused LSTM step for `rows` rows (lstm_step.wgsl): `input` and `state.prev` -> `state.next`
+/// (and `state.seq`); twin `cpu::dense` + `cpu::matmul_acc` + `cpu::lstm_cell`, with
+/// `cpu::embedding_gather` for [`LstmInput::Embedded`] and `States::gather_from` for
+/// [`LstmState::gather`].
 pub(crate) fn lstm_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    x: View<'_>,
-    x_rows: Rows,
-    weights: View<'_>,
-    prev: View<'_>,
-    next: View<'_>,
-    seq: Option<(View<'_>, Rows)>,
+    layer: LstmLayer<'_>,
+    input: LstmInput<'_>,
+    state: LstmState<'_>,
     rows: usize,
-    in_dim: usize,
-    units: usize,
-    half: bool,
 ) -> Result<()> {
-    lstm_step_on(
-        ctx,
-        rec,
-        x,
-        x_rows,
-        None,
-        None,
-        weights,
-        prev,
-        next,
-        seq,
-        rows,
-        in_dim,
-        units,
-        half,
-        TilePath::Auto,
-    )
-}
-
-/// [`lstm_step`] whose input row r is row `ids[r]` of the embedding `table` (`[vocab, in_dim]`;
-/// an id outside it gives a NaN row): the decoder's first layer without a separate
-/// `embedding_gather`. With `gather` (parents, rows of `prev`), row r continues row
-/// `parents[r]` of `prev` (the beam's reorder read in place). Twin `cpu::embedding_gather` +
-/// the twins of [`lstm_step`].
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn lstm_step_embedded(
-    ctx: &GpuContext,
-    rec: &mut Recorder<'_>,
-    ids: View<'_>,
-    table: View<'_>,
-    vocab: usize,
-    gather: Option<(View<'_>, usize)>,
-    weights: View<'_>,
-    prev: View<'_>,
-    next: View<'_>,
-    rows: usize,
-    in_dim: usize,
-    units: usize,
-    half: bool,
-) -> Result<()> {
-    lstm_step_on(
-        ctx,
-        rec,
-        table,
-        Rows { stride: 0, offset: 0 },
-        Some((ids, vocab)),
-        gather,
-        weights,
-        prev,
-        next,
-        None,
-        rows,
-        in_dim,
-        units,
-        half,
-        TilePath::Auto,
-    )
+    lstm_step_on(ctx, rec, layer, input, state, rows, TilePath::Auto)
 }
 
 /// [`lstm_step`] on a chosen path of the kernel.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn lstm_step_on(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    x: View<'_>,
-    x_rows: Rows,
-    embed: Option<(View<'_>, usize)>,
-    gather: Option<(View<'_>, usize)>,
-    weights: View<'_>,
-    prev: View<'_>,
-    next: View<'_>,
-    seq: Option<(View<'_>, Rows)>,
+    layer: LstmLayer<'_>,
+    input: LstmInput<'_>,
+    state: LstmState<'_>,
     rows: usize,
-    in_dim: usize,
-    units: usize,
-    half: bool,
     path: TilePath,
 ) -> Result<()> {
+    let LstmLayer {
+        weights,
+        in_dim,
+        units,
+        half,
+    } = layer;
+    // The kernel reads its input from `x` either way: the embedding table when embedded.
+    let (x, x_rows, embed) = match input {
+        LstmInput::Rows { x, rows } => (x, rows, None),
+        LstmInput::Embedded { ids, table, vocab } => (table, Rows { stride: 0, offset: 0 }, Some((ids, vocab))),
+    };
+    let LstmState {
+        prev,
+        next,
+        gather,
+        seq,
+    } = state;
     let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "lstm_step",
@@ -494,7 +506,7 @@ pub(crate) fn lstm_step_on(
     }
     let kernel = ctx.registry.get(ctx, &key)?;
     let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
-    let (parents, prev_rows) = gather.unwrap_or(((&ctx.unused_input).into(), rows));
+    let (parents, prev_rows) = gather.map_or(((&ctx.unused_input).into(), rows), |g| (g.parents, g.prev_rows));
     // Without a sequence output the slot still needs a buffer of its own.
     let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
     let params = [
@@ -903,98 +915,78 @@ pub mod host {
         submit_and_read(ctx, "embedding_gather", rec, &out)
     }
 
-    /// One LSTM step for `rows` rows: returns the new state as `[h (rows*units) | c (rows*units)]`.
-    /// `kernel` is `[in_dim, 4u]`, `recurrent` `[u, 4u]`, `bias` `[4u]`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lstm_step(
-        ctx: &GpuContext,
-        x: &[f32],
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        rows: usize,
-        in_dim: usize,
-        units: usize,
-    ) -> Result<Output> {
-        lstm_step_with(ctx, x, kernel, recurrent, bias, h, c, rows, in_dim, units, false)
+    /// Everything one LSTM step reads, on the host: input `x` `[rows, in_dim]`, the layer's
+    /// `kernel` `[in_dim, 4 units]`, `recurrent` `[units, 4 units]` and `bias` `[4 units]`, and
+    /// the state it starts from, `h` and `c` (`[rows, units]` each).
+    #[derive(Debug, Clone, Copy)]
+    pub struct LstmStepInputs<'a> {
+        pub x: &'a [f32],
+        pub kernel: &'a [f32],
+        pub recurrent: &'a [f32],
+        pub bias: &'a [f32],
+        pub h: &'a [f32],
+        pub c: &'a [f32],
+        pub rows: usize,
+        pub in_dim: usize,
+        pub units: usize,
+    }
+
+    /// One LSTM step: returns the new state as `[h (rows*units) | c (rows*units)]`.
+    pub fn lstm_step(ctx: &GpuContext, step: &LstmStepInputs) -> Result<Output> {
+        lstm_step_with(ctx, step, false)
     }
 
     /// [`lstm_step`] with the weights stored as f16 on the device (`half`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lstm_step_with(
-        ctx: &GpuContext,
-        x: &[f32],
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        rows: usize,
-        in_dim: usize,
-        units: usize,
-        half: bool,
-    ) -> Result<Output> {
-        lstm_step_on(
-            ctx,
-            x,
-            kernel,
-            recurrent,
-            bias,
-            h,
-            c,
-            rows,
-            in_dim,
-            units,
-            half,
-            TilePath::Auto,
-        )
+    pub fn lstm_step_with(ctx: &GpuContext, step: &LstmStepInputs, half: bool) -> Result<Output> {
+        lstm_step_on(ctx, step, half, TilePath::Auto)
     }
 
     /// [`lstm_step_with`] on a chosen path of the kernel (tests run both on every shape).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lstm_step_on(
+    pub fn lstm_step_on(ctx: &GpuContext, step: &LstmStepInputs, half: bool, path: TilePath) -> Result<Output> {
+        lstm_step_full(ctx, step, None, None, half, path)
+    }
+
+    /// [`lstm_step_on`] where row r continues row `parents[r]` of the state `step.h`, `step.c`
+    /// (`[prev_rows, units]` each; the beam's reorder read in place); `step.rows` is
+    /// `parents.len()`.
+    pub fn lstm_step_gathered_on(
         ctx: &GpuContext,
-        x: &[f32],
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        rows: usize,
-        in_dim: usize,
-        units: usize,
+        step: &LstmStepInputs,
+        parents: &[u32],
+        path: TilePath,
+    ) -> Result<Output> {
+        if parents.len() != step.rows {
+            return Err(Error::Gpu(format!(
+                "lstm_step: {} parents for {} rows",
+                parents.len(),
+                step.rows
+            )));
+        }
+        lstm_step_full(ctx, step, None, Some(parents), false, path)
+    }
+
+    /// [`lstm_step_on`] with, when `ids` is given, `step.x` an embedding table (`[vocab, in_dim]`)
+    /// and input row r its row `ids[r]` (the decoder's first layer).
+    pub fn lstm_step_embedded_on(
+        ctx: &GpuContext,
+        step: &LstmStepInputs,
+        ids: Option<&[u32]>,
         half: bool,
         path: TilePath,
     ) -> Result<Output> {
-        lstm_step_embedded_on(
-            ctx, x, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
-        )
+        lstm_step_full(ctx, step, ids, None, half, path)
     }
 
-    /// [`lstm_step_on`] where row r continues row `parents[r]` of the state `h`, `c`
-    /// (`[prev_rows, units]` each; the beam's reorder read in place).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lstm_step_gathered_on(
+    fn lstm_step_full(
         ctx: &GpuContext,
-        x: &[f32],
-        parents: &[u32],
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        in_dim: usize,
-        units: usize,
+        step: &LstmStepInputs,
+        ids: Option<&[u32]>,
+        parents: Option<&[u32]>,
+        half: bool,
         path: TilePath,
     ) -> Result<Output> {
-        let rows = parents.len();
-        lstm_step_full(
-            ctx,
+        let LstmStepInputs {
             x,
-            None,
-            Some(parents),
             kernel,
             recurrent,
             bias,
@@ -1003,82 +995,41 @@ pub mod host {
             rows,
             in_dim,
             units,
-            false,
-            path,
-        )
-    }
-
-    /// [`lstm_step_on`] with, when `ids` is given, `x` an embedding table (`[vocab, in_dim]`)
-    /// and input row r its row `ids[r]` (the decoder's first layer).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lstm_step_embedded_on(
-        ctx: &GpuContext,
-        x: &[f32],
-        ids: Option<&[u32]>,
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        rows: usize,
-        in_dim: usize,
-        units: usize,
-        half: bool,
-        path: TilePath,
-    ) -> Result<Output> {
-        lstm_step_full(
-            ctx, x, ids, None, kernel, recurrent, bias, h, c, rows, in_dim, units, half, path,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn lstm_step_full(
-        ctx: &GpuContext,
-        x: &[f32],
-        ids: Option<&[u32]>,
-        parents: Option<&[u32]>,
-        kernel: &[f32],
-        recurrent: &[f32],
-        bias: &[f32],
-        h: &[f32],
-        c: &[f32],
-        rows: usize,
-        in_dim: usize,
-        units: usize,
-        half: bool,
-        path: TilePath,
-    ) -> Result<Output> {
+        } = *step;
         let ids_buf = ids.map(|i| buffers::upload_u32(ctx, "ids", i)).transpose()?;
         let parents_buf = parents.map(|p| buffers::upload_u32(ctx, "parents", p)).transpose()?;
-        let gather_view = parents_buf.as_ref().map(|b| (View::from(b), h.len() / units.max(1)));
-        let embed_view = ids_buf.as_ref().map(|b| (View::from(b), x.len() / in_dim.max(1)));
         let w: Vec<f32> = kernel.iter().chain(recurrent).chain(bias).copied().collect();
         let prev: Vec<f32> = h.iter().chain(c).copied().collect();
         let x_buf = buffers::upload_f32(ctx, "x", x)?;
         let w_buf = buffers::upload_weights(ctx, "weights", &w, half)?;
         let prev_buf = buffers::upload_f32(ctx, "state", &prev)?;
         let next = buffers::Guarded::new(ctx, "next", &nan_filled(2 * rows * units))?;
-        let mut rec = Recorder::new(ctx, "lstm_step");
-        super::lstm_step_on(
-            ctx,
-            &mut rec,
-            (&x_buf).into(),
-            Rows {
-                stride: in_dim,
-                offset: 0,
-            },
-            embed_view,
-            gather_view,
-            (&w_buf).into(),
-            (&prev_buf).into(),
-            next.view(),
-            None,
-            rows,
+        let layer = LstmLayer {
+            weights: (&w_buf).into(),
             in_dim,
             units,
             half,
-            path,
-        )?;
+        };
+        let input = match &ids_buf {
+            Some(ids) => LstmInput::Embedded {
+                ids: ids.into(),
+                table: (&x_buf).into(),
+                vocab: x.len() / in_dim.max(1),
+            },
+            None => LstmInput::Rows {
+                x: (&x_buf).into(),
+                rows: Rows::packed(in_dim),
+            },
+        };
+        let state = LstmState {
+            gather: parents_buf.as_ref().map(|p| Gather {
+                parents: p.into(),
+                prev_rows: h.len() / units.max(1),
+            }),
+            ..LstmState::new((&prev_buf).into(), next.view())
+        };
+        let mut rec = Recorder::new(ctx, "lstm_step");
+        super::lstm_step_on(ctx, &mut rec, layer, input, state, rows, path)?;
         submit_and_read(ctx, "lstm_step", rec, &next)
     }
 
@@ -1096,29 +1047,26 @@ pub mod host {
     }
 
     impl LstmSteps {
-        /// `x` `[rows, in_dim]`, `weights` `[in_dim + units + 1, 4 units]` (kernel | recurrent |
-        /// bias), `state` `[2 rows, units]` (h | c).
-        #[allow(clippy::too_many_arguments)]
-        pub fn new(
-            ctx: &GpuContext,
-            x: &[f32],
-            weights: &[f32],
-            state: &[f32],
-            rows: usize,
-            in_dim: usize,
-            units: usize,
-            path: TilePath,
-        ) -> Result<LstmSteps> {
+        /// The step's inputs on the device, to run on `path`.
+        pub fn new(ctx: &GpuContext, step: &LstmStepInputs, path: TilePath) -> Result<LstmSteps> {
+            let weights: Vec<f32> = step
+                .kernel
+                .iter()
+                .chain(step.recurrent)
+                .chain(step.bias)
+                .copied()
+                .collect();
+            let state: Vec<f32> = step.h.iter().chain(step.c).copied().collect();
             Ok(LstmSteps {
-                x: buffers::upload_f32(ctx, "x", x)?,
-                weights: buffers::upload_f32(ctx, "weights", weights)?,
+                x: buffers::upload_f32(ctx, "x", step.x)?,
+                weights: buffers::upload_f32(ctx, "weights", &weights)?,
                 states: [
-                    buffers::upload_f32(ctx, "state", state)?,
-                    buffers::upload_f32(ctx, "state", state)?,
+                    buffers::upload_f32(ctx, "state", &state)?,
+                    buffers::upload_f32(ctx, "state", &state)?,
                 ],
-                rows,
-                in_dim,
-                units,
+                rows: step.rows,
+                in_dim: step.in_dim,
+                units: step.units,
                 path,
             })
         }
@@ -1127,26 +1075,18 @@ pub mod host {
         pub fn run(&self, ctx: &GpuContext, n: usize) -> Result<()> {
             let mut rec = Recorder::new(ctx, "lstm_step x n");
             for i in 0..n {
-                super::lstm_step_on(
-                    ctx,
-                    &mut rec,
-                    (&self.x).into(),
-                    Rows {
-                        stride: self.in_dim,
-                        offset: 0,
-                    },
-                    None,
-                    None,
-                    (&self.weights).into(),
-                    (&self.states[i % 2]).into(),
-                    (&self.states[(i + 1) % 2]).into(),
-                    None,
-                    self.rows,
-                    self.in_dim,
-                    self.units,
-                    false,
-                    self.path,
-                )?;
+                let layer = LstmLayer {
+                    weights: (&self.weights).into(),
+                    in_dim: self.in_dim,
+                    units: self.units,
+                    half: false,
+                };
+                let input = LstmInput::Rows {
+                    x: (&self.x).into(),
+                    rows: Rows::packed(self.in_dim),
+                };
+                let state = LstmState::new((&self.states[i % 2]).into(), (&self.states[(i + 1) % 2]).into());
+                super::lstm_step_on(ctx, &mut rec, layer, input, state, self.rows, self.path)?;
             }
             ctx.submit_and_wait("lstm_step x n", rec.finish())
         }
