@@ -15,10 +15,13 @@
 //! `log_softmax` is averaged in member order (`ensemble_mean` on the device, the same sum on the
 //! host), which is what `AttentionModel`'s step returns.
 
-use super::buffers::{self, Pool, View};
+use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::decode::{self, hyp_words, BeamJob, GreedyJob, StepError};
-use super::kernels::{self, BindCache, LstmInput, LstmLayer, LstmState, Recorder, Rows};
+use super::kernels::{
+    self, AttentionLayer, AttentionOut, BindCache, DenseLayer, DenseOut, EncoderOutputs, LstmInput, LstmLayer,
+    LstmState, Recorder, Rows, RowsOf,
+};
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
@@ -266,36 +269,39 @@ impl<'a> GpuAttentionDecoder<'a> {
             };
             let state = LstmState::new((&prev).into(), (&next).into());
             kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
+            let combine = AttentionLayer {
+                combine: (&member.combine).into(),
+                units: h,
+                half: m.half,
+            };
+            let encoded = EncoderOutputs {
+                view: (&enc).into(),
+                steps,
+                rows_per_block: 1,
+            };
+            let written = AttentionOut {
+                weights: (&weights).into(),
+                context: (&context).into(),
+                out: (&combined).into(),
+            };
             kernels::attention(
                 ctx,
                 &mut rec,
-                (&next).into(),
-                Rows { stride: h, offset: 0 },
-                (&enc).into(),
-                1,
-                (&member.combine).into(),
-                (&weights).into(),
-                (&context).into(),
-                (&combined).into(),
+                combine,
+                RowsOf::packed((&next).into(), h),
+                encoded,
+                written,
                 rows,
-                steps,
-                h,
-                m.half,
             )?;
-            kernels::dense(
-                ctx,
-                &mut rec,
-                (&combined).into(),
-                Rows { stride: h, offset: 0 },
-                (&member.output_kernel).into(),
-                Some(View::from(&member.output_bias)),
-                (&raw).into(),
-                rows,
-                h,
-                v,
-                false,
-                m.half,
-            )?;
+            let output = DenseLayer {
+                kernel: (&member.output_kernel).into(),
+                bias: Some((&member.output_bias).into()),
+                in_dim: h,
+                units: v,
+                half: m.half,
+            };
+            let a = RowsOf::packed((&combined).into(), h);
+            kernels::dense(ctx, &mut rec, output, a, DenseOut::Write((&raw).into()), rows)?;
             if k > 1 {
                 kernels::log_softmax(ctx, &mut rec, (&raw).into(), (&out).into(), rows, v)?;
             }
@@ -493,37 +499,40 @@ fn record_resident_step(
         };
         let state = LstmState::new((&r.cur[i]).into(), (&r.next[i]).into());
         kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
+        let combine = AttentionLayer {
+            combine: (&member.combine).into(),
+            units: h,
+            half: m.half,
+        };
+        let encoded = EncoderOutputs {
+            view: (&r.enc[i]).into(),
+            steps,
+            rows_per_block: enc_div,
+        };
+        let written = AttentionOut {
+            weights: (&s.weights).into(),
+            context: (&s.context).into(),
+            out: (&s.combined).into(),
+        };
         kernels::attention(
             ctx,
             rec,
-            (&r.next[i]).into(),
-            Rows { stride: h, offset: 0 },
-            (&r.enc[i]).into(),
-            enc_div,
-            (&member.combine).into(),
-            (&s.weights).into(),
-            (&s.context).into(),
-            (&s.combined).into(),
+            combine,
+            RowsOf::packed((&r.next[i]).into(), h),
+            encoded,
+            written,
             rows,
-            steps,
-            h,
-            m.half,
         )?;
         let raw = if k == 1 { &s.scores } else { &s.raw };
-        kernels::dense(
-            ctx,
-            rec,
-            (&s.combined).into(),
-            Rows { stride: h, offset: 0 },
-            (&member.output_kernel).into(),
-            Some(View::from(&member.output_bias)),
-            raw.into(),
-            rows,
-            h,
-            v,
-            false,
-            m.half,
-        )?;
+        let output = DenseLayer {
+            kernel: (&member.output_kernel).into(),
+            bias: Some((&member.output_bias).into()),
+            in_dim: h,
+            units: v,
+            half: m.half,
+        };
+        let a = RowsOf::packed((&s.combined).into(), h);
+        kernels::dense(ctx, rec, output, a, DenseOut::Write(raw.into()), rows)?;
         if k > 1 {
             kernels::log_softmax(ctx, rec, raw.into(), (&s.member_logp).into(), rows, v)?;
             kernels::ensemble_mean(

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::kernels::{self, BindCache, Gather, LstmInput, LstmLayer, LstmState, Recorder, Rows};
+use super::kernels::{self, BindCache, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf};
 use super::model::GpuKtn;
 use super::parallel;
 use crate::error::{Error, Result};
@@ -112,19 +112,10 @@ pub(crate) fn record_encoder(
         kernels::dense(
             ctx,
             rec,
-            input.into(),
-            Rows {
-                stride: d.in_dim,
-                offset: 0,
-            },
-            (&d.kernel).into(),
-            d.bias.as_ref().map(View::from),
-            (&out).into(),
+            d.layer(m.half),
+            RowsOf::packed(input.into(), d.in_dim),
+            DenseOut::Write((&out).into()),
             rows * t,
-            d.in_dim,
-            d.units,
-            false,
-            m.half,
         )?;
         owned = Some(out);
         dim = d.units;
@@ -145,12 +136,7 @@ pub(crate) fn record_encoder(
         let seq_in: &wgpu::Buffer = owned.as_ref().unwrap_or(input);
         for step in 0..t {
             let (prev, next) = if step % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let layer = LstmLayer {
-                weights: (&lstm.weights).into(),
-                in_dim: dim,
-                units: u,
-                half: m.half,
-            };
+            let layer = lstm.layer(m.half);
             let input = LstmInput::Rows {
                 x: seq_in.into(),
                 rows: Rows {
@@ -203,12 +189,7 @@ fn record_decoder_step(
         prev_rows,
     });
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
-        let layer = LstmLayer {
-            weights: (&lstm.weights).into(),
-            in_dim: lstm.in_dim,
-            units: lstm.units,
-            half: m.half,
-        };
+        let layer = lstm.layer(m.half);
         let input = if l == 0 {
             LstmInput::Embedded {
                 ids: feed.into(),
@@ -231,42 +212,12 @@ fn record_decoder_step(
         .last()
         .ok_or_else(|| Error::Gpu("decoder has no LSTM layer".into()))?;
     let o = &m.output;
-    let last_rows = Rows {
-        stride: o.in_dim,
-        offset: 0,
-    };
-    let bias = o.bias.as_ref().map(View::from);
+    let last = RowsOf::packed(last.into(), o.in_dim);
     // Few rows: the output layer and the log-softmax in one dispatch (same bits).
     if let Some(logp) = logp.filter(|_| rows < ctx.tiled_min_rows()) {
-        return kernels::dense_log_softmax(
-            ctx,
-            rec,
-            last.into(),
-            last_rows,
-            (&o.kernel).into(),
-            bias,
-            scores.into(),
-            logp.into(),
-            rows,
-            o.in_dim,
-            o.units,
-            m.half,
-        );
+        return kernels::dense_log_softmax(ctx, rec, o.layer(m.half), last, scores.into(), logp.into(), rows);
     }
-    kernels::dense(
-        ctx,
-        rec,
-        last.into(),
-        last_rows,
-        (&o.kernel).into(),
-        bias,
-        scores.into(),
-        rows,
-        o.in_dim,
-        o.units,
-        false,
-        m.half,
-    )?;
+    kernels::dense(ctx, rec, o.layer(m.half), last, DenseOut::Write(scores.into()), rows)?;
     match logp {
         Some(logp) => kernels::log_softmax(ctx, rec, scores.into(), logp.into(), rows, o.units),
         None => Ok(()),

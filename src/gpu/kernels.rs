@@ -234,56 +234,78 @@ impl Rows {
     }
 }
 
-/// `out = [out +] a · b [+ bias]` (dense.wgsl); twin `cpu::dense` / `cpu::matmul_acc`.
-#[allow(clippy::too_many_arguments)]
+/// Rows of a kernel input: row r of `view` starts at `rows.offset + r * rows.stride`.
+#[derive(Clone, Copy)]
+pub(crate) struct RowsOf<'a> {
+    pub view: View<'a>,
+    pub rows: Rows,
+}
+
+impl<'a> RowsOf<'a> {
+    /// Rows of `width` values stored one after another from the start of `view`.
+    pub fn packed(view: View<'a>, width: usize) -> RowsOf<'a> {
+        RowsOf {
+            view,
+            rows: Rows::packed(width),
+        }
+    }
+}
+
+/// A dense layer as `dense.wgsl` reads it: `kernel` `[in_dim, units]` and an optional `bias`
+/// `[units]` (stored as f16 with `half`; arithmetic stays f32).
+#[derive(Clone, Copy)]
+pub(crate) struct DenseLayer<'a> {
+    pub kernel: View<'a>,
+    pub bias: Option<View<'a>>,
+    pub in_dim: usize,
+    pub units: usize,
+    pub half: bool,
+}
+
+/// Where a dense layer's `[rows, units]` result goes.
+#[derive(Clone, Copy)]
+pub(crate) enum DenseOut<'a> {
+    /// `out = a · kernel [+ bias]`.
+    Write(View<'a>),
+    /// `out += a · kernel [+ bias]`.
+    Add(View<'a>),
+}
+
+/// `out = [out +] a · kernel [+ bias]` for `rows` rows of `a` (dense.wgsl); twin `cpu::dense` /
+/// `cpu::matmul_acc`.
 pub(crate) fn dense(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    a: View<'_>,
-    a_rows: Rows,
-    b: View<'_>,
-    bias: Option<View<'_>>,
-    out: View<'_>,
+    layer: DenseLayer<'_>,
+    a: RowsOf<'_>,
+    out: DenseOut<'_>,
     rows: usize,
-    k: usize,
-    n: usize,
-    accumulate: bool,
-    half: bool,
 ) -> Result<()> {
-    dense_on(
-        ctx,
-        rec,
-        a,
-        a_rows,
-        b,
-        bias,
-        out,
-        rows,
-        k,
-        n,
-        accumulate,
-        half,
-        TilePath::Auto,
-    )
+    dense_on(ctx, rec, layer, a, out, rows, TilePath::Auto)
 }
 
 /// [`dense`] on a chosen path of the kernel.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn dense_on(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    a: View<'_>,
-    a_rows: Rows,
-    b: View<'_>,
-    bias: Option<View<'_>>,
-    out: View<'_>,
+    layer: DenseLayer<'_>,
+    a: RowsOf<'_>,
+    out: DenseOut<'_>,
     rows: usize,
-    k: usize,
-    n: usize,
-    accumulate: bool,
-    half: bool,
     path: TilePath,
 ) -> Result<()> {
+    let DenseLayer {
+        kernel: b,
+        bias,
+        in_dim: k,
+        units: n,
+        half,
+    } = layer;
+    let (out, accumulate) = match out {
+        DenseOut::Write(out) => (out, false),
+        DenseOut::Add(out) => (out, true),
+    };
+    let (a, a_rows) = (a.view, a.rows);
     let small = path.small(ctx, rows);
     let key = KernelKey::new(
         "dense",
@@ -313,24 +335,26 @@ pub(crate) fn dense_on(
     dispatch(ctx, rec, &kernel, &[a, b, bias, out], &params, threads)
 }
 
-/// `scores = a · b [+ bias]` and `logp` its row-wise log-softmax in one dispatch, one workgroup
-/// per row (dense_log_softmax.wgsl; for batches below the tiled paths' threshold); twin
-/// `cpu::dense` + `cpu::log_softmax_rows`. Same bits as [`dense`] then [`log_softmax`].
-#[allow(clippy::too_many_arguments)]
+/// `scores = a · kernel [+ bias]` and `logp` its row-wise log-softmax in one dispatch, one
+/// workgroup per row (dense_log_softmax.wgsl; for batches below the tiled paths' threshold);
+/// twin `cpu::dense` + `cpu::log_softmax_rows`. Same bits as [`dense`] then [`log_softmax`].
 pub(crate) fn dense_log_softmax(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    a: View<'_>,
-    a_rows: Rows,
-    b: View<'_>,
-    bias: Option<View<'_>>,
+    layer: DenseLayer<'_>,
+    a: RowsOf<'_>,
     scores: View<'_>,
     logp: View<'_>,
     rows: usize,
-    k: usize,
-    n: usize,
-    half: bool,
 ) -> Result<()> {
+    let DenseLayer {
+        kernel: b,
+        bias,
+        in_dim: k,
+        units: n,
+        half,
+    } = layer;
+    let (a, a_rows) = (a.view, a.rows);
     let key = KernelKey::new(
         "dense_log_softmax",
         &[
@@ -533,28 +557,53 @@ pub(crate) fn lstm_step_on(
     )
 }
 
+/// The attention's combine layer: `combine` = `[2 units, units] kernel | [units] bias` (stored
+/// as f16 with `half`; arithmetic stays f32).
+#[derive(Clone, Copy)]
+pub(crate) struct AttentionLayer<'a> {
+    pub combine: View<'a>,
+    pub units: usize,
+    pub half: bool,
+}
+
+/// Encoder outputs the attention reads: blocks of `[steps, units]`; decoder row r reads block
+/// `r / rows_per_block` (a beam's rows share their problem's block; 0 counts as 1).
+#[derive(Clone, Copy)]
+pub(crate) struct EncoderOutputs<'a> {
+    pub view: View<'a>,
+    pub steps: usize,
+    pub rows_per_block: usize,
+}
+
+/// What the attention writes per row: the attention `weights` `[rows, steps]`, the `context`
+/// and the combined output `out` (`[rows, units]` each).
+#[derive(Clone, Copy)]
+pub(crate) struct AttentionOut<'a> {
+    pub weights: View<'a>,
+    pub context: View<'a>,
+    pub out: View<'a>,
+}
+
 /// Dot-product attention + combine layer for every row (attention.wgsl): from `h` and `enc`
-/// (`[rows, steps, units]`) writes the attention weights, the context and
-/// `o = tanh([h, ctx] · Wc + bc)`; row r reads block `r / enc_div` of `enc` (a beam's rows share
-/// their problem's encoder outputs); `combine` is `[2 units, units] kernel | [units] bias`. Twin
+/// writes the attention weights, the context and `o = tanh([h, ctx] · Wc + bc)`. Twin
 /// `cpu::attention` + `cpu::dense` + `cpu::activations::tanh`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn attention(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    h: View<'_>,
-    h_rows: Rows,
-    enc: View<'_>,
-    enc_div: usize,
-    combine: View<'_>,
-    weights: View<'_>,
-    context: View<'_>,
-    out: View<'_>,
+    layer: AttentionLayer<'_>,
+    h: RowsOf<'_>,
+    enc: EncoderOutputs<'_>,
+    out: AttentionOut<'_>,
     rows: usize,
-    steps: usize,
-    units: usize,
-    half: bool,
 ) -> Result<()> {
+    let AttentionLayer { combine, units, half } = layer;
+    let (h, h_rows) = (h.view, h.rows);
+    let EncoderOutputs {
+        view: enc,
+        steps,
+        rows_per_block: enc_div,
+    } = enc;
+    let AttentionOut { weights, context, out } = out;
     if steps == 0 || steps > ATTENTION_MAX_STEPS {
         return Err(Error::Gpu(format!(
             "attention: {steps} encoder steps (the kernel takes 1 to {ATTENTION_MAX_STEPS})"
@@ -837,22 +886,21 @@ pub mod host {
             .map(|v| buffers::upload_weights(ctx, "bias", v, half))
             .transpose()?;
         let out = buffers::Guarded::new(ctx, "out", init.unwrap_or(&nan_filled(rows * n)))?;
-        let mut rec = Recorder::new(ctx, "dense");
-        super::dense_on(
-            ctx,
-            &mut rec,
-            (&a_buf).into(),
-            Rows { stride: k, offset: 0 },
-            (&b_buf).into(),
-            bias_buf.as_ref().map(View::from),
-            out.view(),
-            rows,
-            k,
-            n,
-            init.is_some(),
+        let layer = DenseLayer {
+            kernel: (&b_buf).into(),
+            bias: bias_buf.as_ref().map(View::from),
+            in_dim: k,
+            units: n,
             half,
-            path,
-        )?;
+        };
+        let a = RowsOf::packed((&a_buf).into(), k);
+        let out_mode = if init.is_some() {
+            DenseOut::Add(out.view())
+        } else {
+            DenseOut::Write(out.view())
+        };
+        let mut rec = Recorder::new(ctx, "dense");
+        super::dense_on(ctx, &mut rec, layer, a, out_mode, rows, path)?;
         submit_and_read(ctx, "dense", rec, &out)
     }
 
@@ -876,21 +924,16 @@ pub mod host {
             .transpose()?;
         let scores = buffers::Guarded::new(ctx, "scores", &nan_filled(rows * n))?;
         let logp = buffers::Guarded::new(ctx, "logp", &nan_filled(rows * n))?;
-        let mut rec = Recorder::new(ctx, "dense_log_softmax");
-        super::dense_log_softmax(
-            ctx,
-            &mut rec,
-            (&a_buf).into(),
-            Rows { stride: k, offset: 0 },
-            (&b_buf).into(),
-            bias_buf.as_ref().map(View::from),
-            scores.view(),
-            logp.view(),
-            rows,
-            k,
-            n,
+        let layer = DenseLayer {
+            kernel: (&b_buf).into(),
+            bias: bias_buf.as_ref().map(View::from),
+            in_dim: k,
+            units: n,
             half,
-        )?;
+        };
+        let a = RowsOf::packed((&a_buf).into(), k);
+        let mut rec = Recorder::new(ctx, "dense_log_softmax");
+        super::dense_log_softmax(ctx, &mut rec, layer, a, scores.view(), logp.view(), rows)?;
         ctx.submit_and_wait("dense_log_softmax", rec.finish())?;
         let read = |g| read_output(ctx, "dense_log_softmax", g);
         Ok((read(&scores)?, read(&logp)?))
@@ -1123,25 +1166,30 @@ pub mod host {
         let weights = buffers::Guarded::new(ctx, "weights", &nan_filled(rows * steps))?;
         let context = buffers::Guarded::new(ctx, "context", &nan_filled(rows * units))?;
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * units))?;
+        let layer = AttentionLayer {
+            combine: (&comb_buf).into(),
+            units,
+            half,
+        };
+        let encoded = EncoderOutputs {
+            view: (&enc_buf).into(),
+            steps,
+            rows_per_block: 1,
+        };
+        let written = AttentionOut {
+            weights: weights.view(),
+            context: context.view(),
+            out: out.view(),
+        };
         let mut rec = Recorder::new(ctx, "attention");
         super::attention(
             ctx,
             &mut rec,
-            (&h_buf).into(),
-            Rows {
-                stride: units,
-                offset: 0,
-            },
-            (&enc_buf).into(),
-            1,
-            (&comb_buf).into(),
-            weights.view(),
-            context.view(),
-            out.view(),
+            layer,
+            RowsOf::packed((&h_buf).into(), units),
+            encoded,
+            written,
             rows,
-            steps,
-            units,
-            half,
         )?;
         ctx.submit_and_wait("attention", rec.finish())?;
         let read = |g| read_output(ctx, "attention", g);

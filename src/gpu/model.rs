@@ -2,6 +2,7 @@
 
 use super::buffers;
 use super::context::GpuContext;
+use super::kernels::{DenseLayer, LstmLayer};
 use crate::error::Result;
 use crate::format::frugally::LstmWeights;
 use crate::seq2seq::KtnModel;
@@ -23,6 +24,16 @@ impl GpuLstm {
             units: l.units,
         })
     }
+
+    /// The layer as `lstm_step` reads it (`half`: its weights are stored as f16).
+    pub fn layer(&self, half: bool) -> LstmLayer<'_> {
+        LstmLayer {
+            weights: (&self.weights).into(),
+            in_dim: self.in_dim,
+            units: self.units,
+            half,
+        }
+    }
 }
 
 /// A dense layer `[in, units]` with optional bias.
@@ -31,6 +42,19 @@ pub(crate) struct GpuDense {
     pub bias: Option<wgpu::Buffer>,
     pub in_dim: usize,
     pub units: usize,
+}
+
+impl GpuDense {
+    /// The layer as `dense` reads it (`half`: its weights are stored as f16).
+    pub fn layer(&self, half: bool) -> DenseLayer<'_> {
+        DenseLayer {
+            kernel: (&self.kernel).into(),
+            bias: self.bias.as_ref().map(Into::into),
+            in_dim: self.in_dim,
+            units: self.units,
+            half,
+        }
+    }
 }
 
 /// Encoder + decoder weights of a KTN model.
