@@ -19,8 +19,8 @@ use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::decode::{self, hyp_words, BeamJob, GreedyJob, StepError};
 use super::kernels::{
-    self, AttentionLayer, AttentionOut, BindCache, DenseLayer, DenseOut, EncoderOutputs, LstmInput, LstmLayer,
-    LstmState, Recorder, Rows, RowsOf,
+    self, AttentionLayer, AttentionOut, BeamRecords, BeamShape, BindCache, DenseLayer, DenseOut, Embedding,
+    EncoderOutputs, Gather, LstmInput, LstmLayer, LstmState, Recorder, Rows, RowsOf, SearchRules, StepScores,
 };
 use crate::error::{Error, Result};
 use crate::search::Hypothesis;
@@ -247,16 +247,12 @@ impl<'a> GpuAttentionDecoder<'a> {
             } else {
                 buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?
             };
-            kernels::embedding_gather(
-                ctx,
-                &mut rec,
-                (&feed).into(),
-                (&member.embedding).into(),
-                (&embedded).into(),
-                rows,
-                v,
-                e,
-            )?;
+            let embedding = Embedding {
+                table: (&member.embedding).into(),
+                vocab: v,
+                dim: e,
+            };
+            kernels::embedding_gather(ctx, &mut rec, embedding, (&feed).into(), (&embedded).into(), rows)?;
             let layer = LstmLayer {
                 weights: (&member.decoder).into(),
                 in_dim: e,
@@ -404,16 +400,11 @@ fn record_resident_encoder(
         let cur = match parents {
             Some(parents) => {
                 let cur = pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
-                kernels::reorder_rows(
-                    ctx,
-                    rec,
-                    parents.into(),
-                    (&last).into(),
-                    (&cur).into(),
-                    rows,
-                    problems,
-                    h,
-                )?;
+                let gather = Gather {
+                    parents: parents.into(),
+                    prev_rows: problems,
+                };
+                kernels::reorder_rows(ctx, rec, gather, (&last).into(), (&cur).into(), rows, h)?;
                 cur
             }
             None => last,
@@ -477,16 +468,12 @@ fn record_resident_step(
         rec.encoder().clear_buffer(&s.scores, 0, None);
     }
     for (i, member) in m.members.iter().enumerate() {
-        kernels::embedding_gather(
-            ctx,
-            rec,
-            (&s.feed).into(),
-            (&member.embedding).into(),
-            (&s.embedded).into(),
-            rows,
-            v,
-            e,
-        )?;
+        let embedding = Embedding {
+            table: (&member.embedding).into(),
+            vocab: v,
+            dim: e,
+        };
+        kernels::embedding_gather(ctx, rec, embedding, (&s.feed).into(), (&s.embedded).into(), rows)?;
         let layer = LstmLayer {
             weights: (&member.decoder).into(),
             in_dim: e,
@@ -577,20 +564,18 @@ pub(crate) fn greedy_resident(
     let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, rows, None)?;
     for _ in 0..job.max_len {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
-        kernels::greedy_step(
-            ctx,
-            &mut rec,
-            job.rules_library,
-            (&s.scores).into(),
-            (&s.logp).into(),
-            (&vocab_words).into(),
-            (&rules).into(),
-            (&hyp).into(),
-            (&s.feed).into(),
-            rows,
-            v,
-            job.max_len,
-        )?;
+        let search = SearchRules {
+            library: job.rules_library,
+            rules: (&rules).into(),
+            vocab_words: (&vocab_words).into(),
+            vocab: v,
+            max_len: job.max_len,
+        };
+        let step = StepScores {
+            scores: (&s.scores).into(),
+            logp: (&s.logp).into(),
+        };
+        kernels::greedy_step(ctx, &mut rec, search, step, (&hyp).into(), (&s.feed).into(), rows)?;
         std::mem::swap(&mut r.cur, &mut r.next);
     }
     let bytes = 4 * (rows * words) as u64;
@@ -632,30 +617,37 @@ pub(crate) fn beam_resident(
     let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
-        kernels::beam_step(
-            ctx,
-            &mut rec,
-            job.rules_library,
-            [
-                (&s.scores).into(),
-                (&s.logp).into(),
-                (&vocab_words).into(),
-                (&rules).into(),
-                (&hyp_a).into(),
-                (&hyp_b).into(),
-                (&parents).into(),
-                (&s.feed).into(),
-            ],
+        let search = SearchRules {
+            library: job.rules_library,
+            rules: (&rules).into(),
+            vocab_words: (&vocab_words).into(),
+            vocab: v,
+            max_len: l,
+        };
+        let step = StepScores {
+            scores: (&s.scores).into(),
+            logp: (&s.logp).into(),
+        };
+        let records = BeamRecords {
+            hyp_in: (&hyp_a).into(),
+            hyp_out: (&hyp_b).into(),
+            parents: (&parents).into(),
+            feed: (&s.feed).into(),
+        };
+        let shape = BeamShape {
             problems,
-            job.values,
-            job.domain_len,
-            v,
-            w,
-            l,
-        )?;
+            width: w,
+            values: job.values,
+            domain_len: job.domain_len,
+        };
+        kernels::beam_step(ctx, &mut rec, search, step, records, shape)?;
         // Slots keep their parent's state; the encoder outputs stay per problem.
         for (next, cur) in r.next.iter().zip(&r.cur) {
-            kernels::reorder_rows(ctx, &mut rec, (&parents).into(), next.into(), cur.into(), rows, rows, h)?;
+            let gather = Gather {
+                parents: (&parents).into(),
+                prev_rows: rows,
+            };
+            kernels::reorder_rows(ctx, &mut rec, gather, next.into(), cur.into(), rows, h)?;
         }
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }

@@ -16,7 +16,10 @@ use std::sync::Mutex;
 
 use super::buffers::{self, Pool, View};
 use super::context::GpuContext;
-use super::kernels::{self, BindCache, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf};
+use super::kernels::{
+    self, BeamRecords, BeamShape, BindCache, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf,
+    SearchRules, StepScores,
+};
 use super::model::GpuKtn;
 use super::parallel;
 use crate::error::{Error, Result};
@@ -276,20 +279,18 @@ pub(crate) fn greedy_resident(
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
         record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, Some(&logp), rows)?;
-        kernels::greedy_step(
-            ctx,
-            &mut rec,
-            job.rules_library,
-            (&scores).into(),
-            (&logp).into(),
-            (&vocab_words).into(),
-            (&rules).into(),
-            (&hyp).into(),
-            (&feed).into(),
-            rows,
-            v,
-            job.max_len,
-        )?;
+        let search = SearchRules {
+            library: job.rules_library,
+            rules: (&rules).into(),
+            vocab_words: (&vocab_words).into(),
+            vocab: v,
+            max_len: job.max_len,
+        };
+        let step = StepScores {
+            scores: (&scores).into(),
+            logp: (&logp).into(),
+        };
+        kernels::greedy_step(ctx, &mut rec, search, step, (&hyp).into(), (&feed).into(), rows)?;
         std::mem::swap(&mut cur, &mut next);
     }
     let bytes = 4 * (rows * words) as u64;
@@ -386,27 +387,30 @@ pub(crate) fn beam_resident(
         let next = &states[step % 2];
         let gather = Some((&parents, cur_rows));
         record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
-        kernels::beam_step(
-            ctx,
-            &mut rec,
-            job.rules_library,
-            [
-                (&scores).into(),
-                (&logp).into(),
-                (&vocab_words).into(),
-                (&rules).into(),
-                (&hyp_a).into(),
-                (&hyp_b).into(),
-                (&parents).into(),
-                (&feed).into(),
-            ],
+        let search = SearchRules {
+            library: job.rules_library,
+            rules: (&rules).into(),
+            vocab_words: (&vocab_words).into(),
+            vocab: v,
+            max_len: l,
+        };
+        let step = StepScores {
+            scores: (&scores).into(),
+            logp: (&logp).into(),
+        };
+        let records = BeamRecords {
+            hyp_in: (&hyp_a).into(),
+            hyp_out: (&hyp_b).into(),
+            parents: (&parents).into(),
+            feed: (&feed).into(),
+        };
+        let shape = BeamShape {
             problems,
-            job.values,
-            job.domain_len,
-            v,
-            w,
-            l,
-        )?;
+            width: w,
+            values: job.values,
+            domain_len: job.domain_len,
+        };
+        kernels::beam_step(ctx, &mut rec, search, step, records, shape)?;
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
     // The finished lists, already in search::beam_search's final order.

@@ -383,18 +383,25 @@ pub(crate) fn dense_log_softmax(
     )
 }
 
-/// `out[i, :] = table[ids[i], :]` (embedding_gather.wgsl); twin `cpu::embedding_gather`.
-#[allow(clippy::too_many_arguments)]
+/// An embedding table: `table` `[vocab, dim]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Embedding<'a> {
+    pub table: View<'a>,
+    pub vocab: usize,
+    pub dim: usize,
+}
+
+/// `out[i, :] = table[ids[i], :]` for `rows` ids (embedding_gather.wgsl; an id outside the table
+/// gives a NaN row); twin `cpu::embedding_gather`.
 pub(crate) fn embedding_gather(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
+    embedding: Embedding<'_>,
     ids: View<'_>,
-    table: View<'_>,
     out: View<'_>,
     rows: usize,
-    vocab: usize,
-    dim: usize,
 ) -> Result<()> {
+    let Embedding { table, vocab, dim } = embedding;
     let key = KernelKey::new(
         "embedding_gather",
         &[
@@ -677,23 +684,45 @@ pub(crate) fn log_softmax(
     dispatch(ctx, rec, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
 }
 
-/// One position of MIOpen's greedy walk for every row (greedy_step.wgsl); twin
-/// `search::greedy_miopen`.
-#[allow(clippy::too_many_arguments)]
+/// What a search step checks candidates against: the solver's WGSL rules `library` (e.g.
+/// "conv_asm_1x1u_rules"), each row's (or problem's) 8 `rules` words followed by any data the
+/// library reads by offset, and `vocab_words` (as `beam_vocab_words` builds it: value id per
+/// token, then the values, ...); `vocab` tokens, configs of at most `max_len` values.
+#[derive(Clone, Copy)]
+pub(crate) struct SearchRules<'a> {
+    pub library: &'static str,
+    pub rules: View<'a>,
+    pub vocab_words: View<'a>,
+    pub vocab: usize,
+    pub max_len: usize,
+}
+
+/// One decoder step's raw `scores` and their row-wise log-softmax `logp` (`[rows, vocab]` each).
+#[derive(Clone, Copy)]
+pub(crate) struct StepScores<'a> {
+    pub scores: View<'a>,
+    pub logp: View<'a>,
+}
+
+/// One position of MIOpen's greedy walk for every row (greedy_step.wgsl): updates each row's
+/// record in `hyp` and writes the token it feeds next to `feed`; twin `search::greedy_miopen`.
 pub(crate) fn greedy_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    rules_library: &'static str,
-    scores: View<'_>,
-    logp: View<'_>,
-    vocab_words: View<'_>,
-    rules: View<'_>,
+    search: SearchRules<'_>,
+    step: StepScores<'_>,
     hyp: View<'_>,
     feed: View<'_>,
     rows: usize,
-    vocab: usize,
-    max_len: usize,
 ) -> Result<()> {
+    let SearchRules {
+        library: rules_library,
+        rules,
+        vocab_words,
+        vocab,
+        max_len,
+    } = search;
+    let StepScores { scores, logp } = step;
     let key = KernelKey::new(
         "greedy_step",
         &[
@@ -718,21 +747,59 @@ pub(crate) fn greedy_step(
 /// Threads of one `greedy_step.wgsl` workgroup (one row).
 const GREEDY_WG: u32 = 32;
 
+/// The records a beam step reads and writes: `hyp_in` (live slots, then every problem's
+/// finished list) -> `hyp_out`, and for each new slot its `parents` row and the `feed` token.
+#[derive(Clone, Copy)]
+pub(crate) struct BeamRecords<'a> {
+    pub hyp_in: View<'a>,
+    pub hyp_out: View<'a>,
+    pub parents: View<'a>,
+    pub feed: View<'a>,
+}
+
+/// Sizes of a beam search: `problems` x `width` slots; `values` distinct values and
+/// `domain_len` domain entries in the search's `vocab_words`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BeamShape {
+    pub problems: usize,
+    pub width: usize,
+    pub values: usize,
+    pub domain_len: usize,
+}
+
 /// One position of the constrained beam search for every problem (beam_step.wgsl); twin
 /// `search::beam_search`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn beam_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    rules_library: &'static str,
-    views: [View<'_>; 8],
-    problems: usize,
-    values: usize,
-    domain_len: usize,
-    vocab: usize,
-    width: usize,
-    max_len: usize,
+    search: SearchRules<'_>,
+    step: StepScores<'_>,
+    records: BeamRecords<'_>,
+    shape: BeamShape,
 ) -> Result<()> {
+    let SearchRules {
+        library: rules_library,
+        rules,
+        vocab_words,
+        vocab,
+        max_len,
+    } = search;
+    let BeamShape {
+        problems,
+        width,
+        values,
+        domain_len,
+    } = shape;
+    let views = [
+        step.scores,
+        step.logp,
+        vocab_words,
+        rules,
+        records.hyp_in,
+        records.hyp_out,
+        records.parents,
+        records.feed,
+    ];
     // The kernel's bit set of seen value prefixes has one bit per (slot, value id).
     if width.saturating_mul(values) > super::decode::MAX_BEAM_CANDIDATES {
         return Err(Error::Gpu(format!(
@@ -784,19 +851,22 @@ pub(crate) fn beam_workgroup_bytes(sort: usize) -> u64 {
     4 * (3 * sort + 64 + 4 * 64 + 3 * 128 + 6) as u64
 }
 
-/// `dst[r] = src[rows[r]]` for both halves of an LSTM state (reorder_rows.wgsl); twin
-/// `States::gather_from`.
-#[allow(clippy::too_many_arguments)]
+/// `dst[r] = src[parents[r]]` for `dst_rows` rows of both halves of an LSTM state
+/// (`[prev_rows, units] h | [prev_rows, units] c` in, `[dst_rows, units] h | ... c` out;
+/// reorder_rows.wgsl); twin `States::gather_from`.
 pub(crate) fn reorder_rows(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
-    rows: View<'_>,
+    gather: Gather<'_>,
     src: View<'_>,
     dst: View<'_>,
     dst_rows: usize,
-    src_rows: usize,
     units: usize,
 ) -> Result<()> {
+    let Gather {
+        parents: rows,
+        prev_rows: src_rows,
+    } = gather;
     let key = KernelKey::new("reorder_rows", &[("UNITS", u32_of("units", units)?), ("WG", WG)]);
     let kernel = ctx.registry.get(ctx, &key)?;
     let params = [u32_of("rows", dst_rows)?, u32_of("rows", src_rows)?];
@@ -945,16 +1015,12 @@ pub mod host {
         let i = buffers::upload_u32(ctx, "ids", ids)?;
         let out = buffers::Guarded::new(ctx, "out", &nan_filled(ids.len() * dim))?;
         let mut rec = Recorder::new(ctx, "embedding_gather");
-        super::embedding_gather(
-            ctx,
-            &mut rec,
-            (&i).into(),
-            (&t).into(),
-            out.view(),
-            ids.len(),
+        let embedding = Embedding {
+            table: (&t).into(),
             vocab,
             dim,
-        )?;
+        };
+        super::embedding_gather(ctx, &mut rec, embedding, (&i).into(), out.view(), ids.len())?;
         submit_and_read(ctx, "embedding_gather", rec, &out)
     }
 
@@ -1211,16 +1277,11 @@ pub mod host {
         let r = buffers::upload_u32(ctx, "rows", rows)?;
         let out = buffers::Guarded::new(ctx, "dst", &nan_filled(2 * rows.len() * units))?;
         let mut rec = Recorder::new(ctx, "reorder_rows");
-        super::reorder_rows(
-            ctx,
-            &mut rec,
-            (&r).into(),
-            (&s).into(),
-            out.view(),
-            rows.len(),
-            src_rows,
-            units,
-        )?;
+        let gather = Gather {
+            parents: (&r).into(),
+            prev_rows: src_rows,
+        };
+        super::reorder_rows(ctx, &mut rec, gather, (&s).into(), out.view(), rows.len(), units)?;
         submit_and_read(ctx, "reorder_rows", rec, &out)
     }
 
@@ -1318,20 +1379,18 @@ pub mod host {
         let h = buffers::upload_u32(ctx, "hypotheses", hyp)?;
         let f = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
         let mut rec = Recorder::new(ctx, "greedy_step");
-        super::greedy_step(
-            ctx,
-            &mut rec,
-            rules_library,
-            (&s).into(),
-            (&l).into(),
-            (&v).into(),
-            (&r).into(),
-            (&h).into(),
-            (&f).into(),
-            rows,
+        let search = SearchRules {
+            library: rules_library,
+            rules: (&r).into(),
+            vocab_words: (&v).into(),
             vocab,
             max_len,
-        )?;
+        };
+        let step = StepScores {
+            scores: (&s).into(),
+            logp: (&l).into(),
+        };
+        super::greedy_step(ctx, &mut rec, search, step, (&h).into(), (&f).into(), rows)?;
         ctx.submit_and_wait("greedy_step", rec.finish())?;
         Ok((
             buffers::read_u32(ctx, "greedy_step", &h, 0, hyp.len())?,
@@ -1382,27 +1441,30 @@ pub mod host {
         let parents = buffers::zeroed(ctx, "parents", 4 * rows as u64)?;
         let feed = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
         let mut rec = Recorder::new(ctx, "beam_step");
-        super::beam_step(
-            ctx,
-            &mut rec,
-            rules_library,
-            [
-                (&s).into(),
-                (&l).into(),
-                (&v).into(),
-                (&r).into(),
-                (&h_in).into(),
-                (&h_out).into(),
-                (&parents).into(),
-                (&feed).into(),
-            ],
+        let search = SearchRules {
+            library: rules_library,
+            rules: (&r).into(),
+            vocab_words: (&v).into(),
+            vocab,
+            max_len,
+        };
+        let step = StepScores {
+            scores: (&s).into(),
+            logp: (&l).into(),
+        };
+        let records = BeamRecords {
+            hyp_in: (&h_in).into(),
+            hyp_out: (&h_out).into(),
+            parents: (&parents).into(),
+            feed: (&feed).into(),
+        };
+        let shape = BeamShape {
             problems,
+            width,
             values,
             domain_len,
-            vocab,
-            width,
-            max_len,
-        )?;
+        };
+        super::beam_step(ctx, &mut rec, search, step, records, shape)?;
         ctx.submit_and_wait("beam_step", rec.finish())?;
         Ok((
             buffers::read_u32(ctx, "beam_step", &h_out, 0, padded.len())?,
