@@ -89,7 +89,15 @@ fn kernels(c: &mut Criterion) {
             bn.iter(|| host::lstm_step(&ctx, &step).map(|o| o.values.len()))
         });
         g.bench_function("gpu_dense_1000x128x38", |bn| {
-            bn.iter(|| host::dense(&ctx, &h, &out_w, None, None, rows, units, vocab).map(|o| o.values.len()))
+            let d = host::DenseInputs {
+                a: &h,
+                b: &out_w,
+                bias: None,
+                rows,
+                k: units,
+                n: vocab,
+            };
+            bn.iter(|| host::dense(&ctx, &d, None).map(|o| o.values.len()))
         });
         g.bench_function("gpu_log_softmax_1000x38", |bn| {
             bn.iter(|| host::log_softmax(&ctx, &scores, rows, vocab).map(|o| o.values.len()))

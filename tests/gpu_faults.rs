@@ -50,7 +50,15 @@ fn too_large_a_buffer_is_a_clear_error() {
         .min(ctx.adapter().max_buffer_size);
     let rows = (limit / 4 / 64 + 1) as usize;
     let a = vec![0.5f32; 64];
-    let e = host::dense(&ctx, &a[..1], &a, None, None, 1, 1, 64).map(|_| ());
+    let d = host::DenseInputs {
+        a: &a[..1],
+        b: &a,
+        bias: None,
+        rows: 1,
+        k: 1,
+        n: 64,
+    };
+    let e = host::dense(&ctx, &d, None).map(|_| ());
     assert!(e.is_ok());
     let big = vec![0.5f32; rows.min(1 << 20)];
     let e = host::log_softmax(&ctx, &big, rows, 64).expect_err("too large");

@@ -7,7 +7,7 @@
 mod common;
 
 use tuneinfer::cpu;
-use tuneinfer::gpu::kernels::host::{self, LstmStepInputs};
+use tuneinfer::gpu::kernels::host::{self, AttentionInputs, DenseInputs, LstmStepInputs};
 use tuneinfer::gpu::registry::{half_variant, kernel_source, validate_wgsl, SHADERS};
 use tuneinfer::gpu::GpuContext;
 use tuneinfer::testutil::Lcg;
@@ -92,7 +92,15 @@ fn dense_matches_cpu() {
         let bias = rng.vec(n, 1.0);
         let mut want = vec![0.0; m * n];
         cpu::dense(&a, &b, Some(&bias), &mut want, m, k, n);
-        let got = host::dense(&ctx, &a, &b, Some(&bias), None, m, k, n).expect("dense");
+        let with_bias = DenseInputs {
+            a: &a,
+            b: &b,
+            bias: Some(&bias),
+            rows: m,
+            k,
+            n,
+        };
+        let got = host::dense(&ctx, &with_bias, None).expect("dense");
         assert!(got.sentinels_intact, "dense ({m},{k},{n}) wrote outside its output");
         let w = worst(&got.values, &want);
         assert!(w <= 1e-5, "dense ({m},{k},{n}): worst {w}");
@@ -100,7 +108,11 @@ fn dense_matches_cpu() {
         let init = rng.vec(m * n, 1.0);
         let mut want = init.clone();
         cpu::matmul_acc(&a, &b, &mut want, m, k, n);
-        let got = host::dense(&ctx, &a, &b, None, Some(&init), m, k, n).expect("matmul");
+        let no_bias = DenseInputs {
+            bias: None,
+            ..with_bias
+        };
+        let got = host::dense(&ctx, &no_bias, Some(&init)).expect("matmul");
         assert!(got.sentinels_intact);
         let w = worst(&got.values, &want);
         assert!(w <= 1e-5, "matmul_acc ({m},{k},{n}): worst {w}");
@@ -203,7 +215,15 @@ fn dense_paths_agree_bit_for_bit_and_match_cpu() {
                 } else {
                     (Some(&bias[..]), None)
                 };
-                let got = host::dense_on(&ctx, &a, &b, bias, init, m, k, n, half, path).expect("dense");
+                let d = DenseInputs {
+                    a: &a,
+                    b: &b,
+                    bias,
+                    rows: m,
+                    k,
+                    n,
+                };
+                let got = host::dense_on(&ctx, &d, init, half, path).expect("dense");
                 assert!(got.sentinels_intact, "{path:?} {shape} wrote outside its output");
                 got.values
             };
@@ -516,8 +536,16 @@ fn attention_matches_cpu() {
         let kernel = rng.vec(2 * units * units, 0.3);
         let bias = rng.vec(units, 0.5);
         let (ww, wc, wo) = attention_on_cpu(&h, &enc, &kernel, &bias, rows, steps, units);
-        let (gw, gc, go) =
-            host::attention(&ctx, &h, &enc, &kernel, &bias, rows, steps, units, false).expect("attention");
+        let inputs = AttentionInputs {
+            h: &h,
+            enc: &enc,
+            kernel: &kernel,
+            bias: &bias,
+            rows,
+            steps,
+            units,
+        };
+        let (gw, gc, go) = host::attention(&ctx, &inputs, false).expect("attention");
         assert!(
             gw.sentinels_intact && gc.sentinels_intact && go.sentinels_intact,
             "attention ({rows},{steps},{units}) wrote outside its outputs"
@@ -535,7 +563,16 @@ fn attention_matches_cpu() {
 #[test]
 fn attention_rejects_too_many_steps_and_propagates_nan() {
     let Some(ctx) = common::gpu() else { return };
-    let e = host::attention(&ctx, &[1.0], &[1.0; 65], &[1.0; 2], &[0.0], 1, 65, 1, false).expect_err("65 steps");
+    let too_long = AttentionInputs {
+        h: &[1.0],
+        enc: &[1.0; 65],
+        kernel: &[1.0; 2],
+        bias: &[0.0],
+        rows: 1,
+        steps: 65,
+        units: 1,
+    };
+    let e = host::attention(&ctx, &too_long, false).expect_err("65 steps");
     assert!(e.to_string().contains("65 encoder steps"), "{e}");
     // A NaN in row 0's h: row 0 is NaN everywhere (as on the CPU), row 1 is untouched.
     let mut rng = Lcg::new(28);
@@ -547,7 +584,16 @@ fn attention_rejects_too_many_steps_and_propagates_nan() {
     let bias = rng.vec(units, 0.5);
     let (ww, _, _) = attention_on_cpu(&h, &enc, &kernel, &bias, rows, steps, units);
     assert!(ww[..steps].iter().all(|v| v.is_nan()));
-    let (gw, gc, go) = host::attention(&ctx, &h, &enc, &kernel, &bias, rows, steps, units, false).expect("attention");
+    let inputs = AttentionInputs {
+        h: &h,
+        enc: &enc,
+        kernel: &kernel,
+        bias: &bias,
+        rows,
+        steps,
+        units,
+    };
+    let (gw, gc, go) = host::attention(&ctx, &inputs, false).expect("attention");
     assert!(gw.values[..steps].iter().all(|v| v.is_nan()), "{:?}", gw.values);
     assert!(gc.values[..units].iter().all(|v| v.is_nan()), "{:?}", gc.values);
     assert!(go.values[..units].iter().all(|v| v.is_nan()), "{:?}", go.values);
@@ -636,7 +682,15 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
             units,
             38,
         );
-        let got = host::dense_with(&ctx, &h0, &out_w, Some(&out_b), None, rows, units, 38, true).expect("dense f16");
+        let output = DenseInputs {
+            a: &h0,
+            b: &out_w,
+            bias: Some(&out_b),
+            rows,
+            k: units,
+            n: 38,
+        };
+        let got = host::dense_with(&ctx, &output, None, true).expect("dense f16");
         assert!(got.sentinels_intact);
         let w = worst(&got.values, &want);
         assert!(w <= 1e-5, "dense f16 ({rows},{units}): {w}");
@@ -644,7 +698,16 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         let enc = rng.vec(rows * steps * units, 1.0);
         let (ck, cb) = (rng.vec(2 * units * units, 0.3), rng.vec(units, 0.5));
         let (_, _, wo) = attention_on_cpu(&h0, &enc, &f16_rounded(&ck), &f16_rounded(&cb), rows, steps, units);
-        let (_, _, go) = host::attention(&ctx, &h0, &enc, &ck, &cb, rows, steps, units, true).expect("attention f16");
+        let inputs = AttentionInputs {
+            h: &h0,
+            enc: &enc,
+            kernel: &ck,
+            bias: &cb,
+            rows,
+            steps,
+            units,
+        };
+        let (_, _, go) = host::attention(&ctx, &inputs, true).expect("attention f16");
         assert!(go.sentinels_intact);
         let w = worst(&go.values, &wo);
         assert!(w <= 1e-5, "attention f16 ({rows},{steps},{units}): {w}");
@@ -669,11 +732,18 @@ fn dense_log_softmax_matches_cpu_and_the_two_kernels() {
         cpu::dense(&a, &b, Some(&bias), &mut want_scores, rows, k, n);
         let mut want_logp = vec![0.0; rows * n];
         cpu::log_softmax_rows(&want_scores, &mut want_logp, rows, n);
-        let (scores, logp) =
-            host::dense_log_softmax(&ctx, &a, &b, Some(&bias), rows, k, n, false).expect("dense_log_softmax");
+        let d = DenseInputs {
+            a: &a,
+            b: &b,
+            bias: Some(&bias),
+            rows,
+            k,
+            n,
+        };
+        let (scores, logp) = host::dense_log_softmax(&ctx, &d, false).expect("dense_log_softmax");
         let shape = format!("({rows},{k},{n})");
         assert!(scores.sentinels_intact && logp.sentinels_intact, "{shape}");
-        let two = host::dense(&ctx, &a, &b, Some(&bias), None, rows, k, n).expect("dense");
+        let two = host::dense(&ctx, &d, None).expect("dense");
         assert_eq!(bits(&scores.values), bits(&two.values), "scores {shape}");
         let two_logp = host::log_softmax(&ctx, &two.values, rows, n).expect("log_softmax");
         assert_eq!(bits(&logp.values), bits(&two_logp.values), "logp {shape}");

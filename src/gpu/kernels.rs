@@ -904,52 +904,38 @@ pub mod host {
         vec![f32::NAN; len]
     }
 
-    /// `[rows, n] = [init +] a[rows, k] · b[k, n] [+ bias]`: with `init`, accumulates into it
-    /// (twin `cpu::matmul_acc`); otherwise twin `cpu::dense`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dense(
-        ctx: &GpuContext,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        init: Option<&[f32]>,
-        rows: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Output> {
-        dense_with(ctx, a, b, bias, init, rows, k, n, false)
+    /// A dense layer's inputs on the host: `a` `[rows, k]`, `b` `[k, n]` and an optional
+    /// `bias` `[n]` (the arguments of the twin `cpu::dense`).
+    #[derive(Debug, Clone, Copy)]
+    pub struct DenseInputs<'a> {
+        pub a: &'a [f32],
+        pub b: &'a [f32],
+        pub bias: Option<&'a [f32]>,
+        pub rows: usize,
+        pub k: usize,
+        pub n: usize,
+    }
+
+    /// `[rows, n] = [init +] a · b [+ bias]`: with `init`, accumulates into it (twin
+    /// `cpu::matmul_acc`); otherwise twin `cpu::dense`.
+    pub fn dense(ctx: &GpuContext, d: &DenseInputs, init: Option<&[f32]>) -> Result<Output> {
+        dense_with(ctx, d, init, false)
     }
 
     /// [`dense`] with `b` and `bias` stored as f16 on the device (`half`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn dense_with(
-        ctx: &GpuContext,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        init: Option<&[f32]>,
-        rows: usize,
-        k: usize,
-        n: usize,
-        half: bool,
-    ) -> Result<Output> {
-        dense_on(ctx, a, b, bias, init, rows, k, n, half, TilePath::Auto)
+    pub fn dense_with(ctx: &GpuContext, d: &DenseInputs, init: Option<&[f32]>, half: bool) -> Result<Output> {
+        dense_on(ctx, d, init, half, TilePath::Auto)
     }
 
     /// [`dense_with`] on a chosen path of the kernel (tests run both on every shape).
-    #[allow(clippy::too_many_arguments)]
     pub fn dense_on(
         ctx: &GpuContext,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
+        d: &DenseInputs,
         init: Option<&[f32]>,
-        rows: usize,
-        k: usize,
-        n: usize,
         half: bool,
         path: TilePath,
     ) -> Result<Output> {
+        let DenseInputs { a, b, bias, rows, k, n } = *d;
         let a_buf = buffers::upload_f32(ctx, "a", a)?;
         let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
         let bias_buf = bias
@@ -974,19 +960,9 @@ pub mod host {
         submit_and_read(ctx, "dense", rec, &out)
     }
 
-    /// `(scores, logp)` of `[rows, n] = a[rows, k] · b[k, n] [+ bias]` from
-    /// dense_log_softmax.wgsl.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dense_log_softmax(
-        ctx: &GpuContext,
-        a: &[f32],
-        b: &[f32],
-        bias: Option<&[f32]>,
-        rows: usize,
-        k: usize,
-        n: usize,
-        half: bool,
-    ) -> Result<(Output, Output)> {
+    /// `(scores, logp)` of `[rows, n] = a · b [+ bias]` from dense_log_softmax.wgsl.
+    pub fn dense_log_softmax(ctx: &GpuContext, d: &DenseInputs, half: bool) -> Result<(Output, Output)> {
+        let DenseInputs { a, b, bias, rows, k, n } = *d;
         let a_buf = buffers::upload_f32(ctx, "a", a)?;
         let b_buf = buffers::upload_weights(ctx, "b", b, half)?;
         let bias_buf = bias
@@ -1210,21 +1186,32 @@ pub mod host {
         submit_and_read(ctx, "log_softmax", rec, &out)
     }
 
-    /// Attention + combine (attention.wgsl) for `rows` rows: `h` `[rows, units]`, `enc`
-    /// `[rows, steps, units]`, `kernel` `[2 units, units]`, `bias` `[units]`. Returns the
-    /// attention weights `[rows, steps]`, the context and `o` (`[rows, units]` each).
-    #[allow(clippy::too_many_arguments)]
-    pub fn attention(
-        ctx: &GpuContext,
-        h: &[f32],
-        enc: &[f32],
-        kernel: &[f32],
-        bias: &[f32],
-        rows: usize,
-        steps: usize,
-        units: usize,
-        half: bool,
-    ) -> Result<(Output, Output, Output)> {
+    /// The attention's inputs on the host: `h` `[rows, units]`, encoder outputs `enc`
+    /// `[rows, steps, units]`, the combine layer's `kernel` `[2 units, units]` and `bias`
+    /// `[units]`.
+    #[derive(Debug, Clone, Copy)]
+    pub struct AttentionInputs<'a> {
+        pub h: &'a [f32],
+        pub enc: &'a [f32],
+        pub kernel: &'a [f32],
+        pub bias: &'a [f32],
+        pub rows: usize,
+        pub steps: usize,
+        pub units: usize,
+    }
+
+    /// Attention + combine (attention.wgsl), the combine weights stored as f16 with `half`.
+    /// Returns the attention weights `[rows, steps]`, the context and `o` (`[rows, units]` each).
+    pub fn attention(ctx: &GpuContext, inputs: &AttentionInputs, half: bool) -> Result<(Output, Output, Output)> {
+        let AttentionInputs {
+            h,
+            enc,
+            kernel,
+            bias,
+            rows,
+            steps,
+            units,
+        } = *inputs;
         let combine: Vec<f32> = kernel.iter().chain(bias).copied().collect();
         let h_buf = buffers::upload_f32(ctx, "h", h)?;
         let enc_buf = buffers::upload_f32(ctx, "encoder outputs", enc)?;
