@@ -368,22 +368,18 @@ fn beam_step_with_the_table_check_keeps_finished_lists_in_order() {
         hyp.extend_from_slice(&fin);
         let mut vocab_words = tuneinfer::gpu::catalogue_vocab_words(vocab);
         vocab_words.push(0);
-        let (out, parents, feed) = host::beam_step(
-            &ctx,
-            CATALOGUE_RULES,
-            &scores,
-            &logp,
-            &vocab_words,
-            vocab.values.len(),
-            0,
-            &rules,
-            &tables,
-            &hyp,
-            v,
-            width,
+        let step = host::SearchStepInputs {
+            rules_library: CATALOGUE_RULES,
+            scores: &scores,
+            logp: &logp,
+            vocab_words: &vocab_words,
+            rules: &rules,
+            tables: &tables,
+            hyp: &hyp,
+            vocab: v,
             max_len,
-        )
-        .expect("kernel");
+        };
+        let (out, parents, feed) = host::beam_step(&ctx, &step, width, vocab.values.len(), 0).expect("kernel");
         let rows = list.len() * width;
         for (p, c) in constraints.iter().enumerate() {
             let slot = |s: usize| &live[(p * width + s) * words..(p * width + s + 1) * words];

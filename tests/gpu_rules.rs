@@ -174,18 +174,18 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
         }
     }
     let words32 = tuneinfer::gpu::vocab_words(&vocab);
-    let (out, feed) = host::greedy_step(
-        &ctx,
-        "conv_asm_1x1u_rules",
-        &scores,
-        &logp,
-        &words32,
-        &rules,
-        &hyp,
-        v,
+    let step = host::SearchStepInputs {
+        rules_library: "conv_asm_1x1u_rules",
+        scores: &scores,
+        logp: &logp,
+        vocab_words: &words32,
+        rules: &rules,
+        tables: &[],
+        hyp: &hyp,
+        vocab: v,
         max_len,
-    )
-    .expect("kernel");
+    };
+    let (out, feed) = host::greedy_step(&ctx, &step).expect("kernel");
     let (mut taken, mut failed) = (0, 0);
     for (row, c) in constraints.iter().enumerate() {
         let h = &hyp[row * words..(row + 1) * words];
@@ -297,22 +297,18 @@ fn beam_step_matches_the_beam_iteration_with_ties() {
         constraints.push(c);
     }
     let (words32, values, domain_len) = tuneinfer::gpu::beam_vocab_words(&vocab);
-    let (out, parents, feed) = host::beam_step(
-        &ctx,
-        "conv_asm_1x1u_rules",
-        &scores,
-        &logp,
-        &words32,
-        values,
-        domain_len,
-        &rules,
-        &[],
-        &hyp,
-        v,
-        width,
+    let step = host::SearchStepInputs {
+        rules_library: "conv_asm_1x1u_rules",
+        scores: &scores,
+        logp: &logp,
+        vocab_words: &words32,
+        rules: &rules,
+        tables: &[],
+        hyp: &hyp,
+        vocab: v,
         max_len,
-    )
-    .expect("kernel");
+    };
+    let (out, parents, feed) = host::beam_step(&ctx, &step, width, values, domain_len).expect("kernel");
     let (mut kept_total, mut merged) = (0, 0);
     for (p, c) in constraints.iter().enumerate() {
         let slot = |s: usize| &hyp[(p * width + s) * words..(p * width + s + 1) * words];

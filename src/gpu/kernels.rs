@@ -1342,26 +1342,44 @@ pub mod host {
             .collect())
     }
 
-    /// One position of MIOpen's greedy walk (greedy_step.wgsl) for `rows` rows: `hyp` holds
-    /// each row's record (`2 * max_len + 4` words: tokens, values, len, status, score bits,
-    /// spare); returns the updated records and the fed tokens.
-    #[allow(clippy::too_many_arguments)]
-    pub fn greedy_step(
-        ctx: &GpuContext,
-        rules_library: &'static str,
-        scores: &[f32],
-        logp: &[f32],
-        vocab_words: &[i32],
-        rules: &[[i32; 8]],
-        hyp: &[u32],
-        vocab: usize,
-        max_len: usize,
-    ) -> Result<(Vec<u32>, Vec<u32>)> {
+    /// One search position's inputs on the host: a decoder step's `scores` and `logp`
+    /// (`[rows, vocab]` each), the solver's WGSL `rules_library` (e.g. "conv_asm_1x1u_rules"),
+    /// the 8 `rules` words per row (greedy) or problem (beam), followed by `tables` (data the
+    /// library reads by offset; may be empty), `vocab_words` (as `vocab_words` /
+    /// `beam_vocab_words` build it), and the records `hyp` (`2 * max_len + 4` words each:
+    /// tokens, values, len, status, score bits, spare).
+    #[derive(Debug, Clone, Copy)]
+    pub struct SearchStepInputs<'a> {
+        pub rules_library: &'static str,
+        pub scores: &'a [f32],
+        pub logp: &'a [f32],
+        pub vocab_words: &'a [i32],
+        pub rules: &'a [[i32; 8]],
+        pub tables: &'a [i32],
+        pub hyp: &'a [u32],
+        pub vocab: usize,
+        pub max_len: usize,
+    }
+
+    /// One position of MIOpen's greedy walk (greedy_step.wgsl) for `step.rules.len()` rows (one
+    /// record each in `step.hyp`); returns the updated records and the fed tokens.
+    pub fn greedy_step(ctx: &GpuContext, step: &SearchStepInputs) -> Result<(Vec<u32>, Vec<u32>)> {
+        let SearchStepInputs {
+            rules_library,
+            scores,
+            logp,
+            vocab_words,
+            rules,
+            tables,
+            hyp,
+            vocab,
+            max_len,
+        } = *step;
         let rows = rules.len();
         let s = buffers::upload_f32(ctx, "scores", scores)?;
         let l = buffers::upload_f32(ctx, "logp", logp)?;
         let v = buffers::upload_i32(ctx, "vocabulary", vocab_words)?;
-        let flat: Vec<i32> = rules.iter().flatten().copied().collect();
+        let flat: Vec<i32> = rules.iter().flatten().chain(tables).copied().collect();
         let r = buffers::upload_i32(ctx, "rules", &flat)?;
         let h = buffers::upload_u32(ctx, "hypotheses", hyp)?;
         let f = buffers::zeroed(ctx, "feed", 4 * rows as u64)?;
@@ -1385,27 +1403,29 @@ pub mod host {
         ))
     }
 
-    /// One position of the constrained beam search (beam_step.wgsl) for `rules.len()` problems
-    /// of `width` slots; `vocab_words` as `beam_vocab_words` builds it; `rules` may be followed
-    /// by `tables` (data the library reads by offset). `hyp` holds the live records, optionally
-    /// followed by every problem's finished list (empty lists otherwise). Returns the new
-    /// records (live, then finished lists), the parent row of each new slot, and the fed tokens.
-    #[allow(clippy::too_many_arguments)]
+    /// One position of the constrained beam search (beam_step.wgsl) for `step.rules.len()`
+    /// problems of `width` slots; `values` and `domain_len`: the counts `beam_vocab_words`
+    /// returns with `step.vocab_words`. `step.hyp` holds the live records, optionally followed
+    /// by every problem's finished list (empty lists otherwise). Returns the new records (live,
+    /// then finished lists), the parent row of each new slot, and the fed tokens.
     pub fn beam_step(
         ctx: &GpuContext,
-        rules_library: &'static str,
-        scores: &[f32],
-        logp: &[f32],
-        vocab_words: &[i32],
+        step: &SearchStepInputs,
+        width: usize,
         values: usize,
         domain_len: usize,
-        rules: &[[i32; 8]],
-        tables: &[i32],
-        hyp: &[u32],
-        vocab: usize,
-        width: usize,
-        max_len: usize,
     ) -> Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        let SearchStepInputs {
+            rules_library,
+            scores,
+            logp,
+            vocab_words,
+            rules,
+            tables,
+            hyp,
+            vocab,
+            max_len,
+        } = *step;
         let problems = rules.len();
         let rows = problems * width;
         let s = buffers::upload_f32(ctx, "scores", scores)?;
