@@ -148,7 +148,7 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
                 units: h,
                 half: m.half,
             };
-            let input = LstmInput::Rows {
+            let step_input = LstmInput::Rows {
                 x: (&input).into(),
                 rows: Rows {
                     stride: steps * fin,
@@ -165,7 +165,7 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
                 )),
                 ..LstmState::new(prev.into(), next.into())
             };
-            kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
+            kernels::lstm_step(ctx, &mut rec, layer, step_input, state, rows)?;
         }
         let last = if steps.is_multiple_of(2) { a } else { b };
         outputs.push((last, seq));
@@ -343,10 +343,16 @@ struct Resident {
     next: Vec<wgpu::Buffer>,
 }
 
-/// Records every member's encoder for `problems` problems; each member's final state is
-/// gathered into `rows` decoder rows by `parents` (row r starts from problem `parents[r]`), or
-/// used as is without.
-#[allow(clippy::too_many_arguments)]
+/// How the encoder's final states become the decoder's rows.
+enum DecoderRows<'a> {
+    /// One row per problem: the final states as they are.
+    PerProblem,
+    /// `rows` rows, row r starting from problem `parents[r]` (a beam's slots).
+    Gathered { parents: &'a wgpu::Buffer, rows: usize },
+}
+
+/// Records every member's encoder for `problems` problems and makes each member's final state
+/// the decoder's starting rows as `decoder_rows` says.
 fn record_resident_encoder(
     ctx: &GpuContext,
     pool: &mut Pool,
@@ -354,9 +360,12 @@ fn record_resident_encoder(
     m: &GpuAttention,
     input: &wgpu::Buffer,
     problems: usize,
-    rows: usize,
-    parents: Option<&wgpu::Buffer>,
+    decoder_rows: DecoderRows<'_>,
 ) -> Result<Resident> {
+    let (rows, parents) = match decoder_rows {
+        DecoderRows::PerProblem => (problems, None),
+        DecoderRows::Gathered { parents, rows } => (rows, Some(parents)),
+    };
     let c = m.config;
     let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
     let mut out = Resident {
@@ -377,7 +386,7 @@ fn record_resident_encoder(
                 units: h,
                 half: m.half,
             };
-            let input = LstmInput::Rows {
+            let step_input = LstmInput::Rows {
                 x: input.into(),
                 rows: Rows {
                     stride: steps * fin,
@@ -394,7 +403,7 @@ fn record_resident_encoder(
                 )),
                 ..LstmState::new(prev.into(), next.into())
             };
-            kernels::lstm_step(ctx, rec, layer, input, state, problems)?;
+            kernels::lstm_step(ctx, rec, layer, step_input, state, problems)?;
         }
         let last = if steps.is_multiple_of(2) { a } else { b };
         let cur = match parents {
@@ -561,7 +570,7 @@ pub(crate) fn greedy_resident(
     // Every walk starts running, empty, with score 0, fed token 0.
     rec.encoder().clear_buffer(&hyp, 0, None);
     rec.encoder().clear_buffer(&s.feed, 0, None);
-    let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, rows, None)?;
+    let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, DecoderRows::PerProblem)?;
     for _ in 0..job.max_len {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
         let search = SearchRules {
@@ -614,7 +623,11 @@ pub(crate) fn beam_resident(
     } = decode::beam_start(ctx, pool, &mut rec, rows, w, l)?;
     let s = StepBuffers::take(ctx, pool, m, rows)?;
     rec.encoder().clear_buffer(&s.feed, 0, None);
-    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, rows, Some(&parents))?;
+    let gathered = DecoderRows::Gathered {
+        parents: &parents,
+        rows,
+    };
+    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, gathered)?;
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
         let search = SearchRules {

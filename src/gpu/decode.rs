@@ -170,27 +170,35 @@ pub(crate) fn record_encoder(
     Ok(finals)
 }
 
-/// Records one decoder step: `feed` tokens -> states `cur` -> `next` -> raw scores. The first
-/// LSTM layer reads the embedding of `feed` itself (no separate gather). With `gather`
-/// (parents, rows of `cur`), row r continues row `parents[r]` of `cur` (the beam's reorder).
-/// With `logp`, also the scores' row-wise log-softmax.
-#[allow(clippy::too_many_arguments)]
+/// The decoder's per-layer states a step reads (`cur`) and writes (`next`). With `gather`,
+/// row r continues row `parents[r]` of `cur` (the beam's reorder read in place).
+struct DecoderStates<'a> {
+    cur: &'a [wgpu::Buffer],
+    next: &'a [wgpu::Buffer],
+    gather: Option<Gather<'a>>,
+}
+
+/// Where a decoder step's output goes: the raw `scores` and, if wanted, their row-wise
+/// log-softmax `logp`.
+struct DecoderScores<'a> {
+    scores: &'a wgpu::Buffer,
+    logp: Option<&'a wgpu::Buffer>,
+}
+
+/// Records one decoder step for `rows` rows: `feed` tokens -> states `cur` -> `next` -> raw
+/// scores (and `logp`). The first LSTM layer reads the embedding of `feed` itself (no separate
+/// gather).
 fn record_decoder_step(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
     m: &GpuKtn,
     feed: &wgpu::Buffer,
-    gather: Option<(&wgpu::Buffer, usize)>,
-    cur: &[wgpu::Buffer],
-    next: &[wgpu::Buffer],
-    scores: &wgpu::Buffer,
-    logp: Option<&wgpu::Buffer>,
+    states: DecoderStates<'_>,
+    out: DecoderScores<'_>,
     rows: usize,
 ) -> Result<()> {
-    let gather = gather.map(|(parents, prev_rows)| Gather {
-        parents: parents.into(),
-        prev_rows,
-    });
+    let DecoderStates { cur, next, gather } = states;
+    let DecoderScores { scores, logp } = out;
     for (l, lstm) in m.dec_lstms.iter().enumerate() {
         let layer = lstm.layer(m.half);
         let input = if l == 0 {
@@ -278,7 +286,16 @@ pub(crate) fn greedy_resident(
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
     for _ in 0..job.max_len {
-        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &scores, Some(&logp), rows)?;
+        let states = DecoderStates {
+            cur: &cur,
+            next: &next,
+            gather: None,
+        };
+        let out = DecoderScores {
+            scores: &scores,
+            logp: Some(&logp),
+        };
+        record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
         let search = SearchRules {
             library: job.rules_library,
             rules: (&rules).into(),
@@ -385,8 +402,19 @@ pub(crate) fn beam_resident(
             (&states[(step - 1) % 2], rows)
         };
         let next = &states[step % 2];
-        let gather = Some((&parents, cur_rows));
-        record_decoder_step(ctx, &mut rec, m, &feed, gather, cur, next, &scores, Some(&logp), rows)?;
+        let states = DecoderStates {
+            cur,
+            next,
+            gather: Some(Gather {
+                parents: (&parents).into(),
+                prev_rows: cur_rows,
+            }),
+        };
+        let out = DecoderScores {
+            scores: &scores,
+            logp: Some(&logp),
+        };
+        record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
         let search = SearchRules {
             library: job.rules_library,
             rules: (&rules).into(),
@@ -590,7 +618,16 @@ impl<'a> GpuStepDecoder<'a> {
         }
         let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
         let mut rec = Recorder::new(ctx, "decoder step");
-        record_decoder_step(ctx, &mut rec, m, &feed, None, &cur, &next, &score_buf, None, rows)?;
+        let layers = DecoderStates {
+            cur: &cur,
+            next: &next,
+            gather: None,
+        };
+        let out = DecoderScores {
+            scores: &score_buf,
+            logp: None,
+        };
+        record_decoder_step(ctx, &mut rec, m, &feed, layers, out, rows)?;
         // Every layer's new state and the scores come back in one read-back.
         let mut staged = Vec::new();
         for (buf, lstm) in next.iter().zip(&m.dec_lstms) {
