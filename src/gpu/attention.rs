@@ -156,13 +156,13 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
                 },
             };
             let state = LstmState {
-                seq: Some((
-                    (&seq).into(),
-                    Rows {
+                seq: Some(RowsOf {
+                    view: (&seq).into(),
+                    rows: Rows {
                         stride: steps * h,
                         offset: t * h,
                     },
-                )),
+                }),
                 ..LstmState::new(prev.into(), next.into())
             };
             kernels::lstm_step(ctx, &mut rec, layer, step_input, state, rows)?;
@@ -394,13 +394,13 @@ fn record_resident_encoder(
                 },
             };
             let state = LstmState {
-                seq: Some((
-                    (&seq).into(),
-                    Rows {
+                seq: Some(RowsOf {
+                    view: (&seq).into(),
+                    rows: Rows {
                         stride: steps * h,
                         offset: t * h,
                     },
-                )),
+                }),
                 ..LstmState::new(prev.into(), next.into())
             };
             kernels::lstm_step(ctx, rec, layer, step_input, state, problems)?;

@@ -14,7 +14,7 @@
 
 use std::sync::Mutex;
 
-use super::buffers::{self, Pool, View};
+use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::kernels::{
     self, BeamRecords, BeamShape, BindCache, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf,
@@ -148,14 +148,12 @@ pub(crate) fn record_encoder(
                 },
             };
             let state = LstmState {
-                seq: out_seq.as_ref().map(|s| {
-                    (
-                        View::from(s),
-                        Rows {
-                            stride: t * u,
-                            offset: step * u,
-                        },
-                    )
+                seq: out_seq.as_ref().map(|s| RowsOf {
+                    view: s.into(),
+                    rows: Rows {
+                        stride: t * u,
+                        offset: step * u,
+                    },
                 }),
                 ..LstmState::new(prev.into(), next.into())
             };

@@ -454,7 +454,7 @@ pub(crate) struct LstmState<'a> {
     /// row r continues row r.
     pub gather: Option<Gather<'a>>,
     /// Where a copy of the new h goes too (an encoder's output sequence), if anywhere.
-    pub seq: Option<(View<'a>, Rows)>,
+    pub seq: Option<RowsOf<'a>>,
 }
 
 impl<'a> LstmState<'a> {
@@ -539,7 +539,9 @@ pub(crate) fn lstm_step_on(
     let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
     let (parents, prev_rows) = gather.map_or(((&ctx.unused_input).into(), rows), |g| (g.parents, g.prev_rows));
     // Without a sequence output the slot still needs a buffer of its own.
-    let (seq_view, seq_rows) = seq.unwrap_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }));
+    let (seq_view, seq_rows) = seq.map_or(((&ctx.unused).into(), Rows { stride: 0, offset: 0 }), |s| {
+        (s.view, s.rows)
+    });
     let params = [
         u32_of("rows", rows)?,
         u32_of("x stride", x_rows.stride)?,
