@@ -688,8 +688,8 @@ pub(crate) fn log_softmax(
 
 /// What a search step checks candidates against: the solver's WGSL rules `library` (e.g.
 /// "conv_asm_1x1u_rules"), each row's (or problem's) 8 `rules` words followed by any data the
-/// library reads by offset, and `vocab_words` (as `beam_vocab_words` builds it: value id per
-/// token, then the values, ...); `vocab` tokens, configs of at most `max_len` values.
+/// library reads by offset, and `vocab_words` (as `vocab_words` builds it for the greedy walk,
+/// `beam_vocab_words` for the beam); `vocab` tokens, configs of at most `max_len` values.
 #[derive(Clone, Copy)]
 pub(crate) struct SearchRules<'a> {
     pub library: &'static str,
