@@ -52,6 +52,44 @@ pub(crate) struct GpuAttention {
 }
 
 impl GpuAttention {
+    /// Member `member`'s encoder LSTM as `lstm_step` reads it.
+    fn encoder_layer<'a>(&self, member: &'a GpuAttentionMember) -> LstmLayer<'a> {
+        LstmLayer {
+            weights: (&member.encoder).into(),
+            in_dim: self.config.enc_input(),
+            units: self.config.hidden,
+            half: self.half,
+        }
+    }
+
+    /// Member `member`'s token embedding as `embedding_gather` reads it.
+    fn embedding<'a>(&self, member: &'a GpuAttentionMember) -> Embedding<'a> {
+        Embedding {
+            table: (&member.embedding).into(),
+            vocab: self.config.vocab,
+            dim: self.config.embed,
+        }
+    }
+
+    /// Member `member`'s decoder LSTM as `lstm_step` reads it.
+    fn decoder_layer<'a>(&self, member: &'a GpuAttentionMember) -> LstmLayer<'a> {
+        LstmLayer {
+            weights: (&member.decoder).into(),
+            in_dim: self.config.embed,
+            units: self.config.hidden,
+            half: self.half,
+        }
+    }
+
+    /// Member `member`'s attention combination as `attention` reads it.
+    fn combine_layer<'a>(&self, member: &'a GpuAttentionMember) -> AttentionLayer<'a> {
+        AttentionLayer {
+            combine: (&member.combine).into(),
+            units: self.config.hidden,
+            half: self.half,
+        }
+    }
+
     pub fn upload(ctx: &GpuContext, model: &AttentionModel, half: bool) -> Result<GpuAttention> {
         let config = model.config();
         if config.steps == 0 || config.steps > kernels::ATTENTION_MAX_STEPS {
@@ -142,12 +180,7 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
         let seq = buffers::zeroed(ctx, "encoder outputs", 4 * (rows * steps * h) as u64)?;
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let layer = LstmLayer {
-                weights: (&member.encoder).into(),
-                in_dim: fin,
-                units: h,
-                half: m.half,
-            };
+            let layer = m.encoder_layer(member);
             let step_input = LstmInput::Rows {
                 x: (&input).into(),
                 rows: Rows {
@@ -247,29 +280,16 @@ impl<'a> GpuAttentionDecoder<'a> {
             } else {
                 buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?
             };
-            let embedding = Embedding {
-                table: (&member.embedding).into(),
-                vocab: v,
-                dim: e,
-            };
+            let embedding = m.embedding(member);
             kernels::embedding_gather(ctx, &mut rec, embedding, (&feed).into(), (&embedded).into(), rows)?;
-            let layer = LstmLayer {
-                weights: (&member.decoder).into(),
-                in_dim: e,
-                units: h,
-                half: m.half,
-            };
+            let layer = m.decoder_layer(member);
             let input = LstmInput::Rows {
                 x: (&embedded).into(),
                 rows: Rows::packed(e),
             };
             let state = LstmState::new((&prev).into(), (&next).into());
             kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
-            let combine = AttentionLayer {
-                combine: (&member.combine).into(),
-                units: h,
-                half: m.half,
-            };
+            let combine = m.combine_layer(member);
             let encoded = EncoderOutputs {
                 view: (&enc).into(),
                 steps,
@@ -380,12 +400,7 @@ fn record_resident_encoder(
         rec.encoder().clear_buffer(&a, 0, None);
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let layer = LstmLayer {
-                weights: (&member.encoder).into(),
-                in_dim: fin,
-                units: h,
-                half: m.half,
-            };
+            let layer = m.encoder_layer(member);
             let step_input = LstmInput::Rows {
                 x: input.into(),
                 rows: Rows {
@@ -477,29 +492,16 @@ fn record_resident_step(
         rec.encoder().clear_buffer(&s.scores, 0, None);
     }
     for (i, member) in m.members.iter().enumerate() {
-        let embedding = Embedding {
-            table: (&member.embedding).into(),
-            vocab: v,
-            dim: e,
-        };
+        let embedding = m.embedding(member);
         kernels::embedding_gather(ctx, rec, embedding, (&s.feed).into(), (&s.embedded).into(), rows)?;
-        let layer = LstmLayer {
-            weights: (&member.decoder).into(),
-            in_dim: e,
-            units: h,
-            half: m.half,
-        };
+        let layer = m.decoder_layer(member);
         let input = LstmInput::Rows {
             x: (&s.embedded).into(),
             rows: Rows::packed(e),
         };
         let state = LstmState::new((&r.cur[i]).into(), (&r.next[i]).into());
         kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
-        let combine = AttentionLayer {
-            combine: (&member.combine).into(),
-            units: h,
-            half: m.half,
-        };
+        let combine = m.combine_layer(member);
         let encoded = EncoderOutputs {
             view: (&r.enc[i]).into(),
             steps,
@@ -571,20 +573,28 @@ pub(crate) fn greedy_resident(
     rec.encoder().clear_buffer(&hyp, 0, None);
     rec.encoder().clear_buffer(&s.feed, 0, None);
     let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, DecoderRows::PerProblem)?;
+    let search = SearchRules {
+        library: job.rules_library,
+        rules: (&rules).into(),
+        vocab_words: (&vocab_words).into(),
+        vocab: v,
+        max_len: job.max_len,
+    };
+    let step_scores = StepScores {
+        scores: (&s.scores).into(),
+        logp: (&s.logp).into(),
+    };
     for _ in 0..job.max_len {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
-        let search = SearchRules {
-            library: job.rules_library,
-            rules: (&rules).into(),
-            vocab_words: (&vocab_words).into(),
-            vocab: v,
-            max_len: job.max_len,
-        };
-        let step = StepScores {
-            scores: (&s.scores).into(),
-            logp: (&s.logp).into(),
-        };
-        kernels::greedy_step(ctx, &mut rec, search, step, (&hyp).into(), (&s.feed).into(), rows)?;
+        kernels::greedy_step(
+            ctx,
+            &mut rec,
+            search,
+            step_scores,
+            (&hyp).into(),
+            (&s.feed).into(),
+            rows,
+        )?;
         std::mem::swap(&mut r.cur, &mut r.next);
     }
     let bytes = 4 * (rows * words) as u64;
@@ -628,19 +638,19 @@ pub(crate) fn beam_resident(
         rows,
     };
     let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, gathered)?;
+    let search = SearchRules {
+        library: job.rules_library,
+        rules: (&rules).into(),
+        vocab_words: (&vocab_words).into(),
+        vocab: v,
+        max_len: l,
+    };
+    let step_scores = StepScores {
+        scores: (&s.scores).into(),
+        logp: (&s.logp).into(),
+    };
     for _ in 0..l {
         record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
-        let search = SearchRules {
-            library: job.rules_library,
-            rules: (&rules).into(),
-            vocab_words: (&vocab_words).into(),
-            vocab: v,
-            max_len: l,
-        };
-        let step = StepScores {
-            scores: (&s.scores).into(),
-            logp: (&s.logp).into(),
-        };
         let records = BeamRecords {
             hyp_in: (&hyp_a).into(),
             hyp_out: (&hyp_b).into(),
@@ -653,7 +663,7 @@ pub(crate) fn beam_resident(
             values: job.values,
             domain_len: job.domain_len,
         };
-        kernels::beam_step(ctx, &mut rec, search, step, records, shape)?;
+        kernels::beam_step(ctx, &mut rec, search, step_scores, records, shape)?;
         // Slots keep their parent's state; the encoder outputs stay per problem.
         for (next, cur) in r.next.iter().zip(&r.cur) {
             let gather = Gather {

@@ -283,6 +283,17 @@ pub(crate) fn greedy_resident(
         .iter()
         .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
         .collect::<Result<_>>()?;
+    let search = SearchRules {
+        library: job.rules_library,
+        rules: (&rules).into(),
+        vocab_words: (&vocab_words).into(),
+        vocab: v,
+        max_len: job.max_len,
+    };
+    let step_scores = StepScores {
+        scores: (&scores).into(),
+        logp: (&logp).into(),
+    };
     for _ in 0..job.max_len {
         let states = DecoderStates {
             cur: &cur,
@@ -294,18 +305,7 @@ pub(crate) fn greedy_resident(
             logp: Some(&logp),
         };
         record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
-        let search = SearchRules {
-            library: job.rules_library,
-            rules: (&rules).into(),
-            vocab_words: (&vocab_words).into(),
-            vocab: v,
-            max_len: job.max_len,
-        };
-        let step = StepScores {
-            scores: (&scores).into(),
-            logp: (&logp).into(),
-        };
-        kernels::greedy_step(ctx, &mut rec, search, step, (&hyp).into(), (&feed).into(), rows)?;
+        kernels::greedy_step(ctx, &mut rec, search, step_scores, (&hyp).into(), (&feed).into(), rows)?;
         std::mem::swap(&mut cur, &mut next);
     }
     let bytes = 4 * (rows * words) as u64;
@@ -393,6 +393,17 @@ pub(crate) fn beam_resident(
         states[0].push(pool.take(ctx, "beam state", bytes)?);
         states[1].push(pool.take(ctx, "beam state", bytes)?);
     }
+    let search = SearchRules {
+        library: job.rules_library,
+        rules: (&rules).into(),
+        vocab_words: (&vocab_words).into(),
+        vocab: v,
+        max_len: l,
+    };
+    let step_scores = StepScores {
+        scores: (&scores).into(),
+        logp: (&logp).into(),
+    };
     for step in 0..l {
         let (cur, cur_rows) = if step == 0 {
             (&encoded, problems)
@@ -413,17 +424,6 @@ pub(crate) fn beam_resident(
             logp: Some(&logp),
         };
         record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
-        let search = SearchRules {
-            library: job.rules_library,
-            rules: (&rules).into(),
-            vocab_words: (&vocab_words).into(),
-            vocab: v,
-            max_len: l,
-        };
-        let step = StepScores {
-            scores: (&scores).into(),
-            logp: (&logp).into(),
-        };
         let records = BeamRecords {
             hyp_in: (&hyp_a).into(),
             hyp_out: (&hyp_b).into(),
@@ -436,7 +436,7 @@ pub(crate) fn beam_resident(
             values: job.values,
             domain_len: job.domain_len,
         };
-        kernels::beam_step(ctx, &mut rec, search, step, records, shape)?;
+        kernels::beam_step(ctx, &mut rec, search, step_scores, records, shape)?;
         std::mem::swap(&mut hyp_a, &mut hyp_b);
     }
     // The finished lists, already in search::beam_search's final order.
