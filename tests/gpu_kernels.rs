@@ -148,24 +148,8 @@ fn lstm_step_matches_cpu() {
     // gfx908 ConvAsm1x1U: encoder dense 32 -> LSTM 128 -> LSTM 128; decoder embedding 8 -> LSTM 128.
     shapes.extend([(4, 32, 128), (3, 128, 128), (5, 8, 128), (65, 129, 17)]);
     for (rows, in_dim, units) in shapes {
-        let g = 4 * units;
-        let x = rng.vec(rows * in_dim, 1.0);
-        let kernel = rng.vec(in_dim * g, 0.3);
-        let recurrent = rng.vec(units * g, 0.3);
-        let bias = rng.vec(g, 0.5);
-        let h0 = rng.vec(rows * units, 1.0);
-        let c0 = rng.vec(rows * units, 2.0);
-        let step = LstmStepInputs {
-            x: &x,
-            kernel: &kernel,
-            recurrent: &recurrent,
-            bias: &bias,
-            h: &h0,
-            c: &c0,
-            rows,
-            in_dim,
-            units,
-        };
+        let operands = RandomLstm::new(&mut rng, rows, in_dim, units, rows);
+        let step = operands.inputs();
         // The CPU twin, as seq2seq::Decoder::step runs it.
         let (h, c) = cpu_lstm_step(&step);
         let got = host::lstm_step(&ctx, &step).expect("lstm");
@@ -243,6 +227,51 @@ fn dense_paths_agree_bit_for_bit_and_match_cpu() {
     }
 }
 
+/// Random LSTM step operands of one shape, drawn from `rng` in a fixed order (input, kernel,
+/// recurrent, bias, then the `state_rows` rows of h and c the step starts from).
+struct RandomLstm {
+    x: Vec<f32>,
+    kernel: Vec<f32>,
+    recurrent: Vec<f32>,
+    bias: Vec<f32>,
+    h0: Vec<f32>,
+    c0: Vec<f32>,
+    rows: usize,
+    in_dim: usize,
+    units: usize,
+}
+
+impl RandomLstm {
+    fn new(rng: &mut Lcg, rows: usize, in_dim: usize, units: usize, state_rows: usize) -> RandomLstm {
+        let g = 4 * units;
+        RandomLstm {
+            x: rng.vec(rows * in_dim, 1.0),
+            kernel: rng.vec(in_dim * g, 0.3),
+            recurrent: rng.vec(units * g, 0.3),
+            bias: rng.vec(g, 0.5),
+            h0: rng.vec(state_rows * units, 1.0),
+            c0: rng.vec(state_rows * units, 2.0),
+            rows,
+            in_dim,
+            units,
+        }
+    }
+
+    fn inputs(&self) -> LstmStepInputs<'_> {
+        LstmStepInputs {
+            x: &self.x,
+            kernel: &self.kernel,
+            recurrent: &self.recurrent,
+            bias: &self.bias,
+            h: &self.h0,
+            c: &self.c0,
+            rows: self.rows,
+            in_dim: self.in_dim,
+            units: self.units,
+        }
+    }
+}
+
 /// The CPU twin of one `lstm_step.wgsl` dispatch: z = x.W + b + h.U, then the LSTM cell.
 /// Returns the new (h, c).
 fn cpu_lstm_step(step: &LstmStepInputs) -> (Vec<f32>, Vec<f32>) {
@@ -282,24 +311,8 @@ fn lstm_step_paths_agree_bit_for_bit_and_match_cpu() {
         (257, 32, 65),
     ];
     for (rows, in_dim, units) in shapes {
-        let g = 4 * units;
-        let x = rng.vec(rows * in_dim, 1.0);
-        let kernel = rng.vec(in_dim * g, 0.3);
-        let recurrent = rng.vec(units * g, 0.3);
-        let bias = rng.vec(g, 0.5);
-        let h0 = rng.vec(rows * units, 1.0);
-        let c0 = rng.vec(rows * units, 2.0);
-        let step = LstmStepInputs {
-            x: &x,
-            kernel: &kernel,
-            recurrent: &recurrent,
-            bias: &bias,
-            h: &h0,
-            c: &c0,
-            rows,
-            in_dim,
-            units,
-        };
+        let operands = RandomLstm::new(&mut rng, rows, in_dim, units, rows);
+        let step = operands.inputs();
         let (h, c) = cpu_lstm_step(&step);
         let run = |path| host::lstm_step_on(&ctx, &step, false, path).expect("lstm");
         let (small, tiled) = (run(TilePath::Small), run(TilePath::Tiled));
@@ -406,13 +419,8 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
     let mut rng = Lcg::new(34);
     // (previous rows, rows, in_dim, units): a beam's first step reads fewer rows than it writes.
     for (prev_rows, rows, in_dim, units) in [(1, 1, 1, 1), (1, 4, 8, 128), (3, 130, 17, 33), (257, 257, 128, 65)] {
-        let g = 4 * units;
-        let x = rng.vec(rows * in_dim, 1.0);
-        let kernel = rng.vec(in_dim * g, 0.3);
-        let recurrent = rng.vec(units * g, 0.3);
-        let bias = rng.vec(g, 0.5);
-        let h0 = rng.vec(prev_rows * units, 1.0);
-        let c0 = rng.vec(prev_rows * units, 2.0);
+        let operands = RandomLstm::new(&mut rng, rows, in_dim, units, prev_rows);
+        let (h0, c0) = (&operands.h0, &operands.c0);
         let parents: Vec<u32> = (0..rows).map(|_| rng.below(prev_rows as u64) as u32).collect();
         // The reorder first (twin States::gather_from), then the plain step.
         let pick = |v: &[f32]| -> Vec<f32> {
@@ -421,19 +429,9 @@ fn lstm_step_with_gathered_state_matches_reorder_then_lstm() {
                 .flat_map(|&p| v[p as usize * units..(p as usize + 1) * units].to_vec())
                 .collect()
         };
-        let (h1, c1) = (pick(&h0), pick(&c0));
+        let (h1, c1) = (pick(h0), pick(c0));
         // `step` starts from the `prev_rows` rows of h0, c0; `reordered` from its rows picked.
-        let step = LstmStepInputs {
-            x: &x,
-            kernel: &kernel,
-            recurrent: &recurrent,
-            bias: &bias,
-            h: &h0,
-            c: &c0,
-            rows,
-            in_dim,
-            units,
-        };
+        let step = operands.inputs();
         let reordered = LstmStepInputs { h: &h1, c: &c1, ..step };
         let (cpu_h, cpu_c) = cpu_lstm_step(&reordered);
         let want = host::lstm_step_on(&ctx, &reordered, false, TilePath::Small).expect("lstm");
@@ -642,26 +640,23 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
     let mut rng = Lcg::new(26);
     for &(rows, in_dim, units) in &[(1, 1, 1), (3, 17, 63), (65, 8, 128), (4, 128, 128)] {
         let g = 4 * units;
-        let x = rng.vec(rows * in_dim, 1.0);
-        let (kernel, recurrent, bias) = (rng.vec(in_dim * g, 0.3), rng.vec(units * g, 0.3), rng.vec(g, 0.5));
-        let (h0, c0) = (rng.vec(rows * units, 1.0), rng.vec(rows * units, 2.0));
-        let (k16, r16, b16) = (f16_rounded(&kernel), f16_rounded(&recurrent), f16_rounded(&bias));
+        let operands = RandomLstm::new(&mut rng, rows, in_dim, units, rows);
+        let RandomLstm {
+            x,
+            kernel,
+            recurrent,
+            bias,
+            h0,
+            c0,
+            ..
+        } = &operands;
+        let (k16, r16, b16) = (f16_rounded(kernel), f16_rounded(recurrent), f16_rounded(bias));
         let mut z = vec![0.0; rows * g];
-        cpu::dense(&x, &k16, Some(&b16), &mut z, rows, in_dim, g);
-        cpu::matmul_acc(&h0, &r16, &mut z, rows, units, g);
+        cpu::dense(x, &k16, Some(&b16), &mut z, rows, in_dim, g);
+        cpu::matmul_acc(h0, &r16, &mut z, rows, units, g);
         let (mut h, mut c) = (h0.clone(), c0.clone());
         cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
-        let step = LstmStepInputs {
-            x: &x,
-            kernel: &kernel,
-            recurrent: &recurrent,
-            bias: &bias,
-            h: &h0,
-            c: &c0,
-            rows,
-            in_dim,
-            units,
-        };
+        let step = operands.inputs();
         let got = host::lstm_step_with(&ctx, &step, true).expect("lstm f16");
         assert!(got.sentinels_intact);
         let (gh, gc) = got.values.split_at(rows * units);
@@ -674,7 +669,7 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         let out_b = rng.vec(38, 0.3);
         let mut want = vec![0.0; rows * 38];
         cpu::dense(
-            &h0,
+            h0,
             &f16_rounded(&out_w),
             Some(&f16_rounded(&out_b)),
             &mut want,
@@ -683,7 +678,7 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
             38,
         );
         let output = DenseInputs {
-            a: &h0,
+            a: h0,
             b: &out_w,
             bias: Some(&out_b),
             rows,
@@ -697,9 +692,9 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
         let steps = [1, 3, 12, 12][rows % 4];
         let enc = rng.vec(rows * steps * units, 1.0);
         let (ck, cb) = (rng.vec(2 * units * units, 0.3), rng.vec(units, 0.5));
-        let (_, _, wo) = attention_on_cpu(&h0, &enc, &f16_rounded(&ck), &f16_rounded(&cb), rows, steps, units);
+        let (_, _, wo) = attention_on_cpu(h0, &enc, &f16_rounded(&ck), &f16_rounded(&cb), rows, steps, units);
         let inputs = AttentionInputs {
-            h: &h0,
+            h: h0,
             enc: &enc,
             kernel: &ck,
             bias: &cb,
