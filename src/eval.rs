@@ -1,6 +1,7 @@
 //! Honest evaluation on held-out problems: the model (greedy and beam) beside MIOpen's static
 //! default, the nearest neighbour from the training database and (when its files are found)
-//! MIOpen's own gfx908 KTN model, all on the same validation problems.
+//! MIOpen's own KTN model of the solver (e.g. gfx908 for ConvAsm1x1U), all on the same
+//! validation problems. Everything solver-specific comes from the solver's [`Tunable`] side.
 //!
 //! Metrics per method: exact config match, per-parameter match and validity of the first
 //! answer, and top-k hits (is the tuned best among the first k answers?).
@@ -14,10 +15,8 @@ use crate::error::{Error, Result};
 use crate::format::weights::WeightsFiles;
 use crate::models;
 use crate::predict::{DecodeMode, Predictor};
-use crate::seq2seq::attention::raw_features;
 use crate::seq2seq::find_model_files;
-use crate::solvers::conv_asm_1x1u::{self, parse_config, static_default, Rules, NUM_PARAMS};
-use crate::solvers::Target;
+use crate::solvers::{Target, Tunable};
 use crate::train::Prepared;
 
 /// The k of the top-k columns.
@@ -32,6 +31,8 @@ pub struct MethodScores {
     pub problems: usize,
     pub exact: usize,
     pub params_matched: usize,
+    /// Parameters of the first answers' problems (the denominator of the per-parameter match).
+    pub params_total: usize,
     pub valid: usize,
     /// Hits for each k of [`TOP_K`].
     pub top: [usize; 4],
@@ -40,24 +41,33 @@ pub struct MethodScores {
 }
 
 impl MethodScores {
-    /// Scores ranked answers (`answers[i]` for `truth[i]`, best first; empty = no answer).
-    pub fn score(name: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> MethodScores {
+    /// Scores ranked answers (`answers[i]` for `samples[i]`, best first; empty = no answer);
+    /// validity by the solver's rules on `target`.
+    pub fn score(
+        name: &str,
+        solver: &dyn Tunable,
+        target: &Target,
+        samples: &[Sample],
+        answers: &[Vec<Vec<i64>>],
+    ) -> MethodScores {
         let mut s = MethodScores {
             name: name.to_string(),
             kind: None,
             problems: samples.len(),
             exact: 0,
             params_matched: 0,
+            params_total: 0,
             valid: 0,
             top: [0; 4],
             max_answers: 0,
         };
         for (sample, list) in samples.iter().zip(answers) {
             s.max_answers = s.max_answers.max(list.len());
+            s.params_total += sample.config.len();
             if let Some(first) = list.first() {
                 s.exact += usize::from(*first == sample.config);
                 s.params_matched += first.iter().zip(&sample.config).filter(|(a, b)| a == b).count();
-                s.valid += usize::from(Rules::new(&sample.problem).is_valid(first));
+                s.valid += usize::from(solver.rules(target, &sample.problem).is_valid(first));
             }
             for (i, &k) in TOP_K.iter().enumerate() {
                 s.top[i] += usize::from(list.iter().take(k).any(|c| *c == sample.config));
@@ -75,7 +85,7 @@ impl MethodScores {
     }
 
     pub fn param_pct(&self) -> f64 {
-        self.pct(self.params_matched, NUM_PARAMS)
+        100.0 * self.params_matched as f64 / self.params_total.max(1) as f64
     }
 
     pub fn valid_pct(&self) -> f64 {
@@ -161,11 +171,18 @@ impl EvalTable {
 }
 
 /// The k nearest training rows of the same direction and precision (Euclidean distance over
-/// the log2 size features), as their distinct configs that are valid for the problem; MIOpen's
-/// static default when no neighbour's config is valid.
-pub fn nearest_neighbours(reference: &[Sample], sample: &Sample, k: usize) -> Vec<[i64; NUM_PARAMS]> {
-    let f = raw_features(&sample.problem);
-    let rules = Rules::new(&sample.problem);
+/// the solver's log2 size features), as their distinct configs that are valid for the problem;
+/// MIOpen's static default when no neighbour's config is valid.
+pub fn nearest_neighbours(
+    solver: &dyn Tunable,
+    target: &Target,
+    reference: &[Sample],
+    sample: &Sample,
+    k: usize,
+) -> Vec<Vec<i64>> {
+    let f = solver.features(&sample.problem);
+    let sizes = solver.size_features();
+    let rules = solver.rules(target, &sample.problem);
     let mut dist: Vec<(f32, usize)> = reference
         .iter()
         .enumerate()
@@ -173,42 +190,65 @@ pub fn nearest_neighbours(reference: &[Sample], sample: &Sample, k: usize) -> Ve
             r.problem.direction == sample.problem.direction && r.problem.precision == sample.problem.precision
         })
         .map(|(i, r)| {
-            let g = raw_features(&r.problem);
-            (f.iter().zip(&g).take(6).map(|(a, b)| (a - b) * (a - b)).sum::<f32>(), i)
+            let g = solver.features(&r.problem);
+            (
+                f.iter()
+                    .zip(&g)
+                    .take(sizes)
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f32>(),
+                i,
+            )
         })
         .collect();
     dist.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut out: Vec<[i64; NUM_PARAMS]> = Vec::with_capacity(k);
+    let mut out: Vec<Vec<i64>> = Vec::with_capacity(k);
     for (_, i) in dist {
-        let c = reference[i].config;
-        if !out.contains(&c) && rules.is_valid(&c) {
-            out.push(c);
+        let c = &reference[i].config;
+        if !out.contains(c) && rules.is_valid(c) {
+            out.push(c.clone());
             if out.len() == k {
                 break;
             }
         }
     }
     if out.is_empty() {
-        out.push(static_default(&sample.problem));
+        out.push(solver.static_default(target, &sample.problem));
     }
     out
 }
 
-/// Ranked answers of a predictor for every sample (answers it cannot parse are dropped).
-pub fn predictor_answers(p: &Predictor, samples: &[Sample], mode: DecodeMode) -> Vec<Vec<[i64; NUM_PARAMS]>> {
+/// Ranked answers of a predictor for every sample (answers the solver cannot parse are dropped).
+pub fn predictor_answers(
+    p: &Predictor,
+    solver: &dyn Tunable,
+    samples: &[Sample],
+    mode: DecodeMode,
+) -> Vec<Vec<Vec<i64>>> {
     let problems: Vec<_> = samples.iter().map(|s| s.problem.clone()).collect();
     p.predict_batch(&problems, mode)
         .into_iter()
         .map(|r| {
-            r.map(|preds| preds.iter().filter_map(|x| parse_config(&x.config).ok()).collect())
-                .unwrap_or_default()
+            r.map(|preds| {
+                preds
+                    .iter()
+                    .filter_map(|x| solver.parse_params(&x.config).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
         })
         .collect()
 }
 
 /// The scores of one method's answers split by problem kind (direction, then precision, in
 /// MIOpen's spelling; only kinds present), each row named `{label}, {kind} ({problems})`.
-pub fn by_kind(label: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]>]) -> Vec<MethodScores> {
+pub fn by_kind(
+    label: &str,
+    solver: &dyn Tunable,
+    target: &Target,
+    samples: &[Sample],
+    answers: &[Vec<Vec<i64>>],
+) -> Vec<MethodScores> {
     let mut kinds: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, s) in samples.iter().enumerate() {
         let kind = format!("{} {}", s.problem.direction, s.problem.precision);
@@ -222,64 +262,69 @@ pub fn by_kind(label: &str, samples: &[Sample], answers: &[Vec<[i64; NUM_PARAMS]
         .into_iter()
         .map(|(kind, rows)| {
             let subset: Vec<Sample> = rows.iter().map(|&i| samples[i].clone()).collect();
-            let subset_answers: Vec<Vec<[i64; NUM_PARAMS]>> = rows.iter().map(|&i| answers[i].clone()).collect();
+            let subset_answers: Vec<Vec<Vec<i64>>> = rows.iter().map(|&i| answers[i].clone()).collect();
+            let name = format!("{label}, {kind} ({})", rows.len());
             MethodScores {
                 kind: Some(kind.clone()),
-                ..MethodScores::score(&format!("{label}, {kind} ({})", rows.len()), &subset, &subset_answers)
+                ..MethodScores::score(&name, solver, target, &subset, &subset_answers)
             }
         })
         .collect()
 }
 
-/// Runs every method. `model` is ours; `ktn` MIOpen's gfx908 model when available.
+/// MIOpen's KTN model of the solver that `eval` compares with: its arch and the predictor.
+pub struct MiopenModel<'a> {
+    pub arch: &'a str,
+    pub predictor: &'a Predictor,
+}
+
+/// Runs every method. `model` is ours; `ktn` MIOpen's model of the solver when available.
 pub fn evaluate(
     arch: &str,
+    solver: &dyn Tunable,
     model: Option<&Predictor>,
-    ktn: Option<&Predictor>,
+    ktn: Option<MiopenModel>,
     reference: &[Sample],
     validation: &[Sample],
     beam: usize,
 ) -> EvalTable {
+    let target = Target::new(arch);
+    let score = |name: &str, answers: &[Vec<Vec<i64>>]| MethodScores::score(name, solver, &target, validation, answers);
     let mut methods = Vec::new();
     let beam_mode = DecodeMode::Beam { width: beam, top: beam };
     if let Some(m) = model {
-        let greedy = predictor_answers(m, validation, DecodeMode::Beam { width: 1, top: 1 });
-        methods.push(MethodScores::score("model, greedy (constrained)", validation, &greedy));
-        let ranked = predictor_answers(m, validation, beam_mode);
-        methods.push(MethodScores::score(&format!("model, beam {beam}"), validation, &ranked));
-        methods.extend(by_kind(&format!("beam {beam}"), validation, &ranked));
+        let greedy = predictor_answers(m, solver, validation, DecodeMode::Beam { width: 1, top: 1 });
+        methods.push(score("model, greedy (constrained)", &greedy));
+        let ranked = predictor_answers(m, solver, validation, beam_mode);
+        methods.push(score(&format!("model, beam {beam}"), &ranked));
+        methods.extend(by_kind(&format!("beam {beam}"), solver, &target, validation, &ranked));
     }
-    let defaults: Vec<Vec<[i64; NUM_PARAMS]>> = validation.iter().map(|s| vec![static_default(&s.problem)]).collect();
-    methods.push(MethodScores::score("MIOpen static default", validation, &defaults));
-    let nn: Vec<Vec<[i64; NUM_PARAMS]>> = validation
+    let defaults: Vec<Vec<Vec<i64>>> = validation
         .iter()
-        .map(|s| nearest_neighbours(reference, s, 16))
+        .map(|s| vec![solver.static_default(&target, &s.problem)])
         .collect();
-    methods.push(MethodScores::score("nearest neighbour (valid, k=16)", validation, &nn));
+    methods.push(score("MIOpen static default", &defaults));
+    let nn: Vec<Vec<Vec<i64>>> = validation
+        .iter()
+        .map(|s| nearest_neighbours(solver, &target, reference, s, 16))
+        .collect();
+    methods.push(score("nearest neighbour (valid, k=16)", &nn));
     if let Some(k) = ktn {
-        let greedy = predictor_answers(k, validation, DecodeMode::Miopen);
-        methods.push(MethodScores::score(
-            "MIOpen KTN gfx908, MIOpen greedy",
-            validation,
-            &greedy,
-        ));
-        let ranked = predictor_answers(k, validation, beam_mode);
-        methods.push(MethodScores::score(
-            &format!("MIOpen KTN gfx908, beam {beam}"),
-            validation,
-            &ranked,
-        ));
+        let greedy = predictor_answers(k.predictor, solver, validation, DecodeMode::Miopen);
+        methods.push(score(&format!("MIOpen KTN {}, MIOpen greedy", k.arch), &greedy));
+        let ranked = predictor_answers(k.predictor, solver, validation, beam_mode);
+        methods.push(score(&format!("MIOpen KTN {}, beam {beam}", k.arch), &ranked));
     }
     EvalTable {
         arch: arch.to_string(),
-        solver: conv_asm_1x1u::NAME.to_string(),
+        solver: solver.solver_name().to_string(),
         problems: validation.len(),
         reference_rows: reference.len(),
         methods,
     }
 }
 
-/// Where MIOpen's gfx908 KTN files are looked for when no directory is given: `$TUNEINFER_MODELS`
+/// Where MIOpen's KTN files are looked for when no directory is given: `$TUNEINFER_MODELS`
 /// and the shared data directory next to the crate.
 pub fn default_ktn_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -290,12 +335,14 @@ pub fn default_ktn_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Loads our model from `files` and MIOpen's gfx908 KTN (from `ktn_dir`, an error when it is
-/// not there or damaged; else from the default places when found there), then evaluates on the
-/// prepared split (reference = training + early-stop rows).
+/// Loads our model of `solver` from `files` and MIOpen's KTN model of the solver (on the first
+/// arch of [`Tunable::miopen_model_arches`]; from `ktn_dir`, an error when it is not there or
+/// damaged; else from the default places when found there), then evaluates on the prepared
+/// split (reference = training + early-stop rows).
 pub fn evaluate_files(
     files: &WeightsFiles,
     arch: &str,
+    solver: &str,
     prep: &Prepared,
     beam: usize,
     ktn_dir: Option<&Path>,
@@ -307,32 +354,44 @@ pub fn evaluate_files(
             files.metadata.display()
         )));
     }
-    let solver = crate::solvers::by_name(conv_asm_1x1u::NAME)?;
+    let solver = crate::solvers::by_name(solver)?;
+    let tunable = crate::solvers::tunable(solver)?;
     let model = models::load_weights(files, arch, solver)?;
     let ours = Predictor::new(Target::new(arch), solver, Box::new(model));
+    let ktn_arch = tunable.miopen_model_arches().first().copied();
     // A directory the caller named must hold a loadable KTN model; the default places may not.
-    let load_ktn = |dirs: &[PathBuf]| {
-        find_model_files(dirs, "gfx908", conv_asm_1x1u::NAME).and_then(|f| models::load_ktn(&f, solver))
+    let load_ktn = |ktn_arch: &str, dirs: &[PathBuf]| {
+        let name = solver.model_name(ktn_arch)?;
+        find_model_files(dirs, ktn_arch, name).and_then(|f| models::load_ktn(&f, solver))
     };
-    let ktn = match ktn_dir {
-        Some(d) => Some(load_ktn(&[d.to_path_buf()])?),
+    let ktn = match (ktn_arch, ktn_dir) {
+        (None, Some(d)) => {
+            return Err(Error::Usage(format!(
+                "--ktn-models {}: MIOpen ships no KTN model of {} to compare with",
+                d.display(),
+                solver.name()
+            )))
+        }
+        (None, None) => None,
+        (Some(a), Some(d)) => Some((a, load_ktn(a, &[d.to_path_buf()])?)),
         // Absent from the default places: no KTN rows. Present but unusable: said, not hidden.
-        None => match load_ktn(&default_ktn_dirs()) {
-            Ok(m) => Some(m),
+        (Some(a), None) => match load_ktn(a, &default_ktn_dirs()) {
+            Ok(m) => Some((a, m)),
             Err(Error::ModelNotFound { .. }) => None,
             Err(e) => {
-                eprintln!("note: MIOpen's gfx908 model left out of the comparison: {e}");
+                eprintln!("note: MIOpen's {a} model left out of the comparison: {e}");
                 None
             }
         },
     }
-    .map(|m| Predictor::new(Target::new("gfx908"), solver, Box::new(m)));
+    .map(|(a, m)| (a, Predictor::new(Target::new(a), solver, Box::new(m))));
     let mut reference = prep.train.clone();
     reference.extend(prep.early_stop.iter().cloned());
     Ok(evaluate(
         arch,
+        tunable,
         Some(&ours),
-        ktn.as_ref(),
+        ktn.as_ref().map(|(a, p)| MiopenModel { arch: a, predictor: p }),
         &reference,
         &prep.validation,
         beam,
@@ -344,12 +403,26 @@ mod tests {
     use super::*;
     use crate::problem::ConvProblem;
 
+    use crate::solvers::conv_asm_1x1u::{ConvAsm1x1USolver as ASM, NAME, NUM_PARAMS};
+
     fn sample(key: &str, config: [i64; 8]) -> Sample {
         Sample {
             source_id: 0,
             problem: ConvProblem::from_perfdb_key(key).unwrap(),
-            config,
+            config: config.to_vec(),
         }
+    }
+
+    /// Ranked answers as the scorer takes them.
+    fn lists(answers: Vec<Vec<[i64; 8]>>) -> Vec<Vec<Vec<i64>>> {
+        answers
+            .into_iter()
+            .map(|l| l.into_iter().map(|c| c.to_vec()).collect())
+            .collect()
+    }
+
+    fn gfx906() -> Target {
+        Target::new("gfx906")
     }
 
     #[test]
@@ -370,7 +443,7 @@ mod tests {
                 [1, 4, 1, 1, 1, 1, 1, 1],
             ],
         ];
-        let s = MethodScores::score("x", &[a, b], &answers);
+        let s = MethodScores::score("x", &ASM, &gfx906(), &[a, b], &lists(answers));
         assert_eq!((s.exact, s.params_matched, s.valid), (1, 8 + 6, 2));
         assert_eq!(s.top, [1, 2, 2, 2]);
         assert_eq!(s.max_answers, 3);
@@ -397,7 +470,7 @@ mod tests {
             vec![[1, 4, 2, 4, 1, 2, 1, 1], [1, 4, 2, 2, 1, 2, 1, 1]],
             vec![[2, 4, 1, 1, 1, 1, 1, 1]],
         ];
-        let rows = by_kind("beam 2", &[f1, b1, f2], &answers);
+        let rows = by_kind("beam 2", &ASM, &gfx906(), &[f1, b1, f2], &lists(answers));
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["beam 2, B FP16 (1)", "beam 2, F FP32 (2)"]);
         assert_eq!(rows[0].kind.as_deref(), Some("B FP16"));
@@ -422,8 +495,8 @@ mod tests {
                 [1, 4, 1, 1, 1, 1, 1, 1],
             ),
         ];
-        let nn = nearest_neighbours(&reference, &q, 4);
-        assert_eq!(nn, vec![[1, 4, 1, 1, 1, 1, 1, 1], [1, 4, 2, 1, 1, 2, 1, 1]]);
+        let nn = nearest_neighbours(&ASM, &gfx906(), &reference, &q, 4);
+        assert_eq!(nn, vec![vec![1, 4, 1, 1, 1, 1, 1, 1], vec![1, 4, 2, 1, 1, 2, 1, 1]]);
     }
 
     #[test]
@@ -442,7 +515,7 @@ mod tests {
         };
         let info = WeightsInfo {
             arch: "gfx906".into(),
-            solver: conv_asm_1x1u::NAME.into(),
+            solver: NAME.into(),
             config,
             members: 1,
             // ConvAsm1x1U's parameters are integers: "abc" can only be damage.
@@ -469,8 +542,8 @@ mod tests {
                 [2, 8, 4, 16, 1, 4, 1, 4],
             )],
         };
-        let e =
-            evaluate_files(&files, "gfx906", &prep, 2, None).expect_err("a non-integer token value must be refused");
+        let e = evaluate_files(&files, "gfx906", NAME, &prep, 2, None)
+            .expect_err("a non-integer token value must be refused");
         assert!(
             e.to_string().contains("'abc'") && e.to_string().contains(&files.metadata.display().to_string()),
             "{e}"

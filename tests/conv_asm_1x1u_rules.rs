@@ -531,7 +531,7 @@ fn constraint_adapter_follows_readme_greedy_answer() {
     ];
     let tokens: Vec<String> = tokens.iter().map(|s| s.to_string()).collect();
     let vocab = Vocabulary::from_token_values(&tokens);
-    let con = Asm1x1UConstraint::new(&readme_bwd(), &vocab);
+    let con = constraint(&readme_bwd(), &vocab);
     assert_eq!(con.config_len(&[]), 8);
     // Greedy token ids 3,5,11,18,25,27,31,34 = values 1,16,1,64,2,2,1,4.
     let ids = [3usize, 5, 11, 18, 25, 27, 31, 34];
@@ -557,7 +557,7 @@ fn constraint_adapter_follows_readme_greedy_answer() {
     // Non-integer values are never accepted.
     let odd: Vec<String> = ["-1", "abc", "1.5", "4"].iter().map(|s| s.to_string()).collect();
     let vocab = Vocabulary::from_token_values(&odd);
-    let con = Asm1x1UConstraint::new(&readme_bwd(), &vocab);
+    let con = constraint(&readme_bwd(), &vocab);
     assert!(!con.accepts(&[], 1));
     assert!(!con.accepts(&[], 2));
     assert!(con.accepts(&[], 3));

@@ -122,7 +122,7 @@ fn wgsl_rules_match_cpu_rules() {
 #[test]
 fn greedy_step_matches_the_miopen_walk_with_ties() {
     use tuneinfer::search::{Constraint, Vocabulary};
-    use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
+    use tuneinfer::solvers::conv_asm_1x1u::constraint as asm_constraint;
     let Some(ctx) = common::gpu() else {
         return;
     };
@@ -137,7 +137,7 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
     let (mut rules, mut hyp, mut scores, mut logp) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut constraints = Vec::new();
     for p in &problems {
-        let c = Asm1x1UConstraint::new(p, &vocab);
+        let c = asm_constraint(p, &vocab);
         for _ in 0..10 {
             // A random accepted prefix.
             let want_len = rng.below(8) as usize;
@@ -245,7 +245,7 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
 #[test]
 fn beam_step_matches_the_beam_iteration_with_ties() {
     use tuneinfer::search::{Constraint, Vocabulary};
-    use tuneinfer::solvers::conv_asm_1x1u::Asm1x1UConstraint;
+    use tuneinfer::solvers::conv_asm_1x1u::constraint as asm_constraint;
     let Some(ctx) = common::gpu() else {
         return;
     };
@@ -259,7 +259,7 @@ fn beam_step_matches_the_beam_iteration_with_ties() {
     let (mut rules, mut hyp, mut scores, mut logp, mut constraints) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for p in &problems {
-        let c = Asm1x1UConstraint::new(p, &vocab);
+        let c = asm_constraint(p, &vocab);
         // All live slots of a problem share one prefix length (as in the search).
         let len = rng.below(8) as usize;
         for slot in 0..width {

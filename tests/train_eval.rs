@@ -4,6 +4,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use tuneinfer::solvers::Target;
 
 use tuneinfer::format::safetensors;
 use tuneinfer::format::weights::{self, WeightsFiles};
@@ -74,7 +75,7 @@ fn training_smoke_loss_falls_and_model_predicts() {
     }
     // Evaluation on the tiny split: every method scores every validation problem.
     let prep = train::prepare(&opts).unwrap();
-    let table = tuneinfer::eval::evaluate_files(&r.files, "gfx906", &prep, 4, None).unwrap();
+    let table = tuneinfer::eval::evaluate_files(&r.files, "gfx906", "ConvAsm1x1U", &prep, 4, None).unwrap();
     assert!(table.methods.len() >= 4);
     for m in &table.methods {
         assert_eq!(m.problems, prep.validation.len());
@@ -243,11 +244,15 @@ fn text_perf_db_trains_like_sqlite() {
         ));
     }
     std::fs::write(&path, text).unwrap();
-    let from_text = tuneinfer::data::dataset::load(&path, "ConvAsm1x1U").unwrap();
-    let mut from_sql = tuneinfer::data::dataset::build(&tuneinfer::data::perfdb::SolverRows {
-        rows: rows.rows[..300].to_vec(),
-        rejected: vec![],
-    });
+    let from_text = tuneinfer::data::dataset::load(&path, "ConvAsm1x1U", &Target::new("gfx906")).unwrap();
+    let mut from_sql = tuneinfer::data::dataset::build(
+        &tuneinfer::data::perfdb::SolverRows {
+            rows: rows.rows[..300].to_vec(),
+            rejected: vec![],
+        },
+        &tuneinfer::solvers::conv_asm_1x1u::ConvAsm1x1USolver,
+        &Target::new("gfx906"),
+    );
     from_sql
         .samples
         .iter_mut()
@@ -332,7 +337,7 @@ fn the_default_decoding_of_our_models_is_the_beam_and_differs_from_the_greedy_wa
     let ktn = Predictor::load("gfx908", "ConvAsm1x1U", &[common::models_dir()]).unwrap();
     assert_eq!(ktn.default_mode(), DecodeMode::Miopen);
     // The choice matters: on real problems the beam's best and the greedy walk disagree on some.
-    let ds = tuneinfer::data::dataset::load(&gfx906_db(), "ConvAsm1x1U").unwrap();
+    let ds = tuneinfer::data::dataset::load(&gfx906_db(), "ConvAsm1x1U", &Target::new("gfx906")).unwrap();
     let problems: Vec<ConvProblem> = ds.samples.iter().take(300).map(|s| s.problem.clone()).collect();
     let configs = |mode| -> Vec<String> {
         ours.predict_batch(&problems, mode)

@@ -75,7 +75,14 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
             perf_db
         );
     }
-    let table = crate::eval::evaluate_files(&files, arch, &prep, beam, args.value("ktn-models").map(Path::new))?;
+    let table = crate::eval::evaluate_files(
+        &files,
+        arch,
+        solver.name(),
+        &prep,
+        beam,
+        args.value("ktn-models").map(Path::new),
+    )?;
     let text = if args.flag("json") {
         format!("{}\n", table.to_json())
     } else {

@@ -156,7 +156,8 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     let opts = options(&args)?;
     let beam = opts.eval_beam;
     let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
-        let table = crate::eval::evaluate_files(files, &opts_arch(files)?, prep, beam, None)?;
+        let (info, _) = crate::format::weights::read_info(&files.metadata)?;
+        let table = crate::eval::evaluate_files(files, &info.arch, &info.solver, prep, beam, None)?;
         eprintln!("{}", table.to_text());
         Ok(table.to_json())
     };
@@ -176,9 +177,4 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         result.files.tensors.display()
     );
     Ok(0)
-}
-
-/// The arch recorded in a freshly written metadata file.
-fn opts_arch(files: &crate::format::weights::WeightsFiles) -> Result<String> {
-    Ok(crate::format::weights::read_info(&files.metadata)?.0.arch)
 }

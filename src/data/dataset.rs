@@ -10,7 +10,7 @@ use super::textdb;
 use crate::error::{Error, Result};
 use crate::format::sha256::Sha256;
 use crate::problem::{ConvProblem, Direction, Precision};
-use crate::solvers::conv_asm_1x1u::{self, Rules, NUM_PARAMS};
+use crate::solvers::{Target, Tunable};
 
 /// One usable training example.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,8 +18,8 @@ pub struct Sample {
     /// perf-db config id (sqlite) or line number (text).
     pub source_id: i64,
     pub problem: ConvProblem,
-    /// The tuned best parameters.
-    pub config: [i64; NUM_PARAMS],
+    /// The tuned best parameters (the solver's config length).
+    pub config: Vec<i64>,
 }
 
 /// What happened to the database's rows. Every row is counted in exactly one bucket.
@@ -29,7 +29,7 @@ pub struct DataReport {
     pub rows: usize,
     /// Rows whose problem columns could not be read or parsed.
     pub malformed_problem: usize,
-    /// Rows whose parameter string is not 8 integers.
+    /// Rows whose parameter string is not the solver's number of integers.
     pub malformed_params: usize,
     /// Rows the solver does not apply to (e.g. stride 2; `check_applicable`).
     pub not_applicable: usize,
@@ -97,19 +97,13 @@ pub fn read_rows(path: &Path, solver: &str) -> Result<SolverRows> {
     }
 }
 
-/// Builds the ConvAsm1x1U dataset of a database file. Errors when the solver has no model
-/// support or no usable row.
-pub fn load(path: &Path, solver: &str) -> Result<Dataset> {
+/// Builds the dataset of a solver on `target` from a database file. Errors when the solver has
+/// no [`Tunable`] side (tuneinfer trains no models for it) or no usable row.
+pub fn load(path: &Path, solver: &str, target: &Target) -> Result<Dataset> {
     let s = crate::solvers::by_name(solver)?;
-    if s.name() != conv_asm_1x1u::NAME {
-        return Err(Error::Usage(format!(
-            "training data: only {} is supported, not {}",
-            conv_asm_1x1u::NAME,
-            s.name()
-        )));
-    }
+    let tunable = crate::solvers::tunable(s)?;
     let rows = read_rows(path, s.name())?;
-    let ds = build(&rows);
+    let ds = build(&rows, tunable, target);
     if ds.report.rows == 0 {
         return Err(Error::Database {
             path: path.display().to_string(),
@@ -125,25 +119,25 @@ pub fn load(path: &Path, solver: &str) -> Result<Dataset> {
     Ok(ds)
 }
 
-/// Filters and deduplicates ConvAsm1x1U rows (order kept: first occurrence wins).
-pub fn build(rows: &SolverRows) -> Dataset {
+/// Filters and deduplicates a solver's rows (order kept: first occurrence wins).
+pub fn build(rows: &SolverRows, solver: &dyn Tunable, target: &Target) -> Dataset {
     let mut report = DataReport {
         rows: rows.rows.len() + rows.rejected.len(),
         malformed_problem: rows.rejected.len(),
         ..DataReport::default()
     };
-    let mut seen: HashMap<ConvProblem, [i64; NUM_PARAMS]> = HashMap::new();
+    let mut seen: HashMap<ConvProblem, Vec<i64>> = HashMap::new();
     let mut samples = Vec::new();
     for row in &rows.rows {
-        let Ok(config) = conv_asm_1x1u::parse_config(&row.params) else {
+        let Ok(config) = solver.parse_params(&row.params) else {
             report.malformed_params += 1;
             continue;
         };
-        if conv_asm_1x1u::check_applicable(&row.problem).is_err() {
+        if solver.applicable(target, &row.problem).is_err() {
             report.not_applicable += 1;
             continue;
         }
-        if !Rules::new(&row.problem).is_valid(&config) {
+        if !solver.rules(target, &row.problem).is_valid(&config) {
             report.rule_violations += 1;
             continue;
         }
@@ -151,7 +145,7 @@ pub fn build(rows: &SolverRows) -> Dataset {
             Some(c) if *c == config => report.duplicates += 1,
             Some(_) => report.conflicting_duplicates += 1,
             None => {
-                seen.insert(row.problem.clone(), config);
+                seen.insert(row.problem.clone(), config.clone());
                 samples.push(Sample {
                     source_id: row.config_id,
                     problem: row.problem.clone(),
@@ -165,7 +159,7 @@ pub fn build(rows: &SolverRows) -> Dataset {
     for s in &samples {
         h.update(s.problem.to_perfdb_key().as_bytes());
         h.update(b"=");
-        h.update(conv_asm_1x1u::format_config(&s.config).as_bytes());
+        h.update(solver.format_params(&s.config).as_bytes());
         h.update(b"\n");
     }
     Dataset {
@@ -230,6 +224,7 @@ pub fn three_way_split(samples: &[Sample], val_fraction: f64, es_fraction: f64, 
 mod tests {
     use super::*;
     use crate::data::perfdb::TunedRow;
+    use crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver as ASM;
 
     fn row(id: i64, key: &str, params: &str) -> TunedRow {
         TunedRow {
@@ -263,7 +258,7 @@ mod tests {
             ],
             rejected: vec![(7, "bad".into())],
         };
-        let ds = build(&rows);
+        let ds = build(&rows, &ASM, &Target::new("gfx906"));
         let r = &ds.report;
         assert_eq!(r.rows, 7);
         assert_eq!(
@@ -290,7 +285,7 @@ mod tests {
                 }
             }
         }
-        let ds = build(&rows);
+        let ds = build(&rows, &ASM, &Target::new("gfx906"));
         assert_eq!(ds.samples.len(), 96);
         let (a1, b1) = split_by_geometry(&ds.samples, 0.3, 7);
         let (a2, b2) = split_by_geometry(&ds.samples, 0.3, 7);

@@ -12,7 +12,7 @@ use super::metadata::KtnMetadata;
 use super::safetensors::{self, Tensor};
 use super::sha256::{hex, Sha256};
 use crate::error::{Error, Result};
-use crate::seq2seq::attention::{AttentionConfig, AttentionModel, AttentionParams, FeatureTransform, FEATURE_NAMES};
+use crate::seq2seq::attention::{AttentionConfig, AttentionModel, AttentionParams, FeatureTransform};
 
 /// `format` field of the metadata JSON and of the safetensors `__metadata__`.
 pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
@@ -73,6 +73,7 @@ pub fn ktn_metadata(token_values: &[String], seq_len: usize) -> KtnMetadata {
     let mut num = BTreeMap::new();
     num.insert("fwd".to_string(), seq_len);
     num.insert("bwd".to_string(), seq_len);
+    num.insert("wrw".to_string(), seq_len);
     KtnMetadata {
         predict_type: 0,
         num_tuning_params: num,
@@ -155,6 +156,12 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         tensors.extend(params_to_tensors(m, &member_prefix(k)));
     }
     let bytes = safetensors::to_bytes(&tensors, &st_meta);
+    // The solver's names of its features (documentation in the file; loading does not read them).
+    let feature_names: Vec<&str> = crate::solvers::by_name(&info.solver)
+        .ok()
+        .and_then(|s| s.tunable())
+        .map(|t| t.feature_names().to_vec())
+        .unwrap_or_default();
     let digest = {
         let mut h = Sha256::new();
         h.update(&bytes);
@@ -168,7 +175,7 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         "model": config_json(&info.config),
         "members": members.len(),
         "tokens": info.token_values,
-        "features": {"names": FEATURE_NAMES, "mean": info.transform.mean, "std": info.transform.std,
+        "features": {"names": feature_names, "mean": info.transform.mean, "std": info.transform.std,
                      "transform": "z = (raw - mean) / std; raw sizes are log2, direction/precision 0/1"},
         "tensors_sha256": digest,
         "training": info.training,

@@ -13,7 +13,7 @@ use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
-use crate::problem::{ConvProblem, Direction, Precision};
+use crate::problem::ConvProblem;
 use crate::search::Vocabulary;
 use crate::solvers::{Solver, Target};
 
@@ -129,49 +129,9 @@ impl AttentionParams {
     }
 }
 
-/// Number of model features per problem.
-pub const NUM_FEATURES: usize = 12;
-
-/// Feature names, in encoder step order.
-pub const FEATURE_NAMES: [&str; NUM_FEATURES] = [
-    "log2 C_in",
-    "log2 K_out",
-    "log2 H_in",
-    "log2 W_in",
-    "log2 N",
-    "log2 N*H*W",
-    "is_backward",
-    "is_fp16",
-    "twos C_in",
-    "twos K_out",
-    "twos H*W",
-    "twos N",
-];
-
-/// Raw model features of a problem, in the direction convention (C_in, K_out, H, W of the
-/// direction's input tensor): sizes as log2, direction and precision as 0/1, and the
-/// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
-/// divide by.
-pub fn raw_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
-    let l = |x: u64| (x.max(1) as f64).log2() as f32;
-    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
-    let (h, w) = p.in_hw();
-    let hw = h.saturating_mul(w);
-    [
-        l(p.in_channels()),
-        l(p.out_channels()),
-        l(h),
-        l(w),
-        l(p.n),
-        l(p.n.saturating_mul(hw)),
-        if p.direction == Direction::Forward { 0.0 } else { 1.0 },
-        if p.precision == Precision::Fp32 { 0.0 } else { 1.0 },
-        twos(p.in_channels()),
-        twos(p.out_channels()),
-        twos(hw),
-        twos(p.n),
-    ]
-}
+/// Number of model features per problem (every tunable solver gives this many; its
+/// [`Tunable::features`](crate::solvers::Tunable::features) computes them).
+pub use crate::solvers::NUM_FEATURES;
 
 /// Standardisation of the raw features: `z = (raw - mean) / std`, fitted on the training set.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,13 +141,13 @@ pub struct FeatureTransform {
 }
 
 impl FeatureTransform {
-    /// Mean and standard deviation (at least 1e-3) of each feature over `problems`.
-    pub fn fit<'a>(problems: impl Iterator<Item = &'a ConvProblem>) -> FeatureTransform {
+    /// Mean and standard deviation (at least 1e-3) of each raw feature over `features` (one
+    /// array per problem, from the solver's `Tunable::features`).
+    pub fn fit(features: impl Iterator<Item = [f32; NUM_FEATURES]>) -> FeatureTransform {
         let mut sum = [0f64; NUM_FEATURES];
         let mut sq = [0f64; NUM_FEATURES];
         let mut n = 0f64;
-        for p in problems {
-            let f = raw_features(p);
+        for f in features {
             for i in 0..NUM_FEATURES {
                 sum[i] += f[i] as f64;
                 sq[i] += (f[i] as f64).powi(2);
@@ -202,9 +162,9 @@ impl FeatureTransform {
         FeatureTransform { mean, std }
     }
 
-    /// The encoder input of a problem: `[steps, 1 + steps]`, row t = `[z_t, onehot(t)]`.
-    pub fn encoder_input(&self, p: &ConvProblem) -> Vec<f32> {
-        let f = raw_features(p);
+    /// The encoder input of a problem's raw features: `[steps, 1 + steps]`, row t =
+    /// `[z_t, onehot(t)]`.
+    pub fn encoder_input(&self, f: &[f32; NUM_FEATURES]) -> Vec<f32> {
         let steps = NUM_FEATURES;
         let mut out = vec![0.0; steps * (1 + steps)];
         for t in 0..steps {
@@ -412,8 +372,9 @@ impl StepDecoder for AttentionModel {
 }
 
 impl Seq2SeqModel for AttentionModel {
-    fn encoder_input(&self, _solver: &dyn Solver, _target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
-        Ok(self.transform.encoder_input(problem))
+    fn encoder_input(&self, solver: &dyn Solver, _target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        let features = crate::solvers::tunable(solver)?.features(problem);
+        Ok(self.transform.encoder_input(&features))
     }
 
     fn encode(&self, inputs: &[f32], batch: usize) -> Result<States> {

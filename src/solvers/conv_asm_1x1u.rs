@@ -19,6 +19,8 @@ use std::collections::HashSet;
 use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::search::{Constraint, Vocabulary};
+use crate::solvers::tunable::check_integer_vocabulary;
+use crate::solvers::{IntConstraint, IntRules, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
 pub const NAME: &str = "ConvAsm1x1U";
@@ -612,74 +614,22 @@ pub fn parse_config(s: &str) -> Result<[i64; 8]> {
     Ok(out)
 }
 
-/// The search's constraint adapter for one problem and one vocabulary.
-#[derive(Debug, Clone)]
-pub struct Asm1x1UConstraint {
-    rules: Rules,
-    /// For each index of `Vocabulary::values`, its integer value; `None` for "-1" and for
-    /// anything that is not an integer (never accepted).
-    value_int: Vec<Option<i64>>,
-    /// All distinct accepted integer values of the vocabulary, ascending.
-    domain: Vec<i64>,
+/// The search's constraint for one problem and one vocabulary.
+pub fn constraint(p: &ConvProblem, vocab: &Vocabulary) -> IntConstraint {
+    IntConstraint::new(Box::new(Rules::new(p)), vocab)
 }
 
-impl Asm1x1UConstraint {
-    pub fn new(p: &ConvProblem, vocab: &Vocabulary) -> Self {
-        let value_int: Vec<Option<i64>> = vocab
-            .values
-            .iter()
-            .map(|s| s.trim().parse::<i64>().ok().filter(|&v| v != -1))
-            .collect();
-        let mut domain: Vec<i64> = value_int.iter().flatten().copied().collect();
-        domain.sort_unstable();
-        domain.dedup();
-        Asm1x1UConstraint {
-            rules: Rules::new(p),
-            value_int,
-            domain,
-        }
-    }
-
-    /// The integer of a value index, `None` when unknown or not accepted.
-    fn int(&self, value: u32) -> Option<i64> {
-        self.value_int.get(value as usize).copied().flatten()
-    }
-
-    /// Chosen value indices as integers, in a fixed buffer (`None` if any is not an integer
-    /// or there are more than 8).
-    fn ints(&self, chosen: &[u32]) -> Option<([i64; NUM_PARAMS], usize)> {
-        if chosen.len() > NUM_PARAMS {
-            return None;
-        }
-        let mut buf = [0i64; NUM_PARAMS];
-        for (i, &c) in chosen.iter().enumerate() {
-            buf[i] = self.int(c)?;
-        }
-        Some((buf, chosen.len()))
-    }
-}
-
-impl Constraint for Asm1x1UConstraint {
-    fn config_len(&self, _chosen: &[u32]) -> usize {
+impl IntRules for Rules {
+    fn len(&self) -> usize {
         NUM_PARAMS
     }
 
-    fn accepts(&self, chosen: &[u32], value: u32) -> bool {
-        if chosen.len() >= NUM_PARAMS {
-            return false;
-        }
-        let (Some((mut buf, len)), Some(x)) = (self.ints(chosen), self.int(value)) else {
-            return false;
-        };
-        buf[len] = x;
-        self.rules.prefix_valid(&buf[..=len])
+    fn prefix_valid(&self, prefix: &[i64]) -> bool {
+        Rules::prefix_valid(self, prefix)
     }
 
-    fn completable(&self, chosen: &[u32]) -> bool {
-        match self.ints(chosen) {
-            Some((buf, len)) => self.rules.completable(&buf[..len], &self.domain),
-            None => false,
-        }
+    fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        Rules::completable(self, prefix, domain)
     }
 }
 
@@ -707,35 +657,14 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
 
     fn constraint(
         &self,
-        _target: &crate::solvers::Target,
+        target: &Target,
         problem: &ConvProblem,
         vocab: &Vocabulary,
         metadata: &crate::format::metadata::KtnMetadata,
     ) -> Result<Box<dyn Constraint + Send + Sync>> {
-        let lengths_ok = metadata.predict_type == 0
-            && ["fwd", "bwd"]
-                .iter()
-                .all(|d| metadata.num_tuning_params.get(*d) == Some(&NUM_PARAMS));
-        if !lengths_ok {
-            let count = |d: &str| {
-                metadata
-                    .num_tuning_params
-                    .get(d)
-                    .map_or("no".to_string(), |n| n.to_string())
-            };
-            return Err(Error::Format {
-                path: "metadata".into(),
-                detail: format!(
-                    "a {NAME} model decodes {NUM_PARAMS} parameters per direction (predict_type 0); this one has \
-                     predict_type {} and {} fwd, {} bwd parameters (MIOpen's num_tuning_params; model.seq_len \
-                     in tuneinfer's .json)",
-                    metadata.predict_type,
-                    count("fwd"),
-                    count("bwd")
-                ),
-            });
-        }
-        Ok(Box::new(Asm1x1UConstraint::new(problem, vocab)))
+        Ok(Box::new(IntConstraint::for_model(
+            self, target, problem, vocab, metadata,
+        )?))
     }
 
     fn fallback(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<Vec<String>> {
@@ -746,15 +675,12 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         values.join(",")
     }
 
-    /// Every value is an integer (`"-1"`, the end token, included).
     fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
-        match vocab.values.iter().find(|v| v.parse::<i32>().is_err()) {
-            Some(v) => Err(Error::format(
-                source,
-                format!("token value '{v}' is not an integer (ConvAsm1x1U's parameters are integers)"),
-            )),
-            None => Ok(()),
-        }
+        check_integer_vocabulary(NAME, vocab, source)
+    }
+
+    fn tunable(&self) -> Option<&dyn Tunable> {
+        Some(self)
     }
 
     fn wgsl_rules(&self) -> Option<&'static str> {
@@ -764,4 +690,79 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
     fn wgsl_rule_words(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Option<[i32; 8]> {
         Some(Rules::new(problem).gpu_words())
     }
+}
+
+impl Tunable for ConvAsm1x1USolver {
+    fn solver_name(&self) -> &'static str {
+        NAME
+    }
+
+    fn param_names(&self) -> &'static [&'static str] {
+        &PARAM_NAMES
+    }
+
+    fn applicable(&self, _target: &Target, problem: &ConvProblem) -> Result<()> {
+        check_applicable(problem)
+    }
+
+    fn rules(&self, _target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
+        Box::new(Rules::new(problem))
+    }
+
+    fn static_default(&self, _target: &Target, problem: &ConvProblem) -> Vec<i64> {
+        static_default(problem).to_vec()
+    }
+
+    fn miopen_model_arches(&self) -> &'static [&'static str] {
+        &["gfx908"]
+    }
+
+    fn feature_names(&self) -> [&'static str; NUM_FEATURES] {
+        OWN_FEATURE_NAMES
+    }
+
+    fn features(&self, problem: &ConvProblem) -> [f32; NUM_FEATURES] {
+        own_features(problem)
+    }
+}
+
+/// Names of tuneinfer's model features (see [`own_features`]).
+pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
+    "log2 C_in",
+    "log2 K_out",
+    "log2 H_in",
+    "log2 W_in",
+    "log2 N",
+    "log2 N*H*W",
+    "is_backward",
+    "is_fp16",
+    "twos C_in",
+    "twos K_out",
+    "twos H*W",
+    "twos N",
+];
+
+/// tuneinfer's model features of a problem, in the direction convention (C_in, K_out, H, W of
+/// the direction's input tensor): sizes as log2, direction and precision as 0/1, and the
+/// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
+/// divide by.
+pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
+    let l = |x: u64| (x.max(1) as f64).log2() as f32;
+    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (h, w) = p.in_hw();
+    let hw = h.saturating_mul(w);
+    [
+        l(p.in_channels()),
+        l(p.out_channels()),
+        l(h),
+        l(w),
+        l(p.n),
+        l(p.n.saturating_mul(hw)),
+        if p.direction == Direction::Forward { 0.0 } else { 1.0 },
+        if p.precision == Precision::Fp32 { 0.0 } else { 1.0 },
+        twos(p.in_channels()),
+        twos(p.out_channels()),
+        twos(hw),
+        twos(p.n),
+    ]
 }

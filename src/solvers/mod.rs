@@ -1,8 +1,19 @@
-//! Solvers: one file per MIOpen kernel family. Each turns a problem into model features,
-//! states its parameter rules (as a [`Constraint`]) and its static default.
+//! Solvers: one file (or folder) per MIOpen kernel family, the one place that knows about it.
+//! Each turns a problem into model features, states its parameter rules (as a [`Constraint`])
+//! and its static default. Solvers with integer parameters that tuneinfer trains its own models
+//! for also implement [`Tunable`]: the params string, applicability, the rules over integer
+//! values ([`IntRules`]), the default and the features of tuneinfer's model; the dataset,
+//! training, `eval` and the search's [`IntConstraint`] all go through it.
+//!
+//! Adding a solver: one file here, its WGSL rules library in `shaders/` (optional: without one
+//! the GPU runs the model and the host runs the search), one line in [`all`].
 
 pub mod ck;
 pub mod conv_asm_1x1u;
+pub mod conv_asm_bwd_wrw_1x1;
+pub mod tunable;
+
+pub use tunable::{IntConstraint, IntRules, Tunable, NUM_FEATURES};
 
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
@@ -81,11 +92,39 @@ pub trait Solver: Send + Sync {
     fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
         None
     }
+
+    /// The solver's integer-parameter side, for solvers tuneinfer trains its own models for
+    /// (None: only MIOpen's models, e.g. the catalogue solvers).
+    fn tunable(&self) -> Option<&dyn Tunable> {
+        None
+    }
+}
+
+/// The [`Tunable`] side of a solver, or a usage error naming the solvers that have one.
+pub fn tunable(solver: &dyn Solver) -> Result<&dyn Tunable> {
+    solver.tunable().ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: tuneinfer trains and evaluates its own models only for {} (this solver has MIOpen's models only)",
+            solver.name(),
+            all()
+                .iter()
+                .filter(|s| s.tunable().is_some())
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// Every solver tuneinfer implements.
 pub fn all() -> Vec<&'static dyn Solver> {
-    vec![&conv_asm_1x1u::ConvAsm1x1USolver, &ck::FWD, &ck::BWD, &ck::WRW]
+    vec![
+        &conv_asm_1x1u::ConvAsm1x1USolver,
+        &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
+        &ck::FWD,
+        &ck::BWD,
+        &ck::WRW,
+    ]
 }
 
 /// Finds a solver by MIOpen's name (case-insensitive).

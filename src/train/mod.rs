@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::format::safetensors::{self, Tensor};
 use crate::format::weights::{self, params_from_tensors, params_to_tensors, WeightsFiles, WeightsInfo};
 use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
-use crate::solvers::conv_asm_1x1u::NUM_PARAMS;
+use crate::solvers::{Target, Tunable};
 use crate::testutil::Lcg;
 use adam::{scale_and_clip, Adam};
 use model::{forward_backward, forward_backward_sharded, Dropout, Stats};
@@ -127,12 +127,12 @@ pub struct Encoded {
     pub unseen: usize,
 }
 
-pub fn encode(samples: &[Sample], transform: &FeatureTransform, tokens: &TokenTable) -> Encoded {
+pub fn encode(samples: &[Sample], solver: &dyn Tunable, transform: &FeatureTransform, tokens: &TokenTable) -> Encoded {
     let mut e = Encoded::default();
     for s in samples {
         match tokens.encode(&s.config) {
             Some(t) => {
-                e.inputs.extend(transform.encoder_input(&s.problem));
+                e.inputs.extend(transform.encoder_input(&solver.features(&s.problem)));
                 e.targets.extend(t);
                 e.rows += 1;
             }
@@ -225,7 +225,7 @@ pub struct Prepared {
 
 /// Loads the database and splits it as a run with these options does.
 pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
-    let mut ds = dataset::load(&opts.perf_db, &opts.solver)?;
+    let mut ds = dataset::load(&opts.perf_db, &opts.solver, &Target::new(&opts.arch))?;
     if let Some(n) = opts.max_rows {
         ds.samples.truncate(n);
     }
@@ -307,22 +307,24 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         return usage("--val-fraction and --early-stop-fraction must be in [0, 1)".into());
     }
     let solver = crate::solvers::by_name(&opts.solver)?;
+    let tunable = crate::solvers::tunable(solver)?;
     let prep = prepare(opts)?;
     log(
         opts,
         &format!("data: {} ({})", opts.perf_db.display(), prep.dataset.report.summary()),
     );
-    let transform = FeatureTransform::fit(prep.train.iter().map(|s| &s.problem));
-    let tokens = TokenTable::from_samples(&prep.train);
+    let transform = FeatureTransform::fit(prep.train.iter().map(|s| tunable.features(&s.problem)));
+    let seq_len = tunable.param_names().len();
+    let tokens = TokenTable::from_samples(&prep.train, seq_len);
     let config = AttentionConfig {
         steps: NUM_FEATURES,
         hidden: opts.hidden,
         embed: opts.embed,
         vocab: tokens.len(),
-        seq_len: NUM_PARAMS,
+        seq_len,
     };
-    let train_set = encode(&prep.train, &transform, &tokens);
-    let es_set = encode(&prep.early_stop, &transform, &tokens);
+    let train_set = encode(&prep.train, tunable, &transform, &tokens);
+    let es_set = encode(&prep.early_stop, tunable, &transform, &tokens);
     log(
         opts,
         &format!(

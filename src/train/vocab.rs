@@ -2,7 +2,6 @@
 //! (position, value) pair seen in the training set, in position order then value order.
 
 use crate::data::dataset::Sample;
-use crate::solvers::conv_asm_1x1u::NUM_PARAMS;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenTable {
@@ -13,11 +12,16 @@ pub struct TokenTable {
 }
 
 impl TokenTable {
-    pub fn from_samples(samples: &[Sample]) -> TokenTable {
-        let mut positions: Vec<Vec<(i64, u32)>> = Vec::with_capacity(NUM_PARAMS);
+    /// The tokens of configs of `seq_len` values (samples of another length give none).
+    pub fn from_samples(samples: &[Sample], seq_len: usize) -> TokenTable {
+        let mut positions: Vec<Vec<(i64, u32)>> = Vec::with_capacity(seq_len);
         let mut token_values = vec!["-1".to_string()];
-        for pos in 0..NUM_PARAMS {
-            let mut vals: Vec<i64> = samples.iter().map(|s| s.config[pos]).collect();
+        for pos in 0..seq_len {
+            let mut vals: Vec<i64> = samples
+                .iter()
+                .filter(|s| s.config.len() == seq_len)
+                .map(|s| s.config[pos])
+                .collect();
             vals.sort_unstable();
             vals.dedup();
             let mut list = Vec::with_capacity(vals.len());
@@ -44,12 +48,16 @@ impl TokenTable {
         out
     }
 
-    /// Rebuilds the table from saved token values and positions.
-    pub fn from_token_positions(token_values: &[String], token_positions: &[i64]) -> Option<TokenTable> {
+    /// Rebuilds the table of configs of `seq_len` values from saved token values and positions.
+    pub fn from_token_positions(
+        token_values: &[String],
+        token_positions: &[i64],
+        seq_len: usize,
+    ) -> Option<TokenTable> {
         if token_values.len() != token_positions.len() {
             return None;
         }
-        let mut positions: Vec<Vec<(i64, u32)>> = vec![Vec::new(); NUM_PARAMS];
+        let mut positions: Vec<Vec<(i64, u32)>> = vec![Vec::new(); seq_len];
         for (id, (v, &pos)) in token_values.iter().zip(token_positions).enumerate().skip(1) {
             let x: i64 = v.parse().ok()?;
             positions.get_mut(usize::try_from(pos).ok()?)?.push((x, id as u32));
@@ -71,8 +79,12 @@ impl TokenTable {
         self.token_values.is_empty()
     }
 
-    /// Token ids of a config, or None when a value was never seen at its position.
+    /// Token ids of a config, or None when a value was never seen at its position (or the
+    /// config has another length).
     pub fn encode(&self, config: &[i64]) -> Option<Vec<u32>> {
+        if config.len() != self.positions.len() {
+            return None;
+        }
         config
             .iter()
             .enumerate()
@@ -95,17 +107,18 @@ mod tests {
         let s = |c: [i64; 8]| Sample {
             source_id: 0,
             problem: p.clone(),
-            config: c,
+            config: c.to_vec(),
         };
-        let t = TokenTable::from_samples(&[s([1, 4, 1, 1, 1, 1, 1, 1]), s([2, 4, 2, 8, 1, 2, 1, 1])]);
+        let t = TokenTable::from_samples(&[s([1, 4, 1, 1, 1, 1, 1, 1]), s([2, 4, 2, 8, 1, 2, 1, 1])], 8);
         assert_eq!(t.len(), 1 + 2 + 1 + 2 + 2 + 1 + 2 + 1 + 1);
         assert_eq!(
             t.encode(&[2, 4, 1, 8, 1, 2, 1, 1]),
             Some(vec![2, 3, 4, 7, 8, 10, 11, 12])
         );
         assert_eq!(t.encode(&[3, 4, 1, 8, 1, 2, 1, 1]), None);
+        assert_eq!(t.encode(&[2, 4, 1, 8, 1, 2, 1]), None, "a config of another length");
         assert_eq!(
-            TokenTable::from_token_positions(&t.token_values, &t.token_positions()),
+            TokenTable::from_token_positions(&t.token_values, &t.token_positions(), 8),
             Some(t)
         );
     }

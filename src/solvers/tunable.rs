@@ -1,0 +1,323 @@
+//! The integer-parameter side of a solver ([`Tunable`]), its rules over integer values
+//! ([`IntRules`]) and the search's constraint built from them ([`IntConstraint`]).
+//!
+//! A tunable solver's config is a fixed number of integers, written comma-joined in MIOpen's
+//! perf-db order. Its rules are a prefix check (does every rule that the first L values decide
+//! hold?) plus a look-ahead (can a valid prefix still be completed?), both pure functions of the
+//! problem (and target) fixed when the rules are built.
+
+use super::Target;
+use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::problem::ConvProblem;
+use crate::search::{Constraint, Vocabulary};
+
+/// Number of features of tuneinfer's own model, for every tunable solver (the encoder reads one
+/// feature per step).
+pub const NUM_FEATURES: usize = 12;
+
+/// The most parameters a tunable solver's config may have (the constraint's stack buffer).
+pub const MAX_INT_PARAMS: usize = 40;
+
+/// What the dataset, training, `eval` and the search need of a solver with integer parameters.
+pub trait Tunable: Send + Sync {
+    /// MIOpen's solver name (the same as [`super::Solver::name`]).
+    fn solver_name(&self) -> &'static str;
+
+    /// Parameter names in MIOpen's perf-db order; their count is the config length.
+    fn param_names(&self) -> &'static [&'static str];
+
+    /// Parses MIOpen's params string (e.g. `4,8,4,16,1,4,1,8`): exactly as many comma-separated
+    /// integers as [`Tunable::param_names`] (spaces around a field allowed). Errors name the bad
+    /// field; a string of the wrong length is an error, never padded or cut.
+    fn parse_params(&self, s: &str) -> Result<Vec<i64>> {
+        parse_int_list(self.solver_name(), self.param_names(), s)
+    }
+
+    /// How MIOpen writes a config (comma-joined).
+    fn format_params(&self, config: &[i64]) -> String {
+        config.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+    }
+
+    /// Ok when the solver applies to the problem on this target; otherwise
+    /// [`Error::NotApplicable`] saying why.
+    fn applicable(&self, target: &Target, problem: &ConvProblem) -> Result<()>;
+
+    /// The validity rules for one problem.
+    fn rules(&self, target: &Target, problem: &ConvProblem) -> Box<dyn IntRules>;
+
+    /// MIOpen's static default (`GetDefaultPerformanceConfig`).
+    fn static_default(&self, target: &Target, problem: &ConvProblem) -> Vec<i64>;
+
+    /// Names of the features of tuneinfer's model, in encoder step order.
+    fn feature_names(&self) -> [&'static str; NUM_FEATURES];
+
+    /// The raw features of tuneinfer's model (standardised by the model's fitted transform).
+    /// The first [`Tunable::size_features`] are log2 sizes: the nearest-neighbour baseline
+    /// measures distance over them.
+    fn features(&self, problem: &ConvProblem) -> [f32; NUM_FEATURES];
+
+    /// The arches MIOpen ships a KernelTuningNet model of this solver for (`eval` compares
+    /// with the first; empty: none).
+    fn miopen_model_arches(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// How many leading features are log2 sizes (see [`Tunable::features`]).
+    fn size_features(&self) -> usize {
+        6
+    }
+}
+
+/// A solver's rules for one problem, over integer values.
+pub trait IntRules: Send + Sync {
+    /// Number of parameters of a complete config.
+    fn len(&self) -> usize;
+
+    /// Do all rules that the first `prefix.len()` values decide hold? False for a prefix longer
+    /// than [`IntRules::len`].
+    fn prefix_valid(&self, prefix: &[i64]) -> bool;
+
+    /// Is there some completion of the valid prefix, with each later value drawn from `domain`,
+    /// that is a fully valid config? False when the prefix itself is invalid. The default is a
+    /// depth-first search that stops at the first success; solvers whose dead prefixes need a
+    /// long search to be found dead override it.
+    fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        if !self.prefix_valid(prefix) {
+            return false;
+        }
+        let n = self.len();
+        if prefix.len() >= n {
+            return prefix.len() == n;
+        }
+        let mut buf = prefix.to_vec();
+        complete_dfs(self, &mut buf, n, domain)
+    }
+
+    /// Is the full config valid?
+    fn is_valid(&self, config: &[i64]) -> bool {
+        config.len() == self.len() && self.prefix_valid(config)
+    }
+}
+
+/// The default look-ahead: `buf` is a valid prefix; can it be extended to length `n`?
+fn complete_dfs<R: IntRules + ?Sized>(rules: &R, buf: &mut Vec<i64>, n: usize, domain: &[i64]) -> bool {
+    if buf.len() == n {
+        return true;
+    }
+    for &x in domain {
+        buf.push(x);
+        if rules.prefix_valid(buf) && complete_dfs(rules, buf, n, domain) {
+            buf.pop();
+            return true;
+        }
+        buf.pop();
+    }
+    false
+}
+
+/// Parses `count` comma-separated integers (the default [`Tunable::parse_params`]).
+pub fn parse_int_list(solver: &str, names: &[&str], s: &str) -> Result<Vec<i64>> {
+    let what = format!("{solver} config '{s}'");
+    let fields: Vec<&str> = s.split(',').collect();
+    if fields.len() != names.len() {
+        return Err(Error::format(
+            what,
+            format!(
+                "expected {} comma-separated values ({}), got {}",
+                names.len(),
+                names.join(","),
+                fields.len()
+            ),
+        ));
+    }
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            f.trim().parse::<i64>().map_err(|_| {
+                Error::format(
+                    what.clone(),
+                    format!("field {} ({}): '{}' is not an integer", i + 1, names[i], f.trim()),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The search's constraint for a tunable solver on one problem and one vocabulary: values are
+/// the vocabulary's integers (`"-1"` and non-integers are never accepted).
+#[derive(Clone)]
+pub struct IntConstraint {
+    rules: std::sync::Arc<dyn IntRules>,
+    /// For each index of `Vocabulary::values`, its integer value; `None` for "-1" and for
+    /// anything that is not an integer (never accepted).
+    value_int: Vec<Option<i64>>,
+    /// All distinct accepted integer values of the vocabulary, ascending.
+    domain: Vec<i64>,
+}
+
+impl IntConstraint {
+    pub fn new(rules: Box<dyn IntRules>, vocab: &Vocabulary) -> IntConstraint {
+        let value_int: Vec<Option<i64>> = vocab
+            .values
+            .iter()
+            .map(|s| s.trim().parse::<i64>().ok().filter(|&v| v != -1))
+            .collect();
+        let mut domain: Vec<i64> = value_int.iter().flatten().copied().collect();
+        domain.sort_unstable();
+        domain.dedup();
+        IntConstraint {
+            rules: rules.into(),
+            value_int,
+            domain,
+        }
+    }
+
+    /// Builds the constraint of `tunable` for a problem after checking that the model decodes
+    /// configs of the solver's length (`metadata`: MIOpen's `num_tuning_params` with
+    /// predict_type 0, or the `seq_len` of tuneinfer's model).
+    pub fn for_model(
+        tunable: &dyn Tunable,
+        target: &Target,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<IntConstraint> {
+        let n = tunable.param_names().len();
+        let lengths_ok = metadata.predict_type == 0
+            && !metadata.num_tuning_params.is_empty()
+            && metadata.num_tuning_params.values().all(|&k| k == n);
+        if !lengths_ok {
+            let counts: Vec<String> = metadata
+                .num_tuning_params
+                .iter()
+                .map(|(d, k)| format!("{k} {d}"))
+                .collect();
+            return Err(Error::Format {
+                path: "metadata".into(),
+                detail: format!(
+                    "a {} model decodes {n} parameters per direction (predict_type 0); this one has predict_type \
+                     {} and {} parameters (MIOpen's num_tuning_params; model.seq_len in tuneinfer's .json)",
+                    tunable.solver_name(),
+                    metadata.predict_type,
+                    if counts.is_empty() {
+                        "no".to_string()
+                    } else {
+                        counts.join(", ")
+                    }
+                ),
+            });
+        }
+        Ok(IntConstraint::new(tunable.rules(target, problem), vocab))
+    }
+
+    /// The integer of a value index, `None` when unknown or not accepted.
+    fn int(&self, value: u32) -> Option<i64> {
+        self.value_int.get(value as usize).copied().flatten()
+    }
+
+    /// Chosen value indices as integers in a stack buffer (`None` if any is not an integer or
+    /// there are more than the config holds).
+    fn ints(&self, chosen: &[u32]) -> Option<([i64; MAX_INT_PARAMS], usize)> {
+        if chosen.len() > self.rules.len().min(MAX_INT_PARAMS) {
+            return None;
+        }
+        let mut buf = [0i64; MAX_INT_PARAMS];
+        for (i, &c) in chosen.iter().enumerate() {
+            buf[i] = self.int(c)?;
+        }
+        Some((buf, chosen.len()))
+    }
+}
+
+impl Constraint for IntConstraint {
+    fn config_len(&self, _chosen: &[u32]) -> usize {
+        self.rules.len()
+    }
+
+    fn accepts(&self, chosen: &[u32], value: u32) -> bool {
+        if chosen.len() >= self.rules.len().min(MAX_INT_PARAMS) {
+            return false;
+        }
+        let (Some((mut buf, len)), Some(x)) = (self.ints(chosen), self.int(value)) else {
+            return false;
+        };
+        buf[len] = x;
+        self.rules.prefix_valid(&buf[..=len])
+    }
+
+    fn completable(&self, chosen: &[u32]) -> bool {
+        match self.ints(chosen) {
+            Some((buf, len)) => self.rules.completable(&buf[..len], &self.domain),
+            None => false,
+        }
+    }
+}
+
+/// A vocabulary check for tunable solvers: every token value is an integer (`"-1"`, the end
+/// token, included).
+pub fn check_integer_vocabulary(solver: &str, vocab: &Vocabulary, source: &str) -> Result<()> {
+    match vocab.values.iter().find(|v| v.parse::<i32>().is_err()) {
+        Some(v) => Err(Error::format(
+            source,
+            format!("token value '{v}' is not an integer ({solver}'s parameters are integers)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two parameters a, b in the domain with a + b == 5 and a <= 3: hand-derived rules.
+    struct SumFive;
+
+    impl IntRules for SumFive {
+        fn len(&self) -> usize {
+            2
+        }
+        fn prefix_valid(&self, p: &[i64]) -> bool {
+            p.len() <= 2 && p.first().is_none_or(|&a| a <= 3) && (p.len() < 2 || p[0] + p[1] == 5)
+        }
+    }
+
+    #[test]
+    fn default_look_ahead_finds_completions_and_dead_prefixes() {
+        let r = SumFive;
+        assert!(r.completable(&[], &[1, 2, 3, 4]));
+        assert!(r.completable(&[1], &[1, 2, 3, 4]), "1 + 4");
+        assert!(!r.completable(&[1], &[1, 2, 3]), "no 4 in the domain");
+        assert!(!r.completable(&[4], &[1, 2, 3, 4]), "4 breaks a <= 3");
+        assert!(r.completable(&[2, 3], &[]));
+        assert!(!r.completable(&[2, 3, 1], &[1]), "longer than the config");
+        assert!(r.is_valid(&[3, 2]) && !r.is_valid(&[3]) && !r.is_valid(&[3, 3]));
+    }
+
+    #[test]
+    fn int_constraint_maps_values_and_never_accepts_the_end_token() {
+        let vocab = Vocabulary::from_token_values(&["-1", "1", "4", "x", "2", "3"].map(String::from));
+        let c = IntConstraint::new(Box::new(SumFive), &vocab);
+        let id = |v: &str| vocab.values.iter().position(|x| x == v).unwrap() as u32;
+        assert_eq!(c.config_len(&[]), 2);
+        assert!(c.accepts(&[], id("1")) && !c.accepts(&[], id("4")));
+        assert!(!c.accepts(&[], id("-1")) && !c.accepts(&[], id("x")));
+        assert!(c.accepts(&[id("1")], id("4")) && !c.accepts(&[id("1")], id("3")));
+        assert!(c.accepts(&[id("3")], id("2")));
+        assert!(!c.accepts(&[id("3"), id("2")], id("1")), "the config is complete");
+        assert!(c.completable(&[id("1")]) && c.completable(&[id("2")]));
+        assert!(!c.completable(&[id("x")]));
+    }
+
+    #[test]
+    fn params_strings_of_the_wrong_length_or_type_are_errors() {
+        let names = ["a", "b", "c"];
+        assert_eq!(parse_int_list("S", &names, "1, 2,3").unwrap(), vec![1, 2, 3]);
+        let e = parse_int_list("S", &names, "1,2").unwrap_err().to_string();
+        assert!(e.contains("expected 3") && e.contains("got 2"), "{e}");
+        let e = parse_int_list("S", &names, "1,2,z").unwrap_err().to_string();
+        assert!(e.contains("field 3 (c)"), "{e}");
+        assert!(parse_int_list("S", &names, "1,2,3,4").is_err());
+    }
+}
