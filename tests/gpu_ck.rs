@@ -138,7 +138,8 @@ fn wgsl_table_check_matches_the_catalogue_constraint() {
             let mut words: Vec<i32> = rules.iter().flatten().copied().collect();
             assert_eq!(words.len(), offset0);
             words.extend_from_slice(&tables);
-            let got = host::rules_check_words(&ctx, CATALOGUE_RULES, &words, &prefixes, &lens).expect("rules_check");
+            let got =
+                host::rules_check_words(&ctx, CATALOGUE_RULES, &words, &prefixes, &lens, &[0]).expect("rules_check");
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(
                     g,

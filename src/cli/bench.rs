@@ -10,7 +10,6 @@ use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, Prediction};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
-use crate::workload::asm1x1u_problems;
 
 /// Most generated problems `--problems` may ask for (each costs memory on the host and device).
 const MAX_PROBLEMS: usize = 10_000_000;
@@ -112,7 +111,13 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             }
             problems
         }
-        None => asm1x1u_problems(args.positive("problems", 1000, MAX_PROBLEMS)?, 1),
+        None => {
+            let count = args.positive("problems", 1000, MAX_PROBLEMS)?;
+            let tunable = crate::solvers::tunable(crate::solvers::by_name(solver)?).map_err(|_| {
+                Error::Usage(format!("bench draws random problems only for solvers tuneinfer trains models for; give {solver}'s problems with --input FILE"))
+            })?;
+            crate::workload::problems(tunable, arch, count, 1)?
+        }
     };
     let mode_text = match mode {
         DecodeMode::Miopen => "MIOpen's greedy walk".to_string(),

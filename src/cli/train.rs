@@ -17,6 +17,10 @@ evaluates it on the held-out validation geometries. Writes {arch}_{solver}.safet
 
 Options (defaults in brackets):
   --perf-db FILE             training data (required)
+  --older-perf-db FILE[,FILE...]
+                             older databases (e.g. MIOpen's 2019 text files) whose rows are
+                             added after --perf-db's, newest first; a problem tuned in several
+                             keeps the newest parameters (conflicts are counted)
   --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
   --solver NAME              [ConvAsm1x1U]
   --out DIR                  where the model files go [weights]
@@ -49,6 +53,7 @@ Options (defaults in brackets):
 
 const VALUED: &[&str] = &[
     "perf-db",
+    "older-perf-db",
     "arch",
     "solver",
     "out",
@@ -101,6 +106,12 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         o.checkpoint = PathBuf::from(c);
     }
     o.resume = args.value("resume").map(PathBuf::from);
+    if let Some(list) = args.value("older-perf-db") {
+        o.older_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+        if o.older_perf_dbs.is_empty() {
+            return Err(Error::Usage("--older-perf-db needs at least one FILE".into()));
+        }
+    }
     o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;
     o.embed = args.positive("embed", o.embed, MAX_MODEL_SIZE)?;
     o.batch = args.positive("batch", o.batch, 65_536)?;

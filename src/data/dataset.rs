@@ -39,6 +39,11 @@ pub struct DataReport {
     pub duplicates: usize,
     /// Rows repeating an earlier row's problem with different parameters (the first is kept).
     pub conflicting_duplicates: usize,
+    /// Of those, rows of an older source whose problem a newer source tuned differently (the
+    /// newer source wins).
+    pub source_conflicts: usize,
+    /// Rows used from each source, in the order given (one entry per source).
+    pub used_per_source: Vec<usize>,
     /// Rows kept.
     pub used: usize,
 }
@@ -46,7 +51,7 @@ pub struct DataReport {
 impl DataReport {
     /// One line for logs: `13772 rows: 13463 used, 309 not applicable, ...`.
     pub fn summary(&self) -> String {
-        format!(
+        let mut s = format!(
             "{} rows: {} used, {} not applicable, {} rule violations, {} malformed problems, {} malformed params, \
              {} duplicates, {} conflicting duplicates",
             self.rows,
@@ -57,7 +62,16 @@ impl DataReport {
             self.malformed_params,
             self.duplicates,
             self.conflicting_duplicates
-        )
+        );
+        if self.used_per_source.len() > 1 {
+            let per: Vec<String> = self.used_per_source.iter().map(|n| n.to_string()).collect();
+            s.push_str(&format!(
+                " ({} between sources, the newer kept); used per source {}",
+                self.source_conflicts,
+                per.join(" + ")
+            ));
+        }
+        s
     }
 }
 
@@ -100,19 +114,34 @@ pub fn read_rows(path: &Path, solver: &str) -> Result<SolverRows> {
 /// Builds the dataset of a solver on `target` from a database file. Errors when the solver has
 /// no [`Tunable`] side (tuneinfer trains no models for it) or no usable row.
 pub fn load(path: &Path, solver: &str, target: &Target) -> Result<Dataset> {
+    load_sources(&[path.to_path_buf()], solver, target)
+}
+
+/// Builds the dataset from several databases at once, newest first: a problem tuned by several
+/// sources keeps the newest source's parameters (the others are counted in
+/// [`DataReport::source_conflicts`] when they differ).
+pub fn load_sources(paths: &[std::path::PathBuf], solver: &str, target: &Target) -> Result<Dataset> {
     let s = crate::solvers::by_name(solver)?;
     let tunable = crate::solvers::tunable(s)?;
-    let rows = read_rows(path, s.name())?;
-    let ds = build(&rows, tunable, target);
+    let names = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = paths
+        .iter()
+        .map(|p| read_rows(p, s.name()))
+        .collect::<Result<Vec<_>>>()?;
+    let ds = build_sources(&rows, tunable, target);
     if ds.report.rows == 0 {
         return Err(Error::Database {
-            path: path.display().to_string(),
+            path: names,
             detail: format!("no rows for solver {}", s.name()),
         });
     }
     if ds.samples.is_empty() {
         return Err(Error::Database {
-            path: path.display().to_string(),
+            path: names,
             detail: format!("no usable rows for solver {} ({})", s.name(), ds.report.summary()),
         });
     }
@@ -121,14 +150,25 @@ pub fn load(path: &Path, solver: &str, target: &Target) -> Result<Dataset> {
 
 /// Filters and deduplicates a solver's rows (order kept: first occurrence wins).
 pub fn build(rows: &SolverRows, solver: &dyn Tunable, target: &Target) -> Dataset {
+    build_sources(std::slice::from_ref(rows), solver, target)
+}
+
+/// [`build`] over several sources, newest first (the first occurrence of a problem wins).
+pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Target) -> Dataset {
     let mut report = DataReport {
-        rows: rows.rows.len() + rows.rejected.len(),
-        malformed_problem: rows.rejected.len(),
+        rows: sources.iter().map(|r| r.rows.len() + r.rejected.len()).sum(),
+        malformed_problem: sources.iter().map(|r| r.rejected.len()).sum(),
+        used_per_source: vec![0; sources.len()],
         ..DataReport::default()
     };
-    let mut seen: HashMap<ConvProblem, Vec<i64>> = HashMap::new();
+    // The parameters of each problem kept so far and the source they came from.
+    let mut seen: HashMap<ConvProblem, (Vec<i64>, usize)> = HashMap::new();
     let mut samples = Vec::new();
-    for row in &rows.rows {
+    for (source, row) in sources
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.rows.iter().map(move |row| (i, row)))
+    {
         let Ok(config) = solver.parse_params(&row.params) else {
             report.malformed_params += 1;
             continue;
@@ -142,10 +182,14 @@ pub fn build(rows: &SolverRows, solver: &dyn Tunable, target: &Target) -> Datase
             continue;
         }
         match seen.get(&row.problem) {
-            Some(c) if *c == config => report.duplicates += 1,
-            Some(_) => report.conflicting_duplicates += 1,
+            Some((c, _)) if *c == config => report.duplicates += 1,
+            Some((_, from)) => {
+                report.conflicting_duplicates += 1;
+                report.source_conflicts += usize::from(*from != source);
+            }
             None => {
-                seen.insert(row.problem.clone(), config.clone());
+                report.used_per_source[source] += 1;
+                seen.insert(row.problem.clone(), (config.clone(), source));
                 samples.push(Sample {
                     source_id: row.config_id,
                     problem: row.problem.clone(),
@@ -268,6 +312,34 @@ mod tests {
         assert_eq!((r.rule_violations, r.not_applicable, r.malformed_problem), (1, 1, 1));
         assert_eq!(ds.samples[0].source_id, 1);
         assert!(r.summary().contains("1 rule violations"));
+    }
+
+    #[test]
+    fn the_newest_source_wins_and_conflicts_between_sources_are_counted() {
+        let key = "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F";
+        let other = "64-7-7-1x1-64-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F";
+        let newer = SolverRows {
+            rows: vec![row(1, key, "4,8,4,16,1,4,1,8")],
+            rejected: vec![],
+        };
+        let older = SolverRows {
+            rows: vec![
+                row(1, key, "1,4,1,8,1,1,1,1"),
+                row(2, key, "4,8,4,16,1,4,1,8"),
+                row(3, other, "1,4,1,1,1,1,1,1"),
+            ],
+            rejected: vec![],
+        };
+        let ds = build_sources(&[newer, older], &ASM, &Target::new("gfx906"));
+        let r = &ds.report;
+        assert_eq!((r.rows, r.used, r.duplicates, r.conflicting_duplicates), (4, 2, 1, 1));
+        assert_eq!((r.source_conflicts, r.used_per_source.clone()), (1, vec![1, 1]));
+        assert_eq!(
+            ds.samples[0].config,
+            vec![4, 8, 4, 16, 1, 4, 1, 8],
+            "the newer source's best"
+        );
+        assert!(r.summary().contains("1 between sources") && r.summary().contains("1 + 1"));
     }
 
     #[test]

@@ -1309,22 +1309,24 @@ pub mod host {
             .collect())
     }
 
-    /// Evaluates `solver_prefix_valid` and `solver_completable` of a rules library that reads
-    /// data by offset (e.g. "catalogue_rules"): `rules` holds `n` rows of 8 rule words followed
-    /// by that data, `prefixes` `n` rows of `max_len` values (the library's `SOLVER_MAX_LEN`).
-    /// Returns (valid, completable) per case.
+    /// Evaluates `solver_prefix_valid` and `solver_completable` of a rules library on prefixes
+    /// of any length: `rules` holds `n` rows of 8 rule words (followed by any data a library
+    /// such as "catalogue_rules" reads by offset), `prefixes` `n` rows of the library's
+    /// `SOLVER_MAX_LEN` values, `domain` the accepted values ascending (`[0]` for libraries that
+    /// read none). Returns (valid, completable) per case.
     pub fn rules_check_words(
         ctx: &GpuContext,
         rules_library: &'static str,
         rules: &[i32],
         prefixes: &[i32],
         lens: &[u32],
+        domain: &[i32],
     ) -> Result<Vec<(bool, bool)>> {
         let n = lens.len();
         let r = buffers::upload_i32(ctx, "rules", rules)?;
         let p = buffers::upload_i32(ctx, "prefixes", prefixes)?;
         let l = buffers::upload_u32(ctx, "lens", lens)?;
-        let d = buffers::upload_i32(ctx, "domain", &[0])?;
+        let d = buffers::upload_i32(ctx, "domain", domain)?;
         let ok = buffers::zeroed(ctx, "ok", 4 * n as u64)?;
         let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
         let kernel = ctx.registry.get(ctx, &key)?;
@@ -1334,7 +1336,7 @@ pub mod host {
             &mut rec,
             &kernel,
             &[(&r).into(), (&p).into(), (&l).into(), (&d).into(), (&ok).into()],
-            &[u32_of("cases", n)?, 0],
+            &[u32_of("cases", n)?, u32_of("domain", domain.len())?],
             n as u64,
         )?;
         ctx.submit_and_wait("rules_check", rec.finish())?;

@@ -384,8 +384,10 @@ impl GpuPredictor {
         if library == Some(solvers::ck::CATALOGUE_RULES) {
             return self.decode_catalogue(inputs, constraints, mode);
         }
+        // The longest config the library's resident searches take.
+        let fits = |lib: &str| max_len <= super::registry::rules_max_len(lib).unwrap_or(0);
         match (mode, library) {
-            (DecodeMode::Miopen, Some(lib)) if fixed_len && max_len <= 8 => {
+            (DecodeMode::Miopen, Some(lib)) if fixed_len && fits(lib) => {
                 let words = vocab_words(vocab);
                 let job = GreedyJob {
                     inputs,
@@ -403,7 +405,7 @@ impl GpuPredictor {
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
-                if fixed_len && max_len <= 8 && decode::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
+                if fixed_len && fits(lib) && decode::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
             {
                 let (words, values, domain_len) = beam_vocab_words(vocab);
                 if domain_len <= decode::MAX_DOMAIN {

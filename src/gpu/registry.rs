@@ -133,7 +133,31 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: false,
         uses_numerics: false,
     },
+    ShaderFile {
+        name: "conv_asm_bwd_wrw_1x1_rules",
+        text: include_str!("../../shaders/conv_asm_bwd_wrw_1x1_rules.wgsl"),
+        slots: None,
+        needs_rules: false,
+        uses_numerics: false,
+    },
 ];
+
+/// The longest prefix a solver's WGSL rules library takes (its `const SOLVER_MAX_LEN: u32 = Nu;`),
+/// read from the library's text; None for an unknown library or one without the constant.
+pub fn rules_max_len(library: &str) -> Option<usize> {
+    let text = shader(library).ok()?.text;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("const SOLVER_MAX_LEN"))?;
+    let value = line
+        .split('=')
+        .nth(1)?
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .trim_end_matches('u');
+    value.parse().ok()
+}
 
 /// The shader file named `name`.
 pub fn shader(name: &str) -> Result<&'static ShaderFile> {

@@ -717,6 +717,10 @@ impl Tunable for ConvAsm1x1USolver {
         &["gfx908"]
     }
 
+    fn workload_kind(&self) -> (&'static [Direction], u64) {
+        (&[Direction::Forward, Direction::BackwardData], 1)
+    }
+
     fn feature_names(&self) -> [&'static str; NUM_FEATURES] {
         OWN_FEATURE_NAMES
     }

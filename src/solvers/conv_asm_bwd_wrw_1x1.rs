@@ -173,6 +173,21 @@ impl Rules {
         }
     }
 
+    /// The per-problem words `shaders/conv_asm_bwd_wrw_1x1_rules.wgsl` reads:
+    /// `[fp32, bf16, c_even, 0, 0, 0, 0, 0]`.
+    pub fn gpu_words(&self) -> [i32; 8] {
+        [
+            i32::from(self.fp32),
+            i32::from(self.bf16),
+            i32::from(self.c_even),
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]
+    }
+
     /// Checks 1..=prefix.len() of the doc's numbered rules hold (false when longer than 10).
     pub fn prefix_valid(&self, prefix: &[i64]) -> bool {
         let len = prefix.len();
@@ -315,6 +330,16 @@ impl Rules {
     ) -> bool {
         if depth == NUM_PARAMS {
             return true;
+        }
+        // Rule 10 with the smallest read_size (1), data_prefetch (0) and the larger register
+        // limit (n_part_cnt <= 4) is necessary for every completion: a prefix that fixes
+        // acc_gprs and c_mult + k_mult above it is dead (the doc's "optional early pruning").
+        if depth > K_MULT && depth <= DATA_PREFETCH {
+            let loads = i128::from(buf[C_MULT]) + i128::from(buf[K_MULT]);
+            let least = self.acc_gprs(&buf[..]) + 12 + loads * if self.bf16 { 2 } else { 1 };
+            if least > 256 {
+                return false;
+            }
         }
         let key = (depth, Self::state_key(buf, depth));
         if failed.contains(&key) {
@@ -463,6 +488,14 @@ impl Solver for ConvAsmBwdWrW1x1Solver {
     fn tunable(&self) -> Option<&dyn Tunable> {
         Some(self)
     }
+
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        Some("conv_asm_bwd_wrw_1x1_rules")
+    }
+
+    fn wgsl_rule_words(&self, _target: &Target, problem: &ConvProblem) -> Option<[i32; 8]> {
+        Some(Rules::new(problem).gpu_words())
+    }
 }
 
 impl Tunable for ConvAsmBwdWrW1x1Solver {
@@ -484,6 +517,10 @@ impl Tunable for ConvAsmBwdWrW1x1Solver {
 
     fn static_default(&self, _target: &Target, problem: &ConvProblem) -> Vec<i64> {
         static_default(problem).to_vec()
+    }
+
+    fn workload_kind(&self) -> (&'static [Direction], u64) {
+        (&[Direction::BackwardWeights], 1)
     }
 
     fn feature_names(&self) -> [&'static str; NUM_FEATURES] {

@@ -63,6 +63,12 @@ pub trait Tunable: Send + Sync {
         &[]
     }
 
+    /// What `bench`'s random workload draws for this solver: the directions and the (square)
+    /// filter size (padding "same").
+    fn workload_kind(&self) -> (&'static [crate::problem::Direction], u64) {
+        (&[crate::problem::Direction::Forward], 1)
+    }
+
     /// How many leading features are log2 sizes (see [`Tunable::features`]).
     fn size_features(&self) -> usize {
         6

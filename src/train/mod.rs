@@ -32,6 +32,9 @@ use vocab::TokenTable;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainOptions {
     pub perf_db: PathBuf,
+    /// Older databases whose rows are used after `perf_db`'s, newest first (a problem several
+    /// tuned keeps the newest parameters). Empty by default.
+    pub older_perf_dbs: Vec<PathBuf>,
     pub arch: String,
     pub solver: String,
     /// Where the model files go.
@@ -88,6 +91,7 @@ impl TrainOptions {
     pub fn new(perf_db: &Path, arch: &str, solver: &str, out_dir: &Path) -> TrainOptions {
         TrainOptions {
             perf_db: perf_db.to_path_buf(),
+            older_perf_dbs: Vec::new(),
             arch: arch.to_string(),
             solver: solver.to_string(),
             out_dir: out_dir.to_path_buf(),
@@ -225,7 +229,9 @@ pub struct Prepared {
 
 /// Loads the database and splits it as a run with these options does.
 pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
-    let mut ds = dataset::load(&opts.perf_db, &opts.solver, &Target::new(&opts.arch))?;
+    let mut sources = vec![opts.perf_db.clone()];
+    sources.extend(opts.older_perf_dbs.iter().cloned());
+    let mut ds = dataset::load_sources(&sources, &opts.solver, &Target::new(&opts.arch))?;
     if let Some(n) = opts.max_rows {
         ds.samples.truncate(n);
     }
@@ -377,6 +383,9 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     let best: Vec<AttentionParams> = runs.iter().map(|r| r.state.best.clone()).collect();
     let training = json!({
         "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
+        "older_perf_dbs": opts.older_perf_dbs.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().to_string())).collect::<Vec<_>>(),
+        "used_per_source": prep.dataset.report.used_per_source,
+        "source_conflicts": prep.dataset.report.source_conflicts,
         "data_sha256": prep.dataset.data_hash,
         "data_report": {
             "rows": prep.dataset.report.rows, "used": prep.dataset.report.used,

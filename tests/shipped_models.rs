@@ -1,0 +1,122 @@
+//! The models in `weights/` for every tunable solver: over thousands of real perf-db problems per
+//! (solver, arch), every answer of MIOpen's greedy walk, a beam and the default decoding is a
+//! valid config of that solver (its own rules), and the GPU (lavapipe in CI) gives the CPU's
+//! configs on a few hundred of them.
+
+mod common;
+
+use std::path::PathBuf;
+
+use tuneinfer::data::perfdb::solver_rows;
+use tuneinfer::gpu::GpuPredictor;
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::{self, Target, Tunable};
+use tuneinfer::{DecodeMode, Predictor};
+
+/// (solver, arch, perf database) of every shipped model of a new solver.
+const SHIPPED: &[(&str, &str, &str)] = &[
+    ("ConvAsmBwdWrW1x1", "gfx906", "gfx906_60.db"),
+    ("ConvAsmBwdWrW1x1", "gfx900", "gfx900_56.db"),
+];
+
+fn weights_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
+}
+
+/// Every `step`-th applicable problem of the solver's rows in `db`, plus hand-made hard ones
+/// (tiny and odd channel counts, N = 1).
+fn problems(solver: &dyn Tunable, arch: &str, db: &str, step: usize) -> Vec<ConvProblem> {
+    let target = Target::new(arch);
+    let rows = solver_rows(&common::perfdb_dir().join(db), solver.solver_name()).unwrap_or_else(|e| panic!("{e}"));
+    let mut out: Vec<ConvProblem> = rows
+        .rows
+        .into_iter()
+        .map(|r| r.problem)
+        .filter(|p| solver.applicable(&target, p).is_ok())
+        .step_by(step)
+        .collect();
+    for key in [
+        "1-1-1-1x1-1-1-1-1-0x0-1x1-1x1-0-NCHW-FP32-W",
+        "3-7-7-1x1-5-7-7-1-0x0-1x1-1x1-0-NCHW-FP16-W",
+        "17-13-13-1x1-3-13-13-1-0x0-1x1-1x1-0-NCHW-FP32-W",
+        "64-14-14-1x1-33-28-28-1-0x0-2x2-1x1-0-NCHW-FP16-W",
+        "2048-7-7-1x1-1023-7-7-255-0x0-1x1-1x1-0-NCHW-FP16-W",
+    ] {
+        let p = ConvProblem::from_perfdb_key(key).unwrap();
+        if solver.applicable(&target, &p).is_ok() {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_answer_of_every_decoding_is_valid() {
+    for &(name, arch, db) in SHIPPED {
+        let solver = solvers::by_name(name).unwrap();
+        let tunable = solvers::tunable(solver).unwrap();
+        let target = Target::new(arch);
+        let pred = Predictor::load(arch, name, &[weights_dir()]).unwrap_or_else(|e| panic!("{e}"));
+        let problems = problems(tunable, arch, db, 3);
+        assert!(
+            problems.len() >= 2000,
+            "{name} {arch}: only {} problems",
+            problems.len()
+        );
+        let modes = [
+            DecodeMode::Miopen,
+            DecodeMode::Beam { width: 4, top: 4 },
+            pred.default_mode(),
+        ];
+        for mode in modes {
+            let answers = pred.predict_batch(&problems, mode);
+            let mut from_model = 0;
+            for (p, a) in problems.iter().zip(&answers) {
+                let a = a.as_ref().unwrap_or_else(|e| panic!("{name} {arch} {p}: {e}"));
+                assert!(!a.is_empty(), "{name} {arch} {p}: no answer");
+                for x in a {
+                    let c = tunable.parse_params(&x.config).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(
+                        tunable.rules(&target, p).is_valid(&c),
+                        "{name} {arch} {mode:?} {p}: {} is not valid",
+                        x.config
+                    );
+                    from_model += usize::from(x.source == tuneinfer::Source::Model);
+                }
+            }
+            println!(
+                "{name} {arch} {mode:?}: {} problems, {from_model} model answers, all valid",
+                problems.len()
+            );
+            assert!(
+                from_model >= problems.len(),
+                "{name} {arch} {mode:?}: the model rarely answered"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_gives_the_cpu_configs() {
+    let Some(ctx) = common::gpu() else { return };
+    for &(name, arch, db) in SHIPPED {
+        let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
+        let dirs = vec![weights_dir()];
+        let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
+        let gpu = GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let problems = problems(tunable, arch, db, 30);
+        assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
+        for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
+            let want = cpu.predict_batch(&problems, mode);
+            let got = gpu.predict_batch(&problems, mode);
+            let (same, worst) =
+                common::assert_same_predictions(&format!("{name} {arch} {mode:?}"), &problems, &want, &got);
+            println!(
+                "{name} {arch} {mode:?}: {same} of {} identical; worst score difference {worst:e}",
+                problems.len()
+            );
+            assert_eq!(same, problems.len());
+            assert!(worst <= 1e-4, "{name} {arch} {mode:?}: score difference {worst}");
+        }
+    }
+}
