@@ -23,7 +23,7 @@ problem kind (direction and precision, problem count in brackets).
 Options:
   --perf-db FILE      the database the model was trained on (required)
   --arch ARCH         [gfx906]
-  --solver NAME       [ConvAsm1x1U]
+  --solver NAME       [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
   --models DIR        where {arch}_{solver}.safetensors/.json live (default search order:
                       $TUNEINFER_MODELS, the project's weights/, ./weights)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live

@@ -11,8 +11,9 @@ use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
 
 const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
-                     gfx906 and gfx900 ConvAsm1x1U models in weights/)
-  --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvHipImplicitGemmGroupFwdXdlops,
+                     gfx906 and gfx900 models of ConvAsm1x1U and ConvAsmBwdWrW1x1 in weights/)
+  --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvAsmBwdWrW1x1 (backward
+                     weights, 1x1, NCHW), and ConvHipImplicitGemmGroupFwdXdlops,
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
                      gfx90a/gfx942, NHWC, FP32/FP16)
   --models DIR       where the models live: tuneinfer's {arch}_{solver}.safetensors + .json

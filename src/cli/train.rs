@@ -22,7 +22,7 @@ Options (defaults in brackets):
                              added after --perf-db's, newest first; a problem tuned in several
                              keeps the newest parameters (conflicts are counted)
   --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
-  --solver NAME              [ConvAsm1x1U]
+  --solver NAME              [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
   --out DIR                  where the model files go [weights]
   --checkpoint FILE          [OUT/{arch}_{solver}.checkpoint.safetensors]
   --resume FILE              continue from a checkpoint (same data and sizes)

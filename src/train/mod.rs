@@ -6,9 +6,14 @@
 //! accuracy) is never seen during training or model selection.
 
 pub mod adam;
+mod checkpoint;
 pub mod model;
 pub mod ops;
+mod options;
 pub mod vocab;
+
+use checkpoint::{load_checkpoint, save_checkpoint};
+pub use options::TrainOptions;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -27,99 +32,6 @@ use crate::testutil::Lcg;
 use adam::{scale_and_clip, Adam};
 use model::{forward_backward, forward_backward_sharded, Dropout, Stats};
 use vocab::TokenTable;
-
-/// Everything `tuneinfer train` can set; [`TrainOptions::new`] gives the documented defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrainOptions {
-    pub perf_db: PathBuf,
-    /// Older databases whose rows are used after `perf_db`'s, newest first (a problem several
-    /// tuned keeps the newest parameters). Empty by default.
-    pub older_perf_dbs: Vec<PathBuf>,
-    pub arch: String,
-    pub solver: String,
-    /// Where the model files go.
-    pub out_dir: PathBuf,
-    /// Checkpoint file (written after every epoch).
-    pub checkpoint: PathBuf,
-    /// LSTM units (128).
-    pub hidden: usize,
-    /// Token embedding width (32).
-    pub embed: usize,
-    /// Samples per mini-batch (32).
-    pub batch: usize,
-    /// Maximum epochs (50).
-    pub epochs: usize,
-    /// Adam learning rate (0.002).
-    pub lr: f32,
-    /// Global gradient-norm clip (5).
-    pub clip: f32,
-    /// Dropout rate on the attention output during training (0.2).
-    pub dropout: f32,
-    /// Decay of the exponential moving average of the weights (0.999); the average is what
-    /// early stopping judges and what is shipped. 0 turns it off (the raw weights are used).
-    pub ema: f32,
-    /// Decoupled weight decay (0.05): after each Adam step every weight shrinks by
-    /// `lr * weight_decay` of itself (AdamW). 0 turns it off.
-    pub weight_decay: f32,
-    /// Epochs without early-stop-loss improvement before the learning rate halves (3).
-    pub lr_patience: usize,
-    /// Epochs without improvement before stopping (10).
-    pub patience: usize,
-    /// Seed of initialisation, shuffling and splits (1).
-    pub seed: u64,
-    /// Fraction of geometries held out for validation (0.2).
-    pub val_fraction: f64,
-    /// Fraction of the remaining geometries used for early stopping (0.1).
-    pub early_stop_fraction: f64,
-    /// Worker threads (= gradient shards) per mini-batch (2).
-    pub threads: usize,
-    /// Use only the first N usable rows (smoke tests).
-    pub max_rows: Option<usize>,
-    /// Stop starting new epochs after this many seconds.
-    pub time_limit_s: Option<f64>,
-    /// Continue from this checkpoint.
-    pub resume: Option<PathBuf>,
-    /// Networks trained (with seeds seed, seed+7919, ...) and averaged (1).
-    pub members: usize,
-    /// Beam width of the final validation evaluation (16).
-    pub eval_beam: usize,
-    /// Print progress lines.
-    pub verbose: bool,
-}
-
-impl TrainOptions {
-    pub fn new(perf_db: &Path, arch: &str, solver: &str, out_dir: &Path) -> TrainOptions {
-        TrainOptions {
-            perf_db: perf_db.to_path_buf(),
-            older_perf_dbs: Vec::new(),
-            arch: arch.to_string(),
-            solver: solver.to_string(),
-            out_dir: out_dir.to_path_buf(),
-            checkpoint: out_dir.join(format!("{arch}_{solver}.checkpoint.safetensors")),
-            hidden: 128,
-            embed: 32,
-            batch: 32,
-            epochs: 50,
-            lr: 0.002,
-            clip: 5.0,
-            dropout: 0.2,
-            ema: 0.999,
-            weight_decay: 0.05,
-            lr_patience: 3,
-            patience: 10,
-            seed: 1,
-            val_fraction: 0.2,
-            early_stop_fraction: 0.1,
-            threads: 2,
-            max_rows: None,
-            time_limit_s: None,
-            resume: None,
-            members: 1,
-            eval_beam: 16,
-            verbose: true,
-        }
-    }
-}
 
 /// Samples turned into model inputs and target tokens.
 #[derive(Debug, Clone, Default)]
@@ -683,113 +595,6 @@ pub fn member_path(path: &Path, k: usize) -> PathBuf {
 /// Seed of ensemble member k (member 0 uses the run's seed).
 pub fn member_seed(seed: u64, k: usize) -> u64 {
     seed.wrapping_add(7919u64.wrapping_mul(k as u64))
-}
-
-const CHECKPOINT_FORMAT: &str = "tuneinfer-train-checkpoint";
-
-fn save_checkpoint(
-    path: &Path,
-    s: &State,
-    data_hash: &str,
-    tokens: &TokenTable,
-    transform: &FeatureTransform,
-    opts: &TrainOptions,
-) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::format::create_dir(dir)?;
-    }
-    let mut tensors: Vec<Tensor> = params_to_tensors(&s.params, "param.");
-    tensors.extend(params_to_tensors(&s.best, "best."));
-    tensors.extend(params_to_tensors(&s.average, "average."));
-    tensors.extend(params_to_tensors(&s.adam.m, "adam_m."));
-    tensors.extend(params_to_tensors(&s.adam.v, "adam_v."));
-    let c = s.params.config;
-    let state = json!({
-        "epoch": s.epoch, "lr": s.lr, "best_loss": if s.best_loss.is_finite() { s.best_loss } else { -1.0 },
-        "best_epoch": s.best_epoch, "bad_epochs": s.bad_epochs, "elapsed_s": s.elapsed_s,
-        "samples_seen": s.samples_seen, "adam_step": s.adam.step, "history": s.history,
-        "data_sha256": data_hash, "tokens": tokens.token_values, "token_positions": tokens.token_positions(),
-        "model": {"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len},
-        "mean": transform.mean, "std": transform.std,
-        "averaging": {"ema": opts.ema, "weight_decay": opts.weight_decay},
-    });
-    let mut meta = BTreeMap::new();
-    meta.insert("format".to_string(), CHECKPOINT_FORMAT.to_string());
-    meta.insert("version".to_string(), weights::VERSION.to_string());
-    meta.insert("state".to_string(), state.to_string());
-    safetensors::write(path, &tensors, &meta)
-}
-
-fn load_checkpoint(
-    path: &Path,
-    config: AttentionConfig,
-    data_hash: &str,
-    tokens: &TokenTable,
-    opts: &TrainOptions,
-) -> Result<State> {
-    let src = path.display().to_string();
-    let err = |d: String| Error::format(src.clone(), d);
-    let (tensors, meta) = safetensors::read(path)?;
-    if meta.get("format").map(String::as_str) != Some(CHECKPOINT_FORMAT) {
-        return Err(err("not a tuneinfer training checkpoint".into()));
-    }
-    if meta.get("version").map(String::as_str) != Some(&weights::VERSION.to_string()) {
-        return Err(err(format!("checkpoint version is not {}", weights::VERSION)));
-    }
-    let st: Value = serde_json::from_str(meta.get("state").map(String::as_str).unwrap_or(""))
-        .map_err(|e| err(format!("checkpoint state is not JSON: {e}")))?;
-    if st["data_sha256"].as_str() != Some(data_hash) {
-        return Err(err(
-            "the checkpoint was trained on other data (data hash differs)".into()
-        ));
-    }
-    let m = &st["model"];
-    let same = m["hidden"].as_u64() == Some(config.hidden as u64)
-        && m["embed"].as_u64() == Some(config.embed as u64)
-        && m["vocab"].as_u64() == Some(config.vocab as u64)
-        && st["tokens"] == json!(tokens.token_values);
-    if !same {
-        return Err(err(format!(
-            "the checkpoint's model (hidden {}, embed {}, vocabulary {}) differs from the requested one \
-             (hidden {}, embed {}, vocabulary {})",
-            m["hidden"], m["embed"], m["vocab"], config.hidden, config.embed, config.vocab
-        )));
-    }
-    // The average and the decay shape every step: a resumed run must keep them (checkpoints from
-    // before they existed have no record and are taken as they are).
-    let averaging = &st["averaging"];
-    let recorded = |key: &str| averaging[key].as_f64().map(|v| v as f32);
-    let (ema, decay) = (recorded("ema"), recorded("weight_decay"));
-    if ema.is_some_and(|e| e != opts.ema) || decay.is_some_and(|d| d != opts.weight_decay) {
-        return Err(Error::Usage(format!(
-            "{src} was trained with --ema {} --weight-decay {}; resume with the same values",
-            ema.map_or("?".to_string(), |v| v.to_string()),
-            decay.map_or("?".to_string(), |v| v.to_string())
-        )));
-    }
-    let get = |prefix: &str| params_from_tensors(config, &tensors, prefix, &src);
-    let params = get("param.")?;
-    let mut adam = Adam::new(&params);
-    adam.m = get("adam_m.")?;
-    adam.v = get("adam_v.")?;
-    adam.step = st["adam_step"].as_u64().unwrap_or(0);
-    let best_loss = st["best_loss"].as_f64().filter(|&l| l >= 0.0).unwrap_or(f64::INFINITY);
-    let n = |k: &str| st[k].as_u64().unwrap_or(0) as usize;
-    Ok(State {
-        best: get("best.")?,
-        // Checkpoints written before the average existed start it from the weights.
-        average: get("average.").or_else(|_| get("param."))?,
-        params,
-        adam,
-        epoch: n("epoch"),
-        lr: st["lr"].as_f64().unwrap_or(0.0) as f32,
-        best_loss,
-        best_epoch: n("best_epoch"),
-        bad_epochs: n("bad_epochs"),
-        elapsed_s: st["elapsed_s"].as_f64().unwrap_or(0.0),
-        samples_seen: st["samples_seen"].as_u64().unwrap_or(0),
-        history: st["history"].as_array().cloned().unwrap_or_default(),
-    })
 }
 
 #[cfg(test)]

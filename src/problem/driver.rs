@@ -1,0 +1,296 @@
+//! MIOpenDriver arguments (`conv -n 256 -c 2048 ...`): parsing and writing.
+
+use super::*;
+
+/// The value-taking flags of MIOpenDriver's `conv*` commands that tuneinfer understands:
+/// (short, long, what it means).
+const DRIVER_FLAGS: &[(&str, &str, &str)] = &[
+    ("-n", "--batchsize", "batch size"),
+    ("-c", "--in_channels", "input channels"),
+    ("-H", "--in_h", "input height"),
+    ("-W", "--in_w", "input width"),
+    ("-k", "--out_channels", "output channels"),
+    ("-y", "--fil_h", "filter height"),
+    ("-x", "--fil_w", "filter width"),
+    ("-p", "--pad_h", "padding height"),
+    ("-q", "--pad_w", "padding width"),
+    ("-u", "--conv_stride_h", "stride height"),
+    ("-v", "--conv_stride_w", "stride width"),
+    ("-l", "--dilation_h", "dilation height"),
+    ("-j", "--dilation_w", "dilation width"),
+    ("-g", "--group_count", "group count"),
+    ("-F", "--forw", "direction"),
+    ("-b", "--bias", "bias"),
+    ("-m", "--mode", "convolution mode"),
+    ("-_", "--spatial_dim", "spatial dimensions"),
+    ("-_", "--in_layout", "input layout"),
+    ("-_", "--out_layout", "output layout"),
+    ("-_", "--fil_layout", "filter layout"),
+    ("-z", "--pad_mode", "padding mode"),
+    // Accepted and ignored: they change how the driver runs, not the problem.
+    ("-t", "--time", "timing"),
+    ("-V", "--verify", "verification"),
+    ("-i", "--iter", "iterations"),
+    ("-s", "--search", "search"),
+    ("-w", "--wall", "wall-clock timing"),
+    ("-P", "--printconv", "print convolution"),
+];
+
+/// Looks a driver flag up; returns its long name (the canonical key) and description.
+fn driver_flag(token: &str) -> Option<(&'static str, &'static str)> {
+    DRIVER_FLAGS
+        .iter()
+        .find(|(short, long, _)| (token == *short && *short != "-_") || token == *long)
+        .map(|(_, long, what)| (*long, *what))
+}
+
+impl ConvProblem {
+    /// Parses MIOpenDriver's arguments, e.g.
+    /// `["convfp16", "-n", "256", "-c", "2048", ...]`. The first word picks the data type
+    /// (`conv` FP32, `convfp16`, `convbfp16`). Flags may be short (`-n 256`) or long
+    /// (`--batchsize 256` or `--batchsize=256`); each may be given once.
+    ///
+    /// Missing flags take MIOpenDriver's defaults (n 100, c 3, H 32, W 32, k 32, y 3, x 3,
+    /// p 0, q 0, u 1, v 1, l 1, j 1, g 1, NCHW, no bias) except `-F`: the driver's default 0
+    /// means "all directions", which is not one problem, so we take forward (1). An explicit
+    /// `-F` must be 1 (forward), 2 (backward data) or 4 (backward weights).
+    ///
+    /// Flags that only change how the driver runs (`-t`, `-V`, `-i`, `-s`, `-w`, `-P`) are
+    /// accepted and ignored; `-z/--pad_mode` must be `default`, `-m/--mode` must be `conv`,
+    /// `--spatial_dim` must be 2, and `--out_layout`/`--fil_layout` must equal `--in_layout`.
+    pub fn from_driver_args(args: &[&str]) -> Result<ConvProblem> {
+        let input = args.join(" ");
+        let input = input.as_str();
+        let (command, rest) = match args.split_first() {
+            Some(split) => split,
+            None => return Err(Error::problem(input, "empty MIOpenDriver command line")),
+        };
+        let precision = match *command {
+            "conv" => Precision::Fp32,
+            "convfp16" => Precision::Fp16,
+            "convbfp16" => Precision::Bf16,
+            other => {
+                return Err(Error::problem(
+                    input,
+                    format!(
+                        "unsupported MIOpenDriver command '{other}' (expected conv, convfp16 or \
+                         convbfp16)"
+                    ),
+                ))
+            }
+        };
+        // (long flag, token as written, value)
+        let mut given: Vec<(&'static str, &str, &str)> = Vec::new();
+        let mut i = 0;
+        while let Some(&token) = rest.get(i) {
+            i += 1;
+            // Long flags may carry their value inline: `--batchsize=256`.
+            let (flag_text, inline_value) = match token.split_once('=') {
+                Some((name, value)) if token.starts_with("--") => (name, Some(value)),
+                _ => (token, None),
+            };
+            if !flag_text.starts_with('-') {
+                return Err(Error::problem(
+                    input,
+                    format!("unexpected argument '{token}' (expected a flag such as -n)"),
+                ));
+            }
+            let (long, what) = driver_flag(flag_text)
+                .ok_or_else(|| Error::problem(input, format!("unknown MIOpenDriver flag '{flag_text}'")))?;
+            let value = match inline_value {
+                Some(v) => v,
+                None => match rest.get(i) {
+                    Some(v) if !looks_like_flag(v) => {
+                        i += 1;
+                        *v
+                    }
+                    _ => {
+                        return Err(Error::problem(
+                            input,
+                            format!("flag {flag_text} ({what}): missing value"),
+                        ))
+                    }
+                },
+            };
+            if let Some((_, first, _)) = given.iter().find(|(l, _, _)| *l == long) {
+                return Err(Error::problem(
+                    input,
+                    format!("flag {flag_text} ({what}): given more than once (also as {first})"),
+                ));
+            }
+            given.push((long, flag_text, value));
+        }
+        let lookup = |long: &str| given.iter().find(|(l, _, _)| *l == long).copied();
+        let num = |long: &str, default: u64, range: Range| -> Result<u64> {
+            match lookup(long) {
+                None => Ok(default),
+                Some((_, written, value)) => {
+                    let what = driver_flag(long).map_or("", |(_, w)| w);
+                    parse_num(input, &format!("flag {written} ({what})"), value, range)
+                }
+            }
+        };
+        let n = num("--batchsize", 100, Range::Positive)?;
+        let c = num("--in_channels", 3, Range::Positive)?;
+        let in_h = num("--in_h", 32, Range::Positive)?;
+        let in_w = num("--in_w", 32, Range::Positive)?;
+        let k = num("--out_channels", 32, Range::Positive)?;
+        let filter_h = num("--fil_h", 3, Range::Positive)?;
+        let filter_w = num("--fil_w", 3, Range::Positive)?;
+        let pad_h = num("--pad_h", 0, Range::NonNegative)?;
+        let pad_w = num("--pad_w", 0, Range::NonNegative)?;
+        let stride_h = num("--conv_stride_h", 1, Range::Positive)?;
+        let stride_w = num("--conv_stride_w", 1, Range::Positive)?;
+        let dilation_h = num("--dilation_h", 1, Range::Positive)?;
+        let dilation_w = num("--dilation_w", 1, Range::Positive)?;
+        let groups = num("--group_count", 1, Range::Positive)?;
+        let bias = num("--bias", 0, Range::Flag)? == 1;
+        for ignored in ["--time", "--verify", "--iter", "--search", "--wall", "--printconv"] {
+            num(ignored, 0, Range::NonNegative)?;
+        }
+        let direction = match lookup("--forw") {
+            None => Direction::Forward,
+            Some((_, written, value)) => match value {
+                "1" => Direction::Forward,
+                "2" => Direction::BackwardData,
+                "4" => Direction::BackwardWeights,
+                "0" | "3" | "5" | "6" | "7" => {
+                    return Err(Error::problem(
+                        input,
+                        format!(
+                            "flag {written} (direction): value {value} selects several \
+                             directions; pick one: 1 (forward), 2 (backward data) or 4 \
+                             (backward weights)"
+                        ),
+                    ))
+                }
+                _ => {
+                    return Err(Error::problem(
+                        input,
+                        format!(
+                            "flag {written} (direction): expected 1 (forward), 2 (backward \
+                             data) or 4 (backward weights), got '{value}'"
+                        ),
+                    ))
+                }
+            },
+        };
+        let text_flag = |long: &str, allowed: &[&str]| -> Result<()> {
+            match lookup(long) {
+                Some((_, written, value)) if !allowed.contains(&value) => {
+                    let what = driver_flag(long).map_or("", |(_, w)| w);
+                    Err(Error::problem(
+                        input,
+                        format!(
+                            "flag {written} ({what}): unsupported value '{value}' (only {} \
+                             supported)",
+                            allowed.join(", ")
+                        ),
+                    ))
+                }
+                _ => Ok(()),
+            }
+        };
+        text_flag("--mode", &["conv"])?;
+        text_flag("--spatial_dim", &["2"])?;
+        text_flag("--pad_mode", &["default"])?;
+        let layout_of = |long: &str| -> Result<Option<(Layout, &str)>> {
+            match lookup(long) {
+                None => Ok(None),
+                Some((_, written, value)) => match Layout::from_name(value) {
+                    Some(l) => Ok(Some((l, written))),
+                    None => Err(Error::problem(
+                        input,
+                        format!("flag {written}: unsupported layout '{value}' (expected NCHW or NHWC)"),
+                    )),
+                },
+            }
+        };
+        let layout = layout_of("--in_layout")?.map_or(Layout::Nchw, |(l, _)| l);
+        for long in ["--out_layout", "--fil_layout"] {
+            if let Some((other, written)) = layout_of(long)? {
+                if other != layout {
+                    return Err(Error::problem(
+                        input,
+                        format!(
+                            "flag {written}: layout {other} differs from the input layout \
+                             {layout} (--in_layout); mixed layouts are not supported"
+                        ),
+                    ));
+                }
+            }
+        }
+        let raw = Raw {
+            n,
+            c,
+            in_h,
+            in_w,
+            k,
+            filter_h,
+            filter_w,
+            pad_h,
+            pad_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            groups,
+            bias,
+            layout,
+            precision,
+            direction,
+        };
+        raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")
+    }
+
+    /// [`ConvProblem::from_driver_args`] on a command line split on whitespace.
+    pub fn from_driver_line(line: &str) -> Result<ConvProblem> {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        ConvProblem::from_driver_args(&args).map_err(|e| match e {
+            Error::InvalidProblem { reason, .. } => Error::problem(line, reason),
+            other => other,
+        })
+    }
+
+    /// An equivalent MIOpenDriver command line (all flags explicit);
+    /// [`ConvProblem::from_driver_line`] inverts it.
+    pub fn to_driver_line(&self) -> String {
+        let mut line = format!(
+            "{} -n {} -c {} -H {} -W {} -k {} -y {} -x {} -p {} -q {} -u {} -v {} -l {} -j {} \
+             -g {} -F {}",
+            self.precision.driver_command(),
+            self.n,
+            self.c,
+            self.in_h,
+            self.in_w,
+            self.k,
+            self.filter_h,
+            self.filter_w,
+            self.pad_h,
+            self.pad_w,
+            self.stride_h,
+            self.stride_w,
+            self.dilation_h,
+            self.dilation_w,
+            self.groups,
+            self.direction.driver_flag(),
+        );
+        if self.bias {
+            line.push_str(" -b 1");
+        }
+        if self.layout != Layout::Nchw {
+            let l = self.layout;
+            line.push_str(&format!(" --in_layout {l} --out_layout {l} --fil_layout {l}"));
+        }
+        line
+    }
+}
+
+/// True for a token that is a flag rather than a value (`-n`, `--iter`), false for values,
+/// including negative numbers such as `-1` (which then fail the range check with a clear error).
+fn looks_like_flag(token: &str) -> bool {
+    match token.strip_prefix('-') {
+        Some(rest) => !rest.is_empty() && !rest.bytes().all(|b| b.is_ascii_digit()),
+        None => false,
+    }
+}

@@ -1,0 +1,486 @@
+//! Convolution problems: what a user asks a prediction for.
+//!
+//! A [`ConvProblem`] always stores the *forward* convolution (x -> y with weights w) plus the
+//! direction that is being tuned. MIOpen's "direction convention" (the tensor called `in` is x
+//! for forward and dy for backward data / backward weights) is exposed through
+//! [`ConvProblem::in_channels`] and friends, so solvers can read features exactly as MIOpen does.
+
+use crate::error::{Error, Result};
+
+mod driver;
+mod key;
+mod row;
+
+pub use row::PerfDbConfigRow;
+
+/// Data type of the convolution's tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    Fp32,
+    Fp16,
+    Bf16,
+}
+
+/// Which convolution is being tuned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// y = conv(x, w) ("F").
+    Forward,
+    /// dx from dy and w ("B").
+    BackwardData,
+    /// dw from dy and x ("W").
+    BackwardWeights,
+}
+
+/// Memory layout of the activation tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    Nchw,
+    Nhwc,
+}
+
+/// One 2-D convolution problem, stored as its forward convolution plus the tuned direction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConvProblem {
+    /// Batch size N.
+    pub n: u64,
+    /// Channels of the forward input x (all groups together).
+    pub c: u64,
+    /// Channels of the forward output y (all groups together).
+    pub k: u64,
+    /// Spatial size of x.
+    pub in_h: u64,
+    pub in_w: u64,
+    /// Spatial size of y (derived from the others, checked when given).
+    pub out_h: u64,
+    pub out_w: u64,
+    pub filter_h: u64,
+    pub filter_w: u64,
+    pub pad_h: u64,
+    pub pad_w: u64,
+    pub stride_h: u64,
+    pub stride_w: u64,
+    pub dilation_h: u64,
+    pub dilation_w: u64,
+    pub groups: u64,
+    pub bias: bool,
+    pub layout: Layout,
+    pub precision: Precision,
+    pub direction: Direction,
+}
+
+/// Largest value accepted for any number in a problem description. MIOpen stores every size as
+/// a C `int`, so anything above `i32::MAX` cannot describe a real problem.
+pub const MAX_FIELD_VALUE: u64 = i32::MAX as u64;
+
+/// Number of `-`-separated fields of a 2-D MIOpen perf-db key.
+pub const PERFDB_KEY_FIELDS: usize = 15;
+
+impl Precision {
+    /// MIOpen's spelling: `"FP32"`, `"FP16"` or `"BF16"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "FP32",
+            Precision::Fp16 => "FP16",
+            Precision::Bf16 => "BF16",
+        }
+    }
+
+    /// Parses MIOpen's spelling (`"FP32"`, `"FP16"`, `"BF16"`); `None` for anything else.
+    pub fn from_name(s: &str) -> Option<Precision> {
+        match s {
+            "FP32" => Some(Precision::Fp32),
+            "FP16" => Some(Precision::Fp16),
+            "BF16" => Some(Precision::Bf16),
+            _ => None,
+        }
+    }
+
+    /// Size of one element in bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Precision::Fp32 => 4,
+            Precision::Fp16 | Precision::Bf16 => 2,
+        }
+    }
+
+    /// The MIOpenDriver sub-command for this data type (`conv`, `convfp16`, `convbfp16`).
+    pub fn driver_command(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "conv",
+            Precision::Fp16 => "convfp16",
+            Precision::Bf16 => "convbfp16",
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Precision> {
+        Precision::from_name(s)
+            .ok_or_else(|| Error::problem(s, format!("unsupported data type '{s}' (expected FP32, FP16 or BF16)")))
+    }
+}
+
+impl Direction {
+    /// MIOpen's one-letter code: `'F'`, `'B'` or `'W'`.
+    pub fn as_char(self) -> char {
+        match self {
+            Direction::Forward => 'F',
+            Direction::BackwardData => 'B',
+            Direction::BackwardWeights => 'W',
+        }
+    }
+
+    /// Parses MIOpen's one-letter code; `None` for anything else.
+    pub fn from_char(c: char) -> Option<Direction> {
+        match c {
+            'F' => Some(Direction::Forward),
+            'B' => Some(Direction::BackwardData),
+            'W' => Some(Direction::BackwardWeights),
+            _ => None,
+        }
+    }
+
+    /// MIOpenDriver's `-F` value: 1 forward, 2 backward data, 4 backward weights.
+    pub fn driver_flag(self) -> u64 {
+        match self {
+            Direction::Forward => 1,
+            Direction::BackwardData => 2,
+            Direction::BackwardWeights => 4,
+        }
+    }
+
+    /// True for forward; false for both backward directions (whose "in" tensor is dy).
+    pub fn is_forward(self) -> bool {
+        self == Direction::Forward
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.as_char())
+    }
+}
+
+impl std::str::FromStr for Direction {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Direction> {
+        let mut chars = s.chars();
+        match (chars.next().and_then(Direction::from_char), chars.next()) {
+            (Some(d), None) => Ok(d),
+            _ => Err(Error::problem(
+                s,
+                format!("unknown direction '{s}' (expected F, B or W)"),
+            )),
+        }
+    }
+}
+
+impl Layout {
+    /// MIOpen's spelling: `"NCHW"` or `"NHWC"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Nchw => "NCHW",
+            Layout::Nhwc => "NHWC",
+        }
+    }
+
+    /// Parses MIOpen's spelling; `None` for anything else.
+    pub fn from_name(s: &str) -> Option<Layout> {
+        match s {
+            "NCHW" => Some(Layout::Nchw),
+            "NHWC" => Some(Layout::Nhwc),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Layout {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Layout> {
+        Layout::from_name(s)
+            .ok_or_else(|| Error::problem(s, format!("unsupported layout '{s}' (expected NCHW or NHWC)")))
+    }
+}
+/// (filter larger than the padded input) or the arithmetic overflows.
+/// `(input + 2*pad - dilation*(filter-1) - 1) / stride + 1`.
+pub fn conv_out_size(input: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -> Option<u64> {
+    if stride == 0 || filter == 0 {
+        return None;
+    }
+    let padded = input.checked_add(pad.checked_mul(2)?)?;
+    let span = dilation.checked_mul(filter - 1)?.checked_add(1)?;
+    let room = padded.checked_sub(span)?;
+    (room / stride).checked_add(1)
+}
+
+/// What a number is allowed to be.
+#[derive(Clone, Copy)]
+enum Range {
+    /// 1..=MAX_FIELD_VALUE.
+    Positive,
+    /// 0..=MAX_FIELD_VALUE.
+    NonNegative,
+    /// 0 or 1.
+    Flag,
+}
+
+impl Range {
+    fn expectation(self) -> &'static str {
+        match self {
+            Range::Positive => "a positive integer",
+            Range::NonNegative => "a non-negative integer",
+            Range::Flag => "0 or 1",
+        }
+    }
+}
+
+/// Parses a decimal number made only of ASCII digits and checks its range. `what` names the
+/// field or flag in the error message, e.g. `field 'N' (batch)`.
+fn parse_num(input: &str, what: &str, text: &str, range: Range) -> Result<u64> {
+    let bad = || Error::problem(input, format!("{what}: expected {}, got '{text}'", range.expectation()));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let value: u64 = match text.parse() {
+        Ok(v) => v,
+        Err(_) => {
+            return Err(Error::problem(
+                input,
+                format!("{what}: value '{text}' is out of range (at most {MAX_FIELD_VALUE})"),
+            ))
+        }
+    };
+    match range {
+        Range::Positive if value == 0 => Err(bad()),
+        Range::Flag if value > 1 => Err(bad()),
+        _ if value > MAX_FIELD_VALUE => Err(Error::problem(
+            input,
+            format!("{what}: value '{text}' is out of range (at most {MAX_FIELD_VALUE})"),
+        )),
+        _ => Ok(value),
+    }
+}
+
+/// Checks an `i64` column of the perf-db `config` table.
+fn check_col(input: &str, name: &str, value: i64, range: Range) -> Result<u64> {
+    let ok = match range {
+        Range::Positive => value >= 1,
+        Range::NonNegative => value >= 0,
+        Range::Flag => value == 0 || value == 1,
+    };
+    let v = u64::try_from(value).ok().filter(|_| ok).ok_or_else(|| {
+        Error::problem(
+            input,
+            format!("column '{name}': expected {}, got {value}", range.expectation()),
+        )
+    })?;
+    if v > MAX_FIELD_VALUE {
+        return Err(Error::problem(
+            input,
+            format!("column '{name}': value {value} is out of range (at most {MAX_FIELD_VALUE})"),
+        ));
+    }
+    Ok(v)
+}
+
+/// Parses an `AxB` pair of a perf-db key (filter, pad, stride, dilation).
+fn parse_pair(input: &str, field: &str, text: &str, names: [&str; 2], range: Range) -> Result<(u64, u64)> {
+    let parts: Vec<&str> = text.split('x').collect();
+    match parts.as_slice() {
+        [a, b] => Ok((
+            parse_num(input, &format!("field '{}' ({field})", names[0]), a, range)?,
+            parse_num(input, &format!("field '{}' ({field})", names[1]), b, range)?,
+        )),
+        [_, _, _] => Err(Error::problem(
+            input,
+            format!(
+                "field '{field}': got 3 values '{text}'; 3-D convolutions are not supported \
+                 (expected {}x{})",
+                names[0], names[1]
+            ),
+        )),
+        _ => Err(Error::problem(
+            input,
+            format!("field '{field}': expected '{}x{}', got '{text}'", names[0], names[1]),
+        )),
+    }
+}
+
+/// Raw values of a 2-D problem as MIOpen describes it (direction convention), before
+/// validation. Used by all three parsers so that the checks are written once.
+struct Raw {
+    n: u64,
+    /// Channels and spatial size of the forward input x.
+    c: u64,
+    in_h: u64,
+    in_w: u64,
+    /// Channels of the forward output y.
+    k: u64,
+    filter_h: u64,
+    filter_w: u64,
+    pad_h: u64,
+    pad_w: u64,
+    stride_h: u64,
+    stride_w: u64,
+    dilation_h: u64,
+    dilation_w: u64,
+    groups: u64,
+    bias: bool,
+    layout: Layout,
+    precision: Precision,
+    direction: Direction,
+}
+
+impl Raw {
+    /// Derives y's spatial size and checks group divisibility. `field_h`/`field_w` name the
+    /// input fields in the "output would be empty" error.
+    fn finish(self, input: &str, field_h: &str, field_w: &str) -> Result<ConvProblem> {
+        let out = |dim: &str, field: &str, i, p, f, s, d| {
+            conv_out_size(i, p, f, s, d).ok_or_else(|| {
+                Error::problem(
+                    input,
+                    format!(
+                        "{field}: output {dim} would be empty (input {i} + 2*pad {p} is smaller \
+                         than the dilated filter {d}*({f}-1)+1)"
+                    ),
+                )
+            })
+        };
+        let out_h = out(
+            "height",
+            field_h,
+            self.in_h,
+            self.pad_h,
+            self.filter_h,
+            self.stride_h,
+            self.dilation_h,
+        )?;
+        let out_w = out(
+            "width",
+            field_w,
+            self.in_w,
+            self.pad_w,
+            self.filter_w,
+            self.stride_w,
+            self.dilation_w,
+        )?;
+        if !self.c.is_multiple_of(self.groups) || !self.k.is_multiple_of(self.groups) {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "groups: group count {} must divide both input channels C={} and output \
+                     channels K={}",
+                    self.groups, self.c, self.k
+                ),
+            ));
+        }
+        Ok(ConvProblem {
+            n: self.n,
+            c: self.c,
+            k: self.k,
+            in_h: self.in_h,
+            in_w: self.in_w,
+            out_h,
+            out_w,
+            filter_h: self.filter_h,
+            filter_w: self.filter_w,
+            pad_h: self.pad_h,
+            pad_w: self.pad_w,
+            stride_h: self.stride_h,
+            stride_w: self.stride_w,
+            dilation_h: self.dilation_h,
+            dilation_w: self.dilation_w,
+            groups: self.groups,
+            bias: self.bias,
+            layout: self.layout,
+            precision: self.precision,
+            direction: self.direction,
+        })
+    }
+}
+
+impl ConvProblem {
+    /// Auto-detects the format: text starting with `conv` is a MIOpenDriver command line,
+    /// anything else a perf-db key.
+    pub fn parse(input: &str) -> Result<ConvProblem> {
+        if input.trim_start().starts_with("conv") {
+            ConvProblem::from_driver_line(input)
+        } else {
+            ConvProblem::from_perfdb_key(input)
+        }
+    }
+
+    /// Channels of the direction's input tensor: x (C) for forward, dy (K) for backward
+    /// data and backward weights.
+    pub fn in_channels(&self) -> u64 {
+        if self.direction.is_forward() {
+            self.c
+        } else {
+            self.k
+        }
+    }
+
+    /// Channels of the direction's output tensor: y (K) for forward, dx (C) for backward.
+    pub fn out_channels(&self) -> u64 {
+        if self.direction.is_forward() {
+            self.k
+        } else {
+            self.c
+        }
+    }
+
+    /// (H, W) of the direction's input tensor: x for forward, dy for backward.
+    pub fn in_hw(&self) -> (u64, u64) {
+        if self.direction.is_forward() {
+            (self.in_h, self.in_w)
+        } else {
+            (self.out_h, self.out_w)
+        }
+    }
+
+    /// (H, W) of the direction's output tensor: y for forward, dx for backward.
+    pub fn out_hw(&self) -> (u64, u64) {
+        if self.direction.is_forward() {
+            (self.out_h, self.out_w)
+        } else {
+            (self.in_h, self.in_w)
+        }
+    }
+}
+
+impl std::fmt::Display for ConvProblem {
+    /// Writes the perf-db key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_perfdb_key())
+    }
+}
+
+impl std::str::FromStr for ConvProblem {
+    type Err = Error;
+    /// Same as [`ConvProblem::parse`].
+    fn from_str(s: &str) -> Result<ConvProblem> {
+        ConvProblem::parse(s)
+    }
+}
+
+/// The smallest forward input size whose output size is `out`, if any.
+fn smallest_input(out: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -> Option<u64> {
+    let span = dilation.checked_mul(filter.checked_sub(1)?)?.checked_add(1)?;
+    let needed = out.checked_sub(1)?.checked_mul(stride)?.checked_add(span)?;
+    let x = needed.saturating_sub(pad.checked_mul(2)?).max(1);
+    (conv_out_size(x, pad, filter, stride, dilation)? == out).then_some(x)
+}

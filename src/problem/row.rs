@@ -1,0 +1,142 @@
+//! Rows of a sqlite perf database's `config` table.
+
+use super::*;
+
+/// One row of a perf-db `config` table, column for column (see
+/// `shared/miopen/README.md`, "perfdb/"). Same direction convention as the text key: for `B`
+/// and `W` rows, `in_*` describe dy and `out_channels` is dx's channel count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PerfDbConfigRow {
+    pub layout: String,
+    pub data_type: String,
+    pub direction: String,
+    pub spatial_dim: i64,
+    pub in_channels: i64,
+    pub in_h: i64,
+    pub in_w: i64,
+    pub in_d: i64,
+    pub fil_h: i64,
+    pub fil_w: i64,
+    pub fil_d: i64,
+    pub out_channels: i64,
+    pub batchsize: i64,
+    pub pad_h: i64,
+    pub pad_w: i64,
+    pub pad_d: i64,
+    pub conv_stride_h: i64,
+    pub conv_stride_w: i64,
+    pub conv_stride_d: i64,
+    pub dilation_h: i64,
+    pub dilation_w: i64,
+    pub dilation_d: i64,
+    pub bias: i64,
+    pub group_count: i64,
+}
+
+/// Output size of one spatial dimension of a convolution, or `None` when it would be empty
+
+impl ConvProblem {
+    /// Builds a problem from one row of a perf-db `config` table.
+    ///
+    /// Only `spatial_dim` 2 is supported; the `*_d` columns are ignored then (MIOpen stores
+    /// in_d = fil_d = 1 and pad_d = conv_stride_d = dilation_d = 0 for 2-D rows).
+    ///
+    /// The table does not store output spatial sizes. For `F` rows `in_h`/`in_w` are x's size
+    /// and y's is derived. For `B` and `W` rows `in_h`/`in_w` are dy's size (the forward output)
+    /// and x's size is not stored: it is recovered as the *smallest* x whose forward output is
+    /// dy, i.e. `x = (dy-1)*stride - 2*pad + dil*(fil-1) + 1` (at least 1). With stride > 1
+    /// several x sizes give the same dy; MIOpen's own key for such a row would carry the x
+    /// size that was tuned, which this table has lost.
+    pub fn from_perfdb_columns(cols: &PerfDbConfigRow) -> Result<ConvProblem> {
+        let input = format!("{cols:?}");
+        let input = input.as_str();
+        if cols.spatial_dim != 2 {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "column 'spatial_dim': only 2-D convolutions are supported, got {}",
+                    cols.spatial_dim
+                ),
+            ));
+        }
+        let layout = Layout::from_name(&cols.layout).ok_or_else(|| {
+            Error::problem(
+                input,
+                format!(
+                    "column 'layout': unsupported layout '{}' (expected NCHW or NHWC)",
+                    cols.layout
+                ),
+            )
+        })?;
+        let precision = Precision::from_name(&cols.data_type).ok_or_else(|| {
+            Error::problem(
+                input,
+                format!(
+                    "column 'data_type': unsupported data type '{}' (expected FP32, FP16 or BF16)",
+                    cols.data_type
+                ),
+            )
+        })?;
+        let direction = cols.direction.parse::<Direction>().map_err(|_| {
+            Error::problem(
+                input,
+                format!("column 'direction': expected F, B or W, got '{}'", cols.direction),
+            )
+        })?;
+        let col = |name: &str, v: i64, r: Range| check_col(input, name, v, r);
+        let c_in = col("in_channels", cols.in_channels, Range::Positive)?;
+        let h_in = col("in_h", cols.in_h, Range::Positive)?;
+        let w_in = col("in_w", cols.in_w, Range::Positive)?;
+        let filter_h = col("fil_h", cols.fil_h, Range::Positive)?;
+        let filter_w = col("fil_w", cols.fil_w, Range::Positive)?;
+        let c_out = col("out_channels", cols.out_channels, Range::Positive)?;
+        let n = col("batchsize", cols.batchsize, Range::Positive)?;
+        let pad_h = col("pad_h", cols.pad_h, Range::NonNegative)?;
+        let pad_w = col("pad_w", cols.pad_w, Range::NonNegative)?;
+        let stride_h = col("conv_stride_h", cols.conv_stride_h, Range::Positive)?;
+        let stride_w = col("conv_stride_w", cols.conv_stride_w, Range::Positive)?;
+        let dilation_h = col("dilation_h", cols.dilation_h, Range::Positive)?;
+        let dilation_w = col("dilation_w", cols.dilation_w, Range::Positive)?;
+        let bias = col("bias", cols.bias, Range::Flag)? == 1;
+        let groups = col("group_count", cols.group_count, Range::Positive)?;
+        let (c, k, in_h, in_w) = if direction.is_forward() {
+            (c_in, c_out, h_in, w_in)
+        } else {
+            let recover = |name: &str, dy: u64, pad: u64, fil: u64, stride: u64, dil: u64| {
+                smallest_input(dy, pad, fil, stride, dil).ok_or_else(|| {
+                    Error::problem(
+                        input,
+                        format!(
+                            "column '{name}': no forward input size gives output size {dy} \
+                             with filter {fil}, pad {pad}, stride {stride}, dilation {dil}"
+                        ),
+                    )
+                })
+            };
+            let x_h = recover("in_h", h_in, pad_h, filter_h, stride_h, dilation_h)?;
+            let x_w = recover("in_w", w_in, pad_w, filter_w, stride_w, dilation_w)?;
+            (c_out, c_in, x_h, x_w)
+        };
+        let raw = Raw {
+            n,
+            c,
+            in_h,
+            in_w,
+            k,
+            filter_h,
+            filter_w,
+            pad_h,
+            pad_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            groups,
+            bias,
+            layout,
+            precision,
+            direction,
+        };
+        raw.finish(input, "columns in_h/fil_h/pad_h", "columns in_w/fil_w/pad_w")
+    }
+}

@@ -1,0 +1,77 @@
+//! The whole-corpus GPU == CPU comparison (slow: run by `tools/gpu_vs_cpu.sh`, not by
+//! `cargo test`): every applicable problem of every shared perf database (sqlite and the 2019
+//! text files) for each tunable solver's shipped models, MIOpen's greedy walk, beam 4 and beam 16.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use tuneinfer::data::dataset::read_rows;
+use tuneinfer::gpu::GpuPredictor;
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::{self, Target};
+use tuneinfer::{DecodeMode, Predictor};
+
+#[test]
+#[ignore = "whole corpus: minutes; run tools/gpu_vs_cpu.sh"]
+fn whole_corpus_gpu_equals_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let only = std::env::var("TUNEINFER_CORPUS_SOLVER").ok();
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let mut dbs: Vec<PathBuf> = Vec::new();
+    for dir in [common::perfdb_dir(), common::perfdb_dir().join("history")] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("perfdb dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        dbs.extend(found);
+    }
+    let mut runs: Vec<(String, String, Vec<PathBuf>)> =
+        vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()])];
+    for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
+        for arch in ["gfx906", "gfx900", "gfx1030"] {
+            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
+                runs.push((s.name().into(), arch.into(), vec![weights.clone()]));
+            }
+        }
+    }
+    for (solver, arch, dirs) in runs {
+        if only.as_deref().is_some_and(|o| o != solver) {
+            continue;
+        }
+        let tunable = solvers::tunable(solvers::by_name(&solver).unwrap()).unwrap();
+        let target = Target::new(&arch);
+        let mut seen = HashSet::new();
+        let mut problems: Vec<ConvProblem> = Vec::new();
+        for db in &dbs {
+            let Ok(rows) = read_rows(db, &solver) else { continue };
+            for r in rows.rows {
+                if tunable.applicable(&target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
+                    problems.push(r.problem);
+                }
+            }
+        }
+        let cpu = Predictor::load(&arch, &solver, &dirs).unwrap_or_else(|e| panic!("{e}"));
+        let gpu = GpuPredictor::load(&arch, &solver, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
+        for mode in [
+            DecodeMode::Miopen,
+            DecodeMode::Beam { width: 4, top: 4 },
+            DecodeMode::Beam { width: 16, top: 16 },
+        ] {
+            let t = std::time::Instant::now();
+            let want = cpu.predict_batch(&problems, mode);
+            let got = gpu.predict_batch(&problems, mode);
+            let label = format!("{solver} {arch} {mode:?}");
+            let (same, worst) = common::assert_same_predictions(&label, &problems, &want, &got);
+            println!(
+                "{label}: {same} of {} problems identical (worst score difference {worst:e}), {:.0} s",
+                problems.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
