@@ -11,6 +11,7 @@
 pub mod ck;
 pub mod conv_asm_1x1u;
 pub mod conv_asm_bwd_wrw_1x1;
+pub mod conv_asm_bwd_wrw_3x3;
 pub mod tunable;
 
 pub use tunable::{IntConstraint, IntRules, Tunable, NUM_FEATURES};
@@ -121,6 +122,7 @@ pub fn all() -> Vec<&'static dyn Solver> {
     vec![
         &conv_asm_1x1u::ConvAsm1x1USolver,
         &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
+        &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
         &ck::FWD,
         &ck::BWD,
         &ck::WRW,
