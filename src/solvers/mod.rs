@@ -12,6 +12,7 @@ pub mod ck;
 pub mod conv_asm_1x1u;
 pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
+pub mod conv_ocl_direct_fwd;
 pub mod tunable;
 
 pub use tunable::{IntConstraint, IntRules, Tunable, NUM_FEATURES};
@@ -123,6 +124,7 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &conv_asm_1x1u::ConvAsm1x1USolver,
         &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
         &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
+        &conv_ocl_direct_fwd::ConvOclDirectFwdSolver,
         &ck::FWD,
         &ck::BWD,
         &ck::WRW,
