@@ -128,7 +128,7 @@ fn applicability_names_the_reason() {
 struct Plain(Rules);
 
 impl IntRules for Plain {
-    fn len(&self) -> usize {
+    fn config_len(&self) -> usize {
         NUM_PARAMS
     }
     fn prefix_valid(&self, prefix: &[i64]) -> bool {

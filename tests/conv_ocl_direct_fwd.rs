@@ -257,7 +257,7 @@ fn nothing_panics_on_odd_problems_or_values() {
 struct Plain(Rules);
 
 impl IntRules for Plain {
-    fn len(&self) -> usize {
+    fn config_len(&self) -> usize {
         NUM_PARAMS
     }
     fn prefix_valid(&self, prefix: &[i64]) -> bool {

@@ -215,6 +215,7 @@ impl std::str::FromStr for Layout {
             .ok_or_else(|| Error::problem(s, format!("unsupported layout '{s}' (expected NCHW or NHWC)")))
     }
 }
+/// Output size of one spatial dimension of a convolution, or `None` when it would be empty
 /// (filter larger than the padded input) or the arithmetic overflows.
 /// `(input + 2*pad - dilation*(filter-1) - 1) / stride + 1`.
 pub fn conv_out_size(input: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -> Option<u64> {

@@ -33,8 +33,6 @@ pub struct PerfDbConfigRow {
     pub group_count: i64,
 }
 
-/// Output size of one spatial dimension of a convolution, or `None` when it would be empty
-
 impl ConvProblem {
     /// Builds a problem from one row of a perf-db `config` table.
     ///

@@ -620,7 +620,7 @@ pub fn constraint(p: &ConvProblem, vocab: &Vocabulary) -> IntConstraint {
 }
 
 impl IntRules for Rules {
-    fn len(&self) -> usize {
+    fn config_len(&self) -> usize {
         NUM_PARAMS
     }
 

@@ -357,7 +357,7 @@ impl Rules {
 }
 
 impl IntRules for Rules {
-    fn len(&self) -> usize {
+    fn config_len(&self) -> usize {
         NUM_PARAMS
     }
 

@@ -406,7 +406,7 @@ impl Rules {
 /// (pipe_lines_depth) = 2560 valid prefixes of length 5, each extended by one pass over the
 /// domain, and a dead prefix after k_per_wave costs at most 16 such passes.
 impl IntRules for Rules {
-    fn len(&self) -> usize {
+    fn config_len(&self) -> usize {
         NUM_PARAMS
     }
 

@@ -78,10 +78,10 @@ pub trait Tunable: Send + Sync {
 /// A solver's rules for one problem, over integer values.
 pub trait IntRules: Send + Sync {
     /// Number of parameters of a complete config.
-    fn len(&self) -> usize;
+    fn config_len(&self) -> usize;
 
     /// Do all rules that the first `prefix.len()` values decide hold? False for a prefix longer
-    /// than [`IntRules::len`].
+    /// than [`IntRules::config_len`].
     fn prefix_valid(&self, prefix: &[i64]) -> bool;
 
     /// Is there some completion of the valid prefix, with each later value drawn from `domain`,
@@ -92,7 +92,7 @@ pub trait IntRules: Send + Sync {
         if !self.prefix_valid(prefix) {
             return false;
         }
-        let n = self.len();
+        let n = self.config_len();
         if prefix.len() >= n {
             return prefix.len() == n;
         }
@@ -102,7 +102,7 @@ pub trait IntRules: Send + Sync {
 
     /// Is the full config valid?
     fn is_valid(&self, config: &[i64]) -> bool {
-        config.len() == self.len() && self.prefix_valid(config)
+        config.len() == self.config_len() && self.prefix_valid(config)
     }
 }
 
@@ -226,7 +226,7 @@ impl IntConstraint {
     /// Chosen value indices as integers in a stack buffer (`None` if any is not an integer or
     /// there are more than the config holds).
     fn ints(&self, chosen: &[u32]) -> Option<([i64; MAX_INT_PARAMS], usize)> {
-        if chosen.len() > self.rules.len().min(MAX_INT_PARAMS) {
+        if chosen.len() > self.rules.config_len().min(MAX_INT_PARAMS) {
             return None;
         }
         let mut buf = [0i64; MAX_INT_PARAMS];
@@ -239,11 +239,11 @@ impl IntConstraint {
 
 impl Constraint for IntConstraint {
     fn config_len(&self, _chosen: &[u32]) -> usize {
-        self.rules.len()
+        self.rules.config_len()
     }
 
     fn accepts(&self, chosen: &[u32], value: u32) -> bool {
-        if chosen.len() >= self.rules.len().min(MAX_INT_PARAMS) {
+        if chosen.len() >= self.rules.config_len().min(MAX_INT_PARAMS) {
             return false;
         }
         let (Some((mut buf, len)), Some(x)) = (self.ints(chosen), self.int(value)) else {
@@ -281,7 +281,7 @@ mod tests {
     struct SumFive;
 
     impl IntRules for SumFive {
-        fn len(&self) -> usize {
+        fn config_len(&self) -> usize {
             2
         }
         fn prefix_valid(&self, p: &[i64]) -> bool {
