@@ -417,28 +417,28 @@ fn bench_fails_when_nothing_was_measured() {
         6,
         "Foo",
     );
-    // Problems the solver does not apply to: every prediction fails, exit 1 (not a rate).
+    // No random workload for a solver tuneinfer trains no models for: a usage error saying so.
     let m = models();
-    let out = run(
-        &[
-            "bench",
-            "--devices",
-            "cpu",
-            "--arch",
-            "gfx942",
-            "--models",
-            &m,
-            "--solver",
-            "ConvHipImplicitGemmGroupFwdXdlops",
-            "--problems",
-            "5",
-        ],
-        None,
-    );
+    let ck = [
+        "bench",
+        "--devices",
+        "cpu",
+        "--arch",
+        "gfx942",
+        "--models",
+        &m,
+        "--solver",
+        "ConvHipImplicitGemmGroupFwdXdlops",
+    ];
+    assert_one_line_error(&run(&[&ck[..], &["--problems", "5"]].concat(), None), 2, "--input FILE");
+    // Problems the solver does not apply to: every prediction fails, exit 1 (not a rate).
+    let dir = temp_dir("bench-input");
+    let nchw = dir.join("nchw.txt");
+    std::fs::write(&nchw, "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\n").unwrap();
+    let out = run(&[&ck[..], &["--input", nchw.to_str().unwrap()]].concat(), None);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("every prediction failed"));
     // --input: an empty file is a usage error; a bad line is named by file and line.
-    let dir = temp_dir("bench-input");
     let empty = dir.join("empty.txt");
     std::fs::write(&empty, "# nothing\n\n").unwrap();
     assert_one_line_error(
