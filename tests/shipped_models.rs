@@ -17,6 +17,8 @@ use tuneinfer::{DecodeMode, Predictor};
 const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmBwdWrW1x1", "gfx906", "gfx906_60.db"),
     ("ConvAsmBwdWrW1x1", "gfx900", "gfx900_56.db"),
+    ("ConvAsmBwdWrW3x3", "gfx906", "gfx906_60.db"),
+    ("ConvAsmBwdWrW3x3", "gfx900", "gfx900_56.db"),
 ];
 
 fn weights_dir() -> PathBuf {
@@ -41,6 +43,10 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, step: usize) -> Vec<Conv
         "17-13-13-1x1-3-13-13-1-0x0-1x1-1x1-0-NCHW-FP32-W",
         "64-14-14-1x1-33-28-28-1-0x0-2x2-1x1-0-NCHW-FP16-W",
         "2048-7-7-1x1-1023-7-7-255-0x0-1x1-1x1-0-NCHW-FP16-W",
+        "4-1-1-3x3-4-1-1-1-1x1-1x1-1x1-0-NCHW-FP32-W",
+        "8-7-7-3x3-3-7-7-2-1x1-1x1-1x1-0-NCHW-FP16-W",
+        "16-13-13-3x3-20-13-13-1-1x1-1x1-1x1-0-NCHW-FP32-W",
+        "64-511-9-3x3-4-511-9-3-1x1-1x1-1x1-0-NCHW-FP32-W",
     ] {
         let p = ConvProblem::from_perfdb_key(key).unwrap();
         if solver.applicable(&target, &p).is_ok() {
@@ -57,9 +63,11 @@ fn every_answer_of_every_decoding_is_valid() {
         let tunable = solvers::tunable(solver).unwrap();
         let target = Target::new(arch);
         let pred = Predictor::load(arch, name, &[weights_dir()]).unwrap_or_else(|e| panic!("{e}"));
-        let problems = problems(tunable, arch, db, 3);
+        // Thousands per model: every 3rd ConvAsmBwdWrW1x1 row, every ConvAsmBwdWrW3x3 row.
+        let step = if name == "ConvAsmBwdWrW1x1" { 3 } else { 1 };
+        let problems = problems(tunable, arch, db, step);
         assert!(
-            problems.len() >= 2000,
+            problems.len() >= 1400,
             "{name} {arch}: only {} problems",
             problems.len()
         );
@@ -81,16 +89,18 @@ fn every_answer_of_every_decoding_is_valid() {
                         "{name} {arch} {mode:?} {p}: {} is not valid",
                         x.config
                     );
-                    from_model += usize::from(x.source == tuneinfer::Source::Model);
                 }
+                from_model += usize::from(a[0].source == tuneinfer::Source::Model);
             }
             println!(
-                "{name} {arch} {mode:?}: {} problems, {from_model} model answers, all valid",
+                "{name} {arch} {mode:?}: {} problems, {from_model} answered by the model (the rest: the default), all valid",
                 problems.len()
             );
+            // MIOpen's walk falls back to the default where "-1" ranks first; the beam rarely.
             assert!(
-                from_model >= problems.len(),
-                "{name} {arch} {mode:?}: the model rarely answered"
+                from_model * 100 >= problems.len() * 95,
+                "{name} {arch} {mode:?}: the model answered only {from_model} of {}",
+                problems.len()
             );
         }
     }
@@ -104,7 +114,10 @@ fn gpu_gives_the_cpu_configs() {
         let dirs = vec![weights_dir()];
         let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
         let gpu = GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let problems = problems(tunable, arch, db, 30);
+        // A few hundred per model: every 30th ConvAsmBwdWrW1x1 row, every 5th of the smaller
+        // ConvAsmBwdWrW3x3 databases.
+        let step = if name == "ConvAsmBwdWrW1x1" { 30 } else { 5 };
+        let problems = problems(tunable, arch, db, step);
         assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
         for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
             let want = cpu.predict_batch(&problems, mode);
