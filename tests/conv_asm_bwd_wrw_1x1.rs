@@ -150,7 +150,7 @@ fn memoised_look_ahead_equals_plain_search() {
         let rules = Rules::new(p);
         for dom in domains {
             for _ in 0..300 {
-                let len = 3 + rng.below(6) as usize;
+                let len = rng.below(10) as usize;
                 let prefix: Vec<i64> = (0..len).map(|_| dom[rng.below(dom.len() as u64) as usize]).collect();
                 let want = Plain(rules).completable(&prefix, dom);
                 assert_eq!(rules.completable(&prefix, dom), want, "{prefix:?} over {dom:?}");
@@ -212,7 +212,6 @@ fn every_tuned_row_parses_applies_and_passes_the_rules() {
                 "default {default:?} for {}",
                 s.problem
             );
-            assert_eq!(solver.format_params(&s.config).split(',').count(), NUM_PARAMS);
         }
         total += r.rows;
     }

@@ -48,13 +48,17 @@ fn whole_corpus_gpu_equals_cpu() {
         let mut seen = HashSet::new();
         let mut problems: Vec<ConvProblem> = Vec::new();
         for db in &dbs {
-            let Ok(rows) = read_rows(db, &solver) else { continue };
+            let rows = read_rows(db, &solver).unwrap_or_else(|e| panic!("{e}"));
             for r in rows.rows {
                 if tunable.applicable(&target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
                     problems.push(r.problem);
                 }
             }
         }
+        assert!(
+            !problems.is_empty(),
+            "{solver} {arch}: no problems in the shared databases"
+        );
         let cpu = Predictor::load(&arch, &solver, &dirs).unwrap_or_else(|e| panic!("{e}"));
         let gpu = GpuPredictor::load(&arch, &solver, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
         for mode in [

@@ -72,7 +72,8 @@ fn wgsl_rules_match_cpu_rules() {
                     prefix[1] = 16 / prefix[0];
                 }
                 words.extend(rules.gpu_words());
-                let mut row = [0i32; NUM_PARAMS];
+                // Positions past the prefix hold junk: the library must not read them.
+                let mut row = [JUNK[rng.below(JUNK.len() as u64) as usize] as i32; NUM_PARAMS];
                 for (w, &v) in row.iter_mut().zip(&prefix) {
                     *w = v as i32;
                 }

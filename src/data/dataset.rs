@@ -163,6 +163,10 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
     };
     // The parameters of each problem kept so far and the source they came from.
     let mut seen: HashMap<ConvProblem, (Vec<i64>, usize)> = HashMap::new();
+    // The source of each problem as a sqlite database keys it: a text key's stride-2 backward
+    // problem with a larger x than the smallest is the sqlite row of a newer source, while
+    // within one text source two x sizes are two problems.
+    let mut stored: HashMap<ConvProblem, (Vec<i64>, usize)> = HashMap::new();
     let mut samples = Vec::new();
     for (source, row) in sources
         .iter()
@@ -181,7 +185,12 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             report.rule_violations += 1;
             continue;
         }
-        match seen.get(&row.problem) {
+        let record = row.problem.as_stored_in_sqlite();
+        let earlier = match seen.get(&row.problem) {
+            Some(e) => Some(e),
+            None => stored.get(&record).filter(|(_, from)| *from != source),
+        };
+        match earlier {
             Some((c, _)) if *c == config => report.duplicates += 1,
             Some((_, from)) => {
                 report.conflicting_duplicates += 1;
@@ -190,6 +199,7 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             None => {
                 report.used_per_source[source] += 1;
                 seen.insert(row.problem.clone(), (config.clone(), source));
+                stored.entry(record).or_insert((config.clone(), source));
                 samples.push(Sample {
                     source_id: row.config_id,
                     problem: row.problem.clone(),
@@ -340,6 +350,48 @@ mod tests {
             "the newer source's best"
         );
         assert!(r.summary().contains("1 between sources") && r.summary().contains("1 + 1"));
+    }
+
+    #[test]
+    fn a_text_key_with_the_tuned_x_size_is_the_same_record_as_the_sqlite_row() {
+        // Stride 2, 1x1: x 27 and x 28 both give dy 14; sqlite keeps dy only (x = 27).
+        let sqlite = SolverRows {
+            rows: vec![row(
+                1,
+                "64-14-14-1x1-128-27-27-16-0x0-2x2-1x1-0-NCHW-FP32-W",
+                "4,4,2,4,2,1,2,4,0,1",
+            )],
+            rejected: vec![],
+        };
+        let text = SolverRows {
+            rows: vec![row(
+                1,
+                "64-14-14-1x1-128-28-28-16-0x0-2x2-1x1-0-NCHW-FP32-W",
+                "4,4,2,4,2,1,1,4,0,1",
+            )],
+            rejected: vec![],
+        };
+        let wrw = crate::solvers::conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver;
+        let ds = build_sources(&[sqlite, text], &wrw, &Target::new("gfx906"));
+        assert_eq!((ds.report.used, ds.report.source_conflicts), (1, 1));
+        assert_eq!((ds.samples[0].problem.in_h, ds.samples[0].config[6]), (27, 2));
+        // Within one text source the two x sizes are two problems.
+        let both = SolverRows {
+            rows: vec![
+                row(
+                    1,
+                    "64-14-14-1x1-128-27-27-16-0x0-2x2-1x1-0-NCHW-FP32-W",
+                    "4,4,2,4,2,1,2,4,0,1",
+                ),
+                row(
+                    2,
+                    "64-14-14-1x1-128-28-28-16-0x0-2x2-1x1-0-NCHW-FP32-W",
+                    "4,4,2,4,2,1,1,4,0,1",
+                ),
+            ],
+            rejected: vec![],
+        };
+        assert_eq!(build(&both, &wrw, &Target::new("gfx906")).report.used, 2);
     }
 
     #[test]

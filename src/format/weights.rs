@@ -176,7 +176,7 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         "members": members.len(),
         "tokens": info.token_values,
         "features": {"names": feature_names, "mean": info.transform.mean, "std": info.transform.std,
-                     "transform": "z = (raw - mean) / std; raw sizes are log2, direction/precision 0/1"},
+                     "transform": "z = (raw - mean) / std; raw features as `names` says (the solver's Tunable::features)"},
         "tensors_sha256": digest,
         "training": info.training,
         "validation": info.metrics,

@@ -137,4 +137,22 @@ impl ConvProblem {
         };
         raw.finish(input, "columns in_h/fil_h/pad_h", "columns in_w/fil_w/pad_w")
     }
+
+    /// The problem as a sqlite perf database stores it: for backward directions the x size is
+    /// not stored, and a row's problem takes the smallest x that gives its dy size (see
+    /// [`ConvProblem::from_perfdb_columns`]). Text keys carry the tuned x size; this maps them
+    /// onto the same record, so rows of the two kinds of database are recognised as one problem.
+    /// Forward problems, and backward ones whose x is already the smallest, are unchanged.
+    pub fn as_stored_in_sqlite(&self) -> ConvProblem {
+        let mut p = self.clone();
+        if !p.direction.is_forward() {
+            if let Some(h) = smallest_input(p.out_h, p.pad_h, p.filter_h, p.stride_h, p.dilation_h) {
+                p.in_h = h;
+            }
+            if let Some(w) = smallest_input(p.out_w, p.pad_w, p.filter_w, p.stride_w, p.dilation_w) {
+                p.in_w = w;
+            }
+        }
+        p
+    }
 }

@@ -595,6 +595,10 @@ impl Tunable for ConvAsmBwdWrW3x3Solver {
         static_default(target, problem).to_vec()
     }
 
+    fn workload_kind(&self) -> (&'static [Direction], u64) {
+        (&[Direction::BackwardWeights], 3)
+    }
+
     fn feature_names(&self) -> [&'static str; NUM_FEATURES] {
         OWN_FEATURE_NAMES
     }

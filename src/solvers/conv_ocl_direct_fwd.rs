@@ -595,6 +595,10 @@ impl Tunable for ConvOclDirectFwdSolver {
         static_default(problem).to_vec()
     }
 
+    fn workload_kind(&self) -> (&'static [Direction], u64) {
+        (&[Direction::Forward, Direction::BackwardData], 3)
+    }
+
     fn feature_names(&self) -> [&'static str; NUM_FEATURES] {
         OWN_FEATURE_NAMES
     }

@@ -65,9 +65,7 @@ pub trait Tunable: Send + Sync {
 
     /// What `bench`'s random workload draws for this solver: the directions and the (square)
     /// filter size (padding "same").
-    fn workload_kind(&self) -> (&'static [crate::problem::Direction], u64) {
-        (&[crate::problem::Direction::Forward], 1)
-    }
+    fn workload_kind(&self) -> (&'static [crate::problem::Direction], u64);
 
     /// How many leading features are log2 sizes (see [`Tunable::features`]).
     fn size_features(&self) -> usize {
