@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::search::{Constraint, Vocabulary};
 use crate::solvers::tunable::check_integer_vocabulary;
+use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
 use crate::solvers::{IntConstraint, IntRules, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -207,12 +208,7 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
     }
     // MIOpen's size limits (`IsApplicable`); products that overflow u128 exceed them too.
     let (n, c, k) = (p.n as u128, p.c as u128, p.k as u128);
-    let below = |factors: &[u128], log2_limit: u32| {
-        factors
-            .iter()
-            .try_fold(1u128, |acc, &f| acc.checked_mul(f))
-            .is_some_and(|prod| prod < (1u128 << log2_limit))
-    };
+    let below = product_below;
     if !(below(&[n], 16) && below(&[c], 16) && below(&[k], 16)) {
         return Err(not_applicable(format!(
             "N={n} C={c} K={k}: ConvAsm1x1U needs N, C and K below 65536"
@@ -751,8 +747,7 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 /// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
 /// divide by.
 pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
-    let l = |x: u64| (x.max(1) as f64).log2() as f32;
-    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (l, twos) = (log2_feature, twos_feature);
     let (h, w) = p.in_hw();
     let hw = h.saturating_mul(w);
     [

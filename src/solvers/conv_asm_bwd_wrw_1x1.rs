@@ -13,11 +13,9 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
-use crate::format::metadata::KtnMetadata;
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
-use crate::search::{Constraint, Vocabulary};
-use crate::solvers::tunable::check_integer_vocabulary;
-use crate::solvers::{IntConstraint, IntRules, Solver, Target, Tunable, NUM_FEATURES};
+use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
+use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
 pub const NAME: &str = "ConvAsmBwdWrW1x1";
@@ -128,12 +126,7 @@ pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
         )));
     }
     let (n, c, k, hw) = (p.n as u128, p.c as u128, p.k as u128, h as u128 * w as u128);
-    let below = |factors: &[u128], log2_limit: u32| {
-        factors
-            .iter()
-            .try_fold(1u128, |acc, &f| acc.checked_mul(f))
-            .is_some_and(|prod| prod < (1u128 << log2_limit))
-    };
+    let below = product_below;
     if !(below(&[n], 16) && below(&[c], 16) && below(&[k], 16)) {
         return Err(not_applicable(format!(
             "N={n} C={c} K={k}: {NAME} needs N, C and K below 65536"
@@ -413,8 +406,7 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 /// N*H*W; stride 2 as 0/1; the precision; and the power-of-two divisibility ("twos" = trailing
 /// zero bits, at most 12) of C, K, H*W and N.
 pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
-    let l = |x: u64| (x.max(1) as f64).log2() as f32;
-    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (l, twos) = (log2_feature, twos_feature);
     let (h, w) = (p.out_h, p.out_w);
     let hw = h.saturating_mul(w);
     [
@@ -441,54 +433,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
 /// are `{arch}_ConvAsmBwdWrW1x1.safetensors` + `.json`.
 pub struct ConvAsmBwdWrW1x1Solver;
 
-impl Solver for ConvAsmBwdWrW1x1Solver {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn model_name(&self, _arch: &str) -> Result<&'static str> {
-        Ok(NAME)
-    }
-
-    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
-        check_applicable(target, problem)
-    }
-
-    /// MIOpen has no KTN model of this solver, so there is no MIOpen encoder input.
-    fn encoder_input(&self, _target: &Target, _problem: &ConvProblem) -> Result<Vec<f32>> {
-        Err(Error::Usage(format!(
-            "{NAME}: MIOpen ships no KernelTuningNet model of this solver; use tuneinfer's own model"
-        )))
-    }
-
-    fn constraint(
-        &self,
-        target: &Target,
-        problem: &ConvProblem,
-        vocab: &Vocabulary,
-        metadata: &KtnMetadata,
-    ) -> Result<Box<dyn Constraint + Send + Sync>> {
-        Ok(Box::new(IntConstraint::for_model(
-            self, target, problem, vocab, metadata,
-        )?))
-    }
-
-    fn fallback(&self, _target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
-        Ok(static_default(problem).iter().map(|v| v.to_string()).collect())
-    }
-
-    fn format_config(&self, values: &[String]) -> String {
-        values.join(",")
-    }
-
-    fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
-        check_integer_vocabulary(NAME, vocab, source)
-    }
-
-    fn tunable(&self) -> Option<&dyn Tunable> {
-        Some(self)
-    }
-
+impl OwnModelsOnly for ConvAsmBwdWrW1x1Solver {
     fn wgsl_rules(&self) -> Option<&'static str> {
         Some("conv_asm_bwd_wrw_1x1_rules")
     }

@@ -23,11 +23,9 @@
 //! makes the config invalid.
 
 use crate::error::{Error, Result};
-use crate::format::metadata::KtnMetadata;
 use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
-use crate::search::{Constraint, Vocabulary};
-use crate::solvers::tunable::check_integer_vocabulary;
-use crate::solvers::{IntConstraint, IntRules, Solver, Target, Tunable, NUM_FEATURES};
+use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
+use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
 pub const NAME: &str = "ConvAsmBwdWrW3x3";
@@ -185,12 +183,7 @@ pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
         )));
     }
     let hw = h as u128 * w as u128;
-    let below = |factors: &[u128], log2_limit: u32| {
-        factors
-            .iter()
-            .try_fold(1u128, |acc, &f| acc.checked_mul(f))
-            .is_some_and(|prod| prod < (1u128 << log2_limit))
-    };
+    let below = product_below;
     if !(below(&[h as u128], 16) && below(&[n], 16) && below(&[c], 16) && below(&[k], 16)) {
         return Err(not_applicable(format!(
             "H={h} N={n} C={c} K={k}: {NAME} needs H, N, C and K below 65536"
@@ -497,8 +490,7 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 /// (the channel rules divide by it); and the power-of-two divisibility ("twos" = trailing zero
 /// bits, at most 12) of C, K (rules 3, 4) and W (the line split of rule 5).
 pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
-    let l = |x: u64| (x.max(1) as f64).log2() as f32;
-    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (l, twos) = (log2_feature, twos_feature);
     let (h, w) = (p.in_h, p.in_w);
     let hw = h.saturating_mul(w);
     [
@@ -525,54 +517,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
 /// are `{arch}_ConvAsmBwdWrW3x3.safetensors` + `.json`.
 pub struct ConvAsmBwdWrW3x3Solver;
 
-impl Solver for ConvAsmBwdWrW3x3Solver {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn model_name(&self, _arch: &str) -> Result<&'static str> {
-        Ok(NAME)
-    }
-
-    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
-        check_applicable(target, problem)
-    }
-
-    /// MIOpen has no KTN model of this solver, so there is no MIOpen encoder input.
-    fn encoder_input(&self, _target: &Target, _problem: &ConvProblem) -> Result<Vec<f32>> {
-        Err(Error::Usage(format!(
-            "{NAME}: MIOpen ships no KernelTuningNet model of this solver; use tuneinfer's own model"
-        )))
-    }
-
-    fn constraint(
-        &self,
-        target: &Target,
-        problem: &ConvProblem,
-        vocab: &Vocabulary,
-        metadata: &KtnMetadata,
-    ) -> Result<Box<dyn Constraint + Send + Sync>> {
-        Ok(Box::new(IntConstraint::for_model(
-            self, target, problem, vocab, metadata,
-        )?))
-    }
-
-    fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
-        Ok(static_default(target, problem).iter().map(|v| v.to_string()).collect())
-    }
-
-    fn format_config(&self, values: &[String]) -> String {
-        values.join(",")
-    }
-
-    fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
-        check_integer_vocabulary(NAME, vocab, source)
-    }
-
-    fn tunable(&self) -> Option<&dyn Tunable> {
-        Some(self)
-    }
-}
+impl OwnModelsOnly for ConvAsmBwdWrW3x3Solver {}
 
 impl Tunable for ConvAsmBwdWrW3x3Solver {
     fn solver_name(&self) -> &'static str {

@@ -25,11 +25,9 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
-use crate::format::metadata::KtnMetadata;
 use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
-use crate::search::{Constraint, Vocabulary};
-use crate::solvers::tunable::check_integer_vocabulary;
-use crate::solvers::{IntConstraint, IntRules, Solver, Target, Tunable, NUM_FEATURES};
+use crate::solvers::tunable::{log2_feature, twos_feature};
+use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
 pub const NAME: &str = "ConvOclDirectFwd";
@@ -493,8 +491,7 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 /// the power-of-two divisibility ("twos" = trailing zero bits, at most 12) of Cout per group
 /// (what n_out_pix_tiles splits).
 pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
-    let l = |x: u64| (x.max(1) as f64).log2() as f32;
-    let twos = |x: u64| x.max(1).trailing_zeros().min(12) as f32;
+    let (l, twos) = (log2_feature, twos_feature);
     let (cin, cout, h, w) = in_out(p);
     let hw = h.saturating_mul(w);
     [
@@ -525,54 +522,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
 /// are `{arch}_ConvOclDirectFwd.safetensors` + `.json`.
 pub struct ConvOclDirectFwdSolver;
 
-impl Solver for ConvOclDirectFwdSolver {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn model_name(&self, _arch: &str) -> Result<&'static str> {
-        Ok(NAME)
-    }
-
-    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
-        check_applicable(target, problem)
-    }
-
-    /// MIOpen has no KTN model of this solver, so there is no MIOpen encoder input.
-    fn encoder_input(&self, _target: &Target, _problem: &ConvProblem) -> Result<Vec<f32>> {
-        Err(Error::Usage(format!(
-            "{NAME}: MIOpen ships no KernelTuningNet model of this solver; use tuneinfer's own model"
-        )))
-    }
-
-    fn constraint(
-        &self,
-        target: &Target,
-        problem: &ConvProblem,
-        vocab: &Vocabulary,
-        metadata: &KtnMetadata,
-    ) -> Result<Box<dyn Constraint + Send + Sync>> {
-        Ok(Box::new(IntConstraint::for_model(
-            self, target, problem, vocab, metadata,
-        )?))
-    }
-
-    fn fallback(&self, _target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
-        Ok(static_default(problem).iter().map(|v| v.to_string()).collect())
-    }
-
-    fn format_config(&self, values: &[String]) -> String {
-        values.join(",")
-    }
-
-    fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
-        check_integer_vocabulary(NAME, vocab, source)
-    }
-
-    fn tunable(&self) -> Option<&dyn Tunable> {
-        Some(self)
-    }
-}
+impl OwnModelsOnly for ConvOclDirectFwdSolver {}
 
 impl Tunable for ConvOclDirectFwdSolver {
     fn solver_name(&self) -> &'static str {

@@ -15,7 +15,7 @@ pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_ocl_direct_fwd;
 pub mod tunable;
 
-pub use tunable::{IntConstraint, IntRules, Tunable, NUM_FEATURES};
+pub use tunable::{IntConstraint, IntRules, OwnModelsOnly, Tunable, NUM_FEATURES};
 
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;

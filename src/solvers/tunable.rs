@@ -6,7 +6,7 @@
 //! hold?) plus a look-ahead (can a valid prefix still be completed?), both pure functions of the
 //! problem (and target) fixed when the rules are built.
 
-use super::Target;
+use super::{Solver, Target};
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
 use crate::problem::ConvProblem;
@@ -257,6 +257,103 @@ impl Constraint for IntConstraint {
             None => false,
         }
     }
+}
+
+/// A tunable solver MIOpen ships no KernelTuningNet model of: its whole engine view
+/// ([`Solver`]) follows from its [`Tunable`] side (only tuneinfer's own models, named after the
+/// solver; configs comma-joined; MIOpen's fallback is the static default). A solver with a WGSL
+/// rules library names it here.
+pub trait OwnModelsOnly: Tunable {
+    /// See [`Solver::wgsl_rules`].
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// See [`Solver::wgsl_rule_words`].
+    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
+        None
+    }
+}
+
+impl<T: OwnModelsOnly> Solver for T {
+    fn name(&self) -> &'static str {
+        self.solver_name()
+    }
+
+    fn model_name(&self, _arch: &str) -> Result<&'static str> {
+        Ok(self.solver_name())
+    }
+
+    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        self.applicable(target, problem)
+    }
+
+    /// MIOpen has no KTN model of this solver, so there is no MIOpen encoder input.
+    fn encoder_input(&self, _target: &Target, _problem: &ConvProblem) -> Result<Vec<f32>> {
+        Err(Error::Usage(format!(
+            "{}: MIOpen ships no KernelTuningNet model of this solver; use tuneinfer's own model",
+            self.solver_name()
+        )))
+    }
+
+    fn constraint(
+        &self,
+        target: &Target,
+        problem: &ConvProblem,
+        vocab: &Vocabulary,
+        metadata: &KtnMetadata,
+    ) -> Result<Box<dyn Constraint + Send + Sync>> {
+        Ok(Box::new(IntConstraint::for_model(
+            self, target, problem, vocab, metadata,
+        )?))
+    }
+
+    fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
+        Ok(self
+            .static_default(target, problem)
+            .iter()
+            .map(|v| v.to_string())
+            .collect())
+    }
+
+    fn format_config(&self, values: &[String]) -> String {
+        values.join(",")
+    }
+
+    fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
+        check_integer_vocabulary(self.solver_name(), vocab, source)
+    }
+
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        OwnModelsOnly::wgsl_rules(self)
+    }
+
+    fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<[i32; 8]> {
+        OwnModelsOnly::wgsl_rule_words(self, target, problem)
+    }
+
+    fn tunable(&self) -> Option<&dyn Tunable> {
+        Some(self)
+    }
+}
+
+/// `log2(x)` as a feature (0 for 0).
+pub fn log2_feature(x: u64) -> f32 {
+    (x.max(1) as f64).log2() as f32
+}
+
+/// The power-of-two divisibility of `x` as a feature: its trailing zero bits, at most 12.
+pub fn twos_feature(x: u64) -> f32 {
+    x.max(1).trailing_zeros().min(12) as f32
+}
+
+/// Is the product of `factors` below `2^log2_limit` (false when it overflows)? MIOpen's
+/// kernels' size limits.
+pub fn product_below(factors: &[u128], log2_limit: u32) -> bool {
+    factors
+        .iter()
+        .try_fold(1u128, |acc, &f| acc.checked_mul(f))
+        .is_some_and(|prod| prod < (1u128 << log2_limit))
 }
 
 /// A vocabulary check for tunable solvers: every token value is an integer (`"-1"`, the end
