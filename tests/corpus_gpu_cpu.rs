@@ -14,6 +14,21 @@ use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::{self, Target};
 use tuneinfer::{DecodeMode, Predictor};
 
+/// The decodings to compare: `$TUNEINFER_CORPUS_MODES` (e.g. `miopen,4,16`: MIOpen's walk and
+/// beams of those widths), by default all three.
+fn modes() -> Vec<DecodeMode> {
+    let text = std::env::var("TUNEINFER_CORPUS_MODES").unwrap_or_else(|_| "miopen,4,16".into());
+    text.split(',')
+        .map(|m| match m.trim() {
+            "miopen" => DecodeMode::Miopen,
+            w => {
+                let width: usize = w.parse().unwrap_or_else(|_| panic!("TUNEINFER_CORPUS_MODES: '{w}'"));
+                DecodeMode::Beam { width, top: width }
+            }
+        })
+        .collect()
+}
+
 #[test]
 #[ignore = "whole corpus: minutes; run tools/gpu_vs_cpu.sh"]
 fn whole_corpus_gpu_equals_cpu() {
@@ -61,11 +76,7 @@ fn whole_corpus_gpu_equals_cpu() {
         );
         let cpu = Predictor::load(&arch, &solver, &dirs).unwrap_or_else(|e| panic!("{e}"));
         let gpu = GpuPredictor::load(&arch, &solver, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
-        for mode in [
-            DecodeMode::Miopen,
-            DecodeMode::Beam { width: 4, top: 4 },
-            DecodeMode::Beam { width: 16, top: 16 },
-        ] {
+        for mode in modes() {
             let t = std::time::Instant::now();
             let want = cpu.predict_batch(&problems, mode);
             let got = gpu.predict_batch(&problems, mode);
