@@ -30,7 +30,11 @@ pub enum LoadedModel {
 /// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch` (the solver's rules
 /// exist for MIOpen's arches only, so no model of ours could serve there either).
 pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
-    let model_name = match solver.model_name(arch) {
+    // A MIOpen database name (`gfx906_64`) selects our models trained for that CU count
+    // (`gfx906_64_{solver}`), or the arch's (`gfx906_{solver}`) when those were trained on that
+    // very database; MIOpen's KTN models are per arch.
+    let (base, compute_units) = crate::solvers::split_db_name(arch);
+    let model_name = match solver.model_name(base) {
         Ok(name) => name,
         Err(Error::NotApplicable { reason, .. }) => {
             return Err(Error::NoModelForArch {
@@ -47,16 +51,33 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         if ours.tensors.exists() || ours.metadata.exists() {
             return Ok(LoadedModel::Attention(load_weights(&ours, arch, solver)?));
         }
-        if let Some(files) = ktn_files_in(dir, arch, model_name)? {
+        if compute_units.is_some() {
+            let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
+            if arch_wide.metadata.is_file() && trained_on(&arch_wide, arch) {
+                return Ok(LoadedModel::Attention(load_weights(&arch_wide, base, solver)?));
+            }
+        }
+        if let Some(files) = ktn_files_in(dir, base, model_name)? {
             return Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?)));
         }
     }
     Err(Error::ModelNotFound {
         looked_for: vec![
             crate::error::weights_pattern(arch, solver.name()),
-            crate::error::ktn_pattern(arch, model_name),
+            crate::error::ktn_pattern(base, model_name),
         ],
         searched: dirs.to_vec(),
+    })
+}
+
+/// Was our model in `files` trained on the database named `db_name` (its metadata's
+/// `training.perf_db` is `{db_name}.db` or `{db_name}.*`)? False when the file cannot be read.
+fn trained_on(files: &WeightsFiles, db_name: &str) -> bool {
+    weights::read_info(&files.metadata).is_ok_and(|(info, _)| {
+        info.training["perf_db"]
+            .as_str()
+            .and_then(|f| f.split('.').next())
+            .is_some_and(|stem| stem.eq_ignore_ascii_case(db_name))
     })
 }
 
@@ -113,6 +134,11 @@ mod tests {
 
     /// Saves a tiny untrained attention model of (arch, solver) into `dir`.
     fn save_tiny(dir: &std::path::Path, arch: &str, solver: &str) {
+        save_tiny_from(dir, arch, solver, "gfx906_60.db");
+    }
+
+    /// [`save_tiny`] with the training database named in its metadata.
+    fn save_tiny_from(dir: &std::path::Path, arch: &str, solver: &str, perf_db: &str) {
         let config = AttentionConfig {
             steps: NUM_FEATURES,
             hidden: 4,
@@ -130,10 +156,36 @@ mod tests {
                 mean: vec![0.0; NUM_FEATURES],
                 std: vec![1.0; NUM_FEATURES],
             },
-            training: serde_json::json!({}),
+            training: serde_json::json!({ "perf_db": perf_db }),
             metrics: serde_json::json!({}),
         };
         weights::save(dir, &[AttentionParams::init(config, 1)], &info).unwrap();
+    }
+
+    #[test]
+    fn a_database_name_selects_the_model_of_that_cu_count_and_never_another() {
+        let dir = temp_dir("cu");
+        let solver = solvers::by_name("ConvAsm1x1U").unwrap();
+        let dirs = std::slice::from_ref(&dir);
+        // The arch's model, trained on gfx906_60.db: the model of gfx906 and of gfx906_60 ...
+        save_tiny_from(&dir, "gfx906", "ConvAsm1x1U", "gfx906_60.db");
+        assert!(find_and_load("gfx906", solver, dirs).is_ok());
+        let LoadedModel::Attention(m) = find_and_load("gfx906_60", solver, dirs).unwrap() else {
+            panic!("our model")
+        };
+        assert!(m.source.contains("gfx906_ConvAsm1x1U"), "{}", m.source);
+        // ... never of gfx906_64 (another CU count): not found, naming the file looked for.
+        let e = find_and_load("gfx906_64", solver, dirs)
+            .err()
+            .expect("no gfx906_64 model");
+        assert!(e.to_string().contains("gfx906_64_ConvAsm1x1U.safetensors"), "{e}");
+        // A model of its own for gfx906_64 is found by that name.
+        save_tiny_from(&dir, "gfx906_64", "ConvAsm1x1U", "gfx906_64.2019.cd.pdb.txt");
+        let LoadedModel::Attention(m) = find_and_load("gfx906_64", solver, dirs).unwrap() else {
+            panic!("our model")
+        };
+        assert!(m.source.contains("gfx906_64_ConvAsm1x1U"), "{}", m.source);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -34,13 +34,79 @@ pub struct Target {
     pub catalogue_dir: Option<std::path::PathBuf>,
 }
 
+/// The architectures whose MIOpen database names (`{arch}_{CU}`, or `{arch}{CU in hex}` above
+/// 64 CUs) [`split_db_name`] recognises.
+pub const KNOWN_ARCHES: [&str; 12] = [
+    "gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100", "gfx1101",
+    "gfx1102",
+];
+
+/// Splits a MIOpen database name into (arch, compute units): `gfx906_60` -> (gfx906, 60);
+/// above 64 CUs MIOpen writes the count in hex with no underscore: `gfx90a68` -> (gfx90a, 104),
+/// `gfx942130` -> (gfx942, 304). A plain arch (`gfx906`) or anything else: (name, None).
+pub fn split_db_name(name: &str) -> (&str, Option<u32>) {
+    let lower = name.to_ascii_lowercase();
+    for arch in KNOWN_ARCHES {
+        let Some(rest) = lower.strip_prefix(arch) else { continue };
+        let n = arch.len();
+        if let Some(dec) = rest.strip_prefix('_') {
+            if let Ok(cu) = dec.parse::<u32>() {
+                if (1..=64).contains(&cu) && !dec.starts_with('+') {
+                    return (&name[..n], Some(cu));
+                }
+            }
+        } else if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_hexdigit()) {
+            if let Ok(cu) = u32::from_str_radix(rest, 16) {
+                if cu > 64 {
+                    return (&name[..n], Some(cu));
+                }
+            }
+        }
+    }
+    (name, None)
+}
+
 impl Target {
+    /// The target of an arch or of a MIOpen database name (`gfx906_64`: arch gfx906 with 64
+    /// compute units; see [`split_db_name`]).
     pub fn new(arch: &str) -> Target {
+        let (arch, compute_units) = split_db_name(arch);
         Target {
             arch: arch.to_string(),
-            compute_units: None,
+            compute_units,
             catalogue_dir: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn miopen_database_names_split_as_miopen_builds_them() {
+        assert_eq!(split_db_name("gfx906_60"), ("gfx906", Some(60)));
+        assert_eq!(split_db_name("gfx906_64"), ("gfx906", Some(64)));
+        assert_eq!(split_db_name("gfx900_56"), ("gfx900", Some(56)));
+        assert_eq!(split_db_name("gfx1030_36"), ("gfx1030", Some(36)));
+        // Above 64 CUs: hex, no underscore (0x68 = 104, 0x130 = 304).
+        assert_eq!(split_db_name("gfx90a68"), ("gfx90a", Some(104)));
+        assert_eq!(split_db_name("gfx942130"), ("gfx942", Some(304)));
+        assert_eq!(split_db_name("gfx906"), ("gfx906", None));
+        // Not MIOpen's spelling: left whole (hex below 65, decimal above 64, junk).
+        for name in [
+            "gfx90640",
+            "gfx906_104",
+            "gfx906_x",
+            "gfx906_",
+            "gfx906_+6",
+            "foo_60",
+            "",
+        ] {
+            assert_eq!(split_db_name(name), (name, None), "{name}");
+        }
+        let t = Target::new("gfx942130");
+        assert_eq!((t.arch.as_str(), t.compute_units), ("gfx942", Some(304)));
     }
 }
 
