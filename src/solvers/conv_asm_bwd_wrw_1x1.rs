@@ -10,11 +10,9 @@
 //!
 //! Nothing here panics: sizes are widened to `i128` and config values may be any `i64`.
 
-use std::collections::HashSet;
-
 use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
-use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
+use crate::solvers::tunable::{log2_feature, memoised_completable, product_below, twos_feature};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -303,49 +301,26 @@ impl Rules {
 
     /// Is there some completion of the valid prefix, each later value drawn from `domain`, that
     /// is a fully valid config? Depth-first, stopping at the first success, with a per-call memo
-    /// of failed states (equal [`Rules::state_key`] at equal depth share the answer).
+    /// of failed states (equal [`Rules::state_key`] at equal depth share the answer) and a prune:
+    /// rule 10 with the smallest read_size (1), data_prefetch (0) and the larger register limit
+    /// (n_part_cnt <= 4) is necessary for every completion, so a prefix that fixes acc_gprs and
+    /// c_mult + k_mult above it is dead (the doc's "optional early pruning").
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
-        if !self.prefix_valid(prefix) {
-            return false;
-        }
-        let mut buf = [0i64; NUM_PARAMS];
-        buf[..prefix.len()].copy_from_slice(prefix);
-        let mut failed = HashSet::new();
-        self.complete_from(&mut buf, prefix.len(), domain, &mut failed)
-    }
-
-    fn complete_from(
-        &self,
-        buf: &mut [i64; NUM_PARAMS],
-        depth: usize,
-        domain: &[i64],
-        failed: &mut HashSet<(usize, [i64; 6])>,
-    ) -> bool {
-        if depth == NUM_PARAMS {
-            return true;
-        }
-        // Rule 10 with the smallest read_size (1), data_prefetch (0) and the larger register
-        // limit (n_part_cnt <= 4) is necessary for every completion: a prefix that fixes
-        // acc_gprs and c_mult + k_mult above it is dead (the doc's "optional early pruning").
-        if depth > K_MULT && depth <= DATA_PREFETCH {
-            let loads = i128::from(buf[C_MULT]) + i128::from(buf[K_MULT]);
-            let least = self.acc_gprs(&buf[..]) + 12 + loads * if self.bf16 { 2 } else { 1 };
-            if least > 256 {
+        let dead = |buf: &[i64], depth: usize| {
+            if depth <= K_MULT || depth > DATA_PREFETCH {
                 return false;
             }
-        }
-        let key = (depth, Self::state_key(buf, depth));
-        if failed.contains(&key) {
-            return false;
-        }
-        for &x in domain {
-            buf[depth] = x;
-            if self.prefix_valid(&buf[..=depth]) && self.complete_from(buf, depth + 1, domain, failed) {
-                return true;
-            }
-        }
-        failed.insert(key);
-        false
+            let loads = i128::from(buf[C_MULT]) + i128::from(buf[K_MULT]);
+            self.acc_gprs(buf) + 12 + loads * if self.bf16 { 2 } else { 1 } > 256
+        };
+        memoised_completable(
+            &|p| self.prefix_valid(p),
+            prefix,
+            NUM_PARAMS,
+            domain,
+            &Self::state_key,
+            &dead,
+        )
     }
 }
 

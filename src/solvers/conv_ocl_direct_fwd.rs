@@ -22,11 +22,9 @@
 //! parsed problem never exceeds it) and widened to `i128`, config values may be any `i64`, and a
 //! division by zero (a zero stride or group count, where MIOpen asserts) makes a config invalid.
 
-use std::collections::HashSet;
-
 use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
-use crate::solvers::tunable::{log2_feature, twos_feature};
+use crate::solvers::tunable::{log2_feature, memoised_completable, twos_feature};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -393,37 +391,14 @@ impl Rules {
     /// is a fully valid config? Depth-first, stopping at the first success, with a per-call memo
     /// of failed states (equal [`Rules::state_key`] at equal depth share the answer).
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
-        if !self.prefix_valid(prefix) {
-            return false;
-        }
-        let mut buf = [0i64; NUM_PARAMS];
-        buf[..prefix.len()].copy_from_slice(prefix);
-        let mut failed = HashSet::new();
-        self.complete_from(&mut buf, prefix.len(), domain, &mut failed)
-    }
-
-    fn complete_from(
-        &self,
-        buf: &mut [i64; NUM_PARAMS],
-        depth: usize,
-        domain: &[i64],
-        failed: &mut HashSet<(usize, [i64; 6])>,
-    ) -> bool {
-        if depth == NUM_PARAMS {
-            return true;
-        }
-        let key = (depth, Self::state_key(buf, depth));
-        if failed.contains(&key) {
-            return false;
-        }
-        for &x in domain {
-            buf[depth] = x;
-            if self.prefix_valid(&buf[..=depth]) && self.complete_from(buf, depth + 1, domain, failed) {
-                return true;
-            }
-        }
-        failed.insert(key);
-        false
+        memoised_completable(
+            &|p| self.prefix_valid(p),
+            prefix,
+            NUM_PARAMS,
+            domain,
+            &Self::state_key,
+            &|_, _| false,
+        )
     }
 }
 

@@ -120,6 +120,67 @@ fn complete_dfs<R: IntRules + ?Sized>(rules: &R, buf: &mut Vec<i64>, n: usize, d
     false
 }
 
+/// The look-ahead of [`IntRules::completable`] for rules whose later positions read only a few
+/// values of a prefix: a depth-first search over `domain`, stopping at the first complete valid
+/// config of length `n`, with a per-call memo of failed states (`key(prefix, depth)`: what the
+/// rules after position `depth - 1` read of the first `depth` values; equal keys at equal depth
+/// share the answer) and a prune (`dead(prefix, depth)`: a necessary condition of every
+/// completion fails). The memo and the prune only save work: the answer is the plain search's.
+pub fn memoised_completable<K: std::hash::Hash + Eq>(
+    prefix_valid: &dyn Fn(&[i64]) -> bool,
+    prefix: &[i64],
+    n: usize,
+    domain: &[i64],
+    key: &dyn Fn(&[i64], usize) -> K,
+    dead: &dyn Fn(&[i64], usize) -> bool,
+) -> bool {
+    struct Search<'a, K> {
+        prefix_valid: &'a dyn Fn(&[i64]) -> bool,
+        n: usize,
+        domain: &'a [i64],
+        key: &'a dyn Fn(&[i64], usize) -> K,
+        dead: &'a dyn Fn(&[i64], usize) -> bool,
+        failed: std::collections::HashSet<(usize, K)>,
+    }
+    impl<K: std::hash::Hash + Eq> Search<'_, K> {
+        /// `buf[..depth]` is a valid prefix; can it be completed?
+        fn from(&mut self, buf: &mut [i64], depth: usize) -> bool {
+            if depth == self.n {
+                return true;
+            }
+            if (self.dead)(buf, depth) {
+                return false;
+            }
+            let key = (depth, (self.key)(buf, depth));
+            if self.failed.contains(&key) {
+                return false;
+            }
+            for i in 0..self.domain.len() {
+                buf[depth] = self.domain[i];
+                if (self.prefix_valid)(&buf[..=depth]) && self.from(buf, depth + 1) {
+                    return true;
+                }
+            }
+            self.failed.insert(key);
+            false
+        }
+    }
+    if prefix.len() > n || !prefix_valid(prefix) {
+        return false;
+    }
+    let mut buf = vec![0i64; n];
+    buf[..prefix.len()].copy_from_slice(prefix);
+    let mut search = Search {
+        prefix_valid,
+        n,
+        domain,
+        key,
+        dead,
+        failed: std::collections::HashSet::new(),
+    };
+    search.from(&mut buf, prefix.len())
+}
+
 /// Parses `count` comma-separated integers (the default [`Tunable::parse_params`]).
 pub fn parse_int_list(solver: &str, names: &[&str], s: &str) -> Result<Vec<i64>> {
     let what = format!("{solver} config '{s}'");
