@@ -79,36 +79,6 @@ impl Target {
     }
 }
 
-#[cfg(test)]
-mod target_tests {
-    use super::*;
-
-    #[test]
-    fn miopen_database_names_split_as_miopen_builds_them() {
-        assert_eq!(split_db_name("gfx906_60"), ("gfx906", Some(60)));
-        assert_eq!(split_db_name("gfx906_64"), ("gfx906", Some(64)));
-        assert_eq!(split_db_name("gfx900_56"), ("gfx900", Some(56)));
-        assert_eq!(split_db_name("gfx1030_36"), ("gfx1030", Some(36)));
-        // Above 64 CUs: hex, no underscore (0x68 = 104, 0x130 = 304).
-        assert_eq!(split_db_name("gfx90a68"), ("gfx90a", Some(104)));
-        assert_eq!(split_db_name("gfx942130"), ("gfx942", Some(304)));
-        assert_eq!(split_db_name("gfx906"), ("gfx906", None));
-        // Not MIOpen's spelling: left whole (hex below 65, decimal above 64, junk).
-        for name in [
-            "gfx90640",
-            "gfx906_104",
-            "gfx906_x",
-            "gfx906_",
-            "gfx906_+6",
-            "foo_60",
-            "",
-        ] {
-            assert_eq!(split_db_name(name), (name, None), "{name}");
-        }
-        let t = Target::new("gfx942130");
-        assert_eq!((t.arch.as_str(), t.compute_units), ("gfx942", Some(304)));
-    }
-}
 
 /// What the engine needs of a solver.
 pub trait Solver: Send + Sync {
@@ -206,4 +176,35 @@ pub fn by_name(name: &str) -> Result<&'static dyn Solver> {
             solver: name.to_string(),
             known: all().iter().map(|s| s.name()).collect(),
         })
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn miopen_database_names_split_as_miopen_builds_them() {
+        assert_eq!(split_db_name("gfx906_60"), ("gfx906", Some(60)));
+        assert_eq!(split_db_name("gfx906_64"), ("gfx906", Some(64)));
+        assert_eq!(split_db_name("gfx900_56"), ("gfx900", Some(56)));
+        assert_eq!(split_db_name("gfx1030_36"), ("gfx1030", Some(36)));
+        // Above 64 CUs: hex, no underscore (0x68 = 104, 0x130 = 304).
+        assert_eq!(split_db_name("gfx90a68"), ("gfx90a", Some(104)));
+        assert_eq!(split_db_name("gfx942130"), ("gfx942", Some(304)));
+        assert_eq!(split_db_name("gfx906"), ("gfx906", None));
+        // Not MIOpen's spelling: left whole (hex below 65, decimal above 64, junk).
+        for name in [
+            "gfx90640",
+            "gfx906_104",
+            "gfx906_x",
+            "gfx906_",
+            "gfx906_+6",
+            "foo_60",
+            "",
+        ] {
+            assert_eq!(split_db_name(name), (name, None), "{name}");
+        }
+        let t = Target::new("gfx942130");
+        assert_eq!((t.arch.as_str(), t.compute_units), ("gfx942", Some(304)));
+    }
 }
