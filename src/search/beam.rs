@@ -8,8 +8,9 @@
 //! MIOpen's greedy answer whenever greedy succeeds.
 
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
+use super::{DecoderScratch, StepDecoder};
 use crate::cpu;
-use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+use crate::seq2seq::States;
 
 struct Candidate {
     score: f32,

@@ -5,8 +5,9 @@
 //! solver accepts is taken and fed to the next step.
 
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
+use super::{DecoderScratch, StepDecoder};
 use crate::cpu;
-use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+use crate::seq2seq::States;
 
 /// Decodes every problem of a batch greedily. `init` holds one row of encoder states per
 /// problem. Returns, per problem, the hypothesis or `None` where MIOpen's walk fails.

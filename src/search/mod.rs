@@ -4,6 +4,34 @@
 //! (what the solver sees): MIOpen's constraint is value-based, so a token from another
 //! position's block whose value is acceptable is taken too.
 
+use crate::seq2seq::States;
+
+/// Work buffers a decoder reuses across steps (one per thread).
+#[derive(Debug, Default, Clone)]
+pub struct DecoderScratch {
+    pub buffers: Vec<Vec<f32>>,
+}
+
+impl DecoderScratch {
+    /// Buffer `i`, created on first use.
+    pub fn buffer(&mut self, i: usize) -> &mut Vec<f32> {
+        if self.buffers.len() <= i {
+            self.buffers.resize(i + 1, Vec::new());
+        }
+        &mut self.buffers[i]
+    }
+}
+
+/// A decoder the search can step: one token per row in, raw scores per row out. The search owns
+/// this interface; the models (`seq2seq`, `gpu`) implement it.
+pub trait StepDecoder: Sync {
+    /// Number of scores per step.
+    fn vocab_size(&self) -> usize;
+    /// One step for `states.batch` rows: feeds `tokens`, updates `states` in place and writes
+    /// raw scores `[batch, vocab]` into `scores`.
+    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch);
+}
+
 /// A decoder's output vocabulary: token id -> parameter value, with the values interned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vocabulary {

@@ -2,13 +2,13 @@
 //! Embedding -> stacked LSTMs initialised from the encoder -> Dense to raw scores.
 
 use super::graph::{expect_refs, next_in_chain, state_refs};
-use super::model::{DecoderScratch, StepDecoder};
 use super::packed::{dense_packed, pack_dense, PackedLstm};
 use super::states::States;
 use crate::cpu;
 use crate::cpu::PackedMatrix;
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, EmbeddingWeights, KerasModel, LayerKind, LstmWeights};
+use crate::search::{DecoderScratch, StepDecoder};
 
 /// A KTN decoder.
 #[derive(Debug, Clone)]

@@ -12,9 +12,10 @@ mod packed;
 mod states;
 pub mod verify;
 
+pub use crate::search::{DecoderScratch, StepDecoder};
 pub use attention::AttentionModel;
 pub use decoder::Decoder;
 pub use encoder::Encoder;
 pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};
-pub use model::{DecoderScratch, Seq2SeqModel, StepDecoder};
+pub use model::Seq2SeqModel;
 pub use states::States;

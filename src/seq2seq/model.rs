@@ -5,33 +5,9 @@ use super::States;
 use crate::error::Result;
 use crate::format::metadata::KtnMetadata;
 use crate::problem::ConvProblem;
+use crate::search::StepDecoder;
 use crate::search::Vocabulary;
 use crate::solvers::{Solver, Target};
-
-/// Work buffers a decoder reuses across steps (one per thread).
-#[derive(Debug, Default, Clone)]
-pub struct DecoderScratch {
-    pub buffers: Vec<Vec<f32>>,
-}
-
-impl DecoderScratch {
-    /// Buffer `i`, created on first use.
-    pub fn buffer(&mut self, i: usize) -> &mut Vec<f32> {
-        if self.buffers.len() <= i {
-            self.buffers.resize(i + 1, Vec::new());
-        }
-        &mut self.buffers[i]
-    }
-}
-
-/// A decoder the search can step: one token per row in, raw scores per row out.
-pub trait StepDecoder: Sync {
-    /// Number of scores per step.
-    fn vocab_size(&self) -> usize;
-    /// One step for `states.batch` rows: feeds `tokens`, updates `states` in place and writes
-    /// raw scores `[batch, vocab]` into `scores`.
-    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, scratch: &mut DecoderScratch);
-}
 
 /// A complete sequence-to-sequence predictor model.
 pub trait Seq2SeqModel: Send + Sync {

@@ -79,7 +79,6 @@ impl Target {
     }
 }
 
-
 /// What the engine needs of a solver.
 pub trait Solver: Send + Sync {
     /// MIOpen's solver name, e.g. `ConvAsm1x1U`.
