@@ -269,13 +269,13 @@ fn ensemble_members_are_saved_loaded_and_averaged() {
     let mut opts = tiny_options(&dir, 2);
     opts.members = 2;
     let r = train::train(&opts, None).unwrap();
-    let (model, info) = weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    let (model, info) = tuneinfer::seq2seq::AttentionModel::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
     assert_eq!((model.members.len(), info.members), (2, 2));
     assert_ne!(model.members[0], model.members[1], "members have their own seeds");
     // Member 0 is the single-network run with the same seed.
     let single_dir = temp_dir("ensemble-single");
     let single = train::train(&tiny_options(&single_dir, 2), None).unwrap();
-    let (one, _) = weights::load(&single.files, "gfx906", "ConvAsm1x1U").unwrap();
+    let (one, _) = tuneinfer::seq2seq::AttentionModel::load(&single.files, "gfx906", "ConvAsm1x1U").unwrap();
     assert_eq!(one.members[0], model.members[0]);
     assert!(dir.join("gfx906_ConvAsm1x1U.checkpoint.m1.safetensors").is_file());
     let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();

@@ -12,7 +12,7 @@ use super::metadata::KtnMetadata;
 use super::safetensors::{self, Tensor};
 use super::sha256::{hex, Sha256};
 use crate::error::{Error, Result};
-use crate::seq2seq::attention::{AttentionConfig, AttentionModel, AttentionParams, FeatureTransform};
+use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform};
 
 /// `format` field of the metadata JSON and of the safetensors `__metadata__`.
 pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
@@ -279,7 +279,9 @@ pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
 }
 
 /// Loads a model pair, checking format, version, arch, solver, shapes and the checksum.
-pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(AttentionModel, WeightsInfo)> {
+/// The members' tensors of a model pair, with its metadata (the model is built by
+/// [`AttentionModel::load`]).
+pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(Vec<AttentionParams>, WeightsInfo)> {
     let (info, digest) = read_info(&files.metadata)?;
     let meta_src = files.metadata.display().to_string();
     if !info.arch.eq_ignore_ascii_case(arch) || !info.solver.eq_ignore_ascii_case(solver) {
@@ -316,9 +318,7 @@ pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(Attention
     let members = (0..info.members)
         .map(|k| params_from_tensors(info.config, &tensors, &member_prefix(k), &src))
         .collect::<Result<Vec<_>>>()?;
-    let metadata = ktn_metadata(&info.token_values, info.config.seq_len);
-    let model = AttentionModel::ensemble(members, info.transform.clone(), metadata, src)?;
-    Ok((model, info))
+    Ok((members, info))
 }
 
 #[cfg(test)]
@@ -365,8 +365,8 @@ mod tests {
             find(std::slice::from_ref(&dir), "gfx906", "ConvAsm1x1U"),
             Some(files.clone())
         );
-        let (model, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
-        assert_eq!(model.members, vec![params.clone()]);
+        let (members, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
+        assert_eq!(members, vec![params.clone()]);
         assert_eq!(info2, info);
         // Another arch.
         let e = load(&files, "gfx900", "ConvAsm1x1U").unwrap_err().to_string();
