@@ -21,7 +21,12 @@ answer; top-k: is the tuned best among the first k answers? The model's beam is 
 problem kind (direction and precision, problem count in brackets).
 
 Options:
-  --perf-db FILE      the database the model was trained on (required)
+  --perf-db FILE      the database the model was trained on (required); its held-out
+                      geometries are the validation problems
+  --older-perf-db FILE[,FILE...]
+                      older databases the model was also trained on: their training-side
+                      rows join the nearest neighbour's reference (validation stays
+                      --perf-db's)
   --arch ARCH         [gfx906]
   --solver NAME       [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
   --models DIR        where {arch}_{solver}.safetensors/.json live (default search order:
@@ -39,7 +44,15 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: &["perf-db", "arch", "solver", "models", "ktn-models", "beam"],
+            valued: &[
+                "perf-db",
+                "older-perf-db",
+                "arch",
+                "solver",
+                "models",
+                "ktn-models",
+                "beam",
+            ],
             flags: &["json"],
             options_after_positionals: false,
         },
@@ -67,7 +80,19 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     opts.val_fraction = t["val_fraction"].as_f64().unwrap_or(opts.val_fraction);
     opts.early_stop_fraction = t["early_stop_fraction"].as_f64().unwrap_or(opts.early_stop_fraction);
     opts.max_rows = t["max_rows"].as_u64().map(|n| n as usize);
-    let prep = train::prepare(&opts)?;
+    let mut prep = train::prepare(&opts)?;
+    if let Some(list) = args.value("older-perf-db") {
+        // The same seed holds out the same geometries of every source: the union's training
+        // side never holds a validation geometry of --perf-db.
+        let mut all = opts.clone();
+        all.older_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+        if all.older_perf_dbs.is_empty() {
+            return Err(Error::Usage("--older-perf-db needs at least one FILE".into()));
+        }
+        let union = train::prepare(&all)?;
+        prep.train = union.train;
+        prep.early_stop = union.early_stop;
+    }
     // A model trained on several sources is evaluated on one of them: the same seed holds out
     // the same geometries of every source, so nothing it validates on was trained on.
     let several_sources = t["older_perf_dbs"].as_array().is_some_and(|a| !a.is_empty());
