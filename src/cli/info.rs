@@ -54,7 +54,8 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
         found.sort();
         for (name, kind) in found {
             any = true;
-            let (arch, model) = name.split_once('_').unwrap_or((name.as_str(), ""));
+            // `{arch}_{model}`, the arch possibly a database name with its CU count (`gfx906_64`).
+            let (arch, model) = split_model_file_name(&name);
             // KTN files are named after the model, which several solvers may share.
             let users: Vec<&str> = solvers::all()
                 .into_iter()
@@ -89,6 +90,20 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
         say!("  none found (searched: {})", searched.join(", "));
     }
     Ok(0)
+}
+
+/// `gfx906_ConvAsm1x1U` -> (gfx906, ConvAsm1x1U); `gfx906_64_ConvAsm1x1U` -> (gfx906_64,
+/// ConvAsm1x1U): an underscore followed by a digit is part of the arch (a CU count).
+fn split_model_file_name(name: &str) -> (&str, &str) {
+    let mut from = 0;
+    while let Some(i) = name[from..].find('_').map(|i| from + i) {
+        if name[i + 1..].starts_with(|c: char| c.is_ascii_digit()) {
+            from = i + 1;
+            continue;
+        }
+        return (&name[..i], &name[i + 1..]);
+    }
+    (name, "")
 }
 
 #[cfg(feature = "gpu")]
@@ -139,4 +154,19 @@ fn print_gpu() -> Result<()> {
 fn print_gpu() -> Result<()> {
     say!("gpu: {}", crate::gpu::NOT_COMPILED);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn model_file_names_split_after_the_cu_count() {
+        use super::split_model_file_name as split;
+        assert_eq!(split("gfx906_ConvAsm1x1U"), ("gfx906", "ConvAsm1x1U"));
+        assert_eq!(split("gfx906_64_ConvAsm1x1U"), ("gfx906_64", "ConvAsm1x1U"));
+        assert_eq!(
+            split("gfx942_ConvHipIgemmGroupXdlops"),
+            ("gfx942", "ConvHipIgemmGroupXdlops")
+        );
+        assert_eq!(split("gfx906"), ("gfx906", ""));
+    }
 }
