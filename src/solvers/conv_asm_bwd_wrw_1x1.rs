@@ -49,7 +49,7 @@ const DATA_PREFETCH: usize = 9;
 /// The arches where MIOpen applies the solver: the deprecated-solver allow-list
 /// (`src/solver.cpp:716-731`: gfx803, gfx900, gfx906, gfx908, gfx90a, gfx103*) intersected with
 /// "the device name contains gfx8 or gfx9" (`conv_asm_dir_BwdWrW1x1.cpp:503-505`).
-pub const ARCHES: [&str; 5] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a"];
+pub const ARCHES: [&str; 5] = crate::solvers::tunable::DEPRECATED_GFX8_GFX9_ARCHES;
 
 fn not_applicable(reason: impl Into<String>) -> Error {
     Error::NotApplicable {

@@ -53,7 +53,7 @@ const N_PER_GROUP: usize = 5;
 /// The arches where MIOpen applies the solver: the deprecated-solver allow-list
 /// (`src/solver.cpp:716-731`: gfx803, gfx900, gfx906, gfx908, gfx90a, gfx103*) intersected with
 /// "the device name starts with gfx8 or gfx9" (`:417-419`).
-pub const ARCHES: [&str; 5] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a"];
+pub const ARCHES: [&str; 5] = crate::solvers::tunable::DEPRECATED_GFX8_GFX9_ARCHES;
 
 fn not_applicable(reason: impl Into<String>) -> Error {
     Error::NotApplicable {

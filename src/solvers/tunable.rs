@@ -398,6 +398,11 @@ impl<T: OwnModelsOnly> Solver for T {
     }
 }
 
+/// MIOpen's deprecated-solver allow-list (`src/solver.cpp:716-731`: gfx803, gfx900, gfx906,
+/// gfx908, gfx90a, gfx103*) intersected with "the device name is gfx8 or gfx9", where the
+/// assembly solvers that check both apply.
+pub const DEPRECATED_GFX8_GFX9_ARCHES: [&str; 5] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a"];
+
 /// `log2(x)` as a feature (0 for 0).
 pub fn log2_feature(x: u64) -> f32 {
     (x.max(1) as f64).log2() as f32
