@@ -165,25 +165,21 @@ fn memoised_look_ahead_equals_plain_search() {
     assert!(checked.0 > 50 && checked.1 > 10 && checked.1 < checked.0, "{checked:?}");
 }
 
-/// Every perf database of the shared data that may hold this solver's rows.
-fn databases() -> Vec<std::path::PathBuf> {
-    let dir = common::perfdb_dir();
-    vec![
-        dir.join("gfx906_60.db"),
-        dir.join("gfx900_56.db"),
-        dir.join("history/gfx906_60.2019.cd.pdb.txt"),
-        dir.join("history/gfx900_56.2019.cd.pdb.txt"),
-        dir.join("history/gfx906_64.2019.cd.pdb.txt"),
-    ]
+/// Every perf database of the shared data that holds this solver's rows, with its arch.
+fn databases() -> Vec<(std::path::PathBuf, String)> {
+    common::PERF_DATABASES
+        .iter()
+        .filter(|name| name.starts_with("gfx90") || name.starts_with("history/"))
+        .map(|name| common::perf_database(name))
+        .collect()
 }
 
 #[test]
 fn every_tuned_row_parses_applies_and_passes_the_rules() {
     let solver = ConvAsmBwdWrW1x1Solver;
     let mut total = 0;
-    for db in databases() {
+    for (db, arch) in databases() {
         let rows = read_rows(&db, NAME).unwrap_or_else(|e| panic!("{e}"));
-        let arch = db.file_name().unwrap().to_string_lossy()[..6].to_string();
         let target = Target::new(&arch);
         assert!(rows.rejected.is_empty(), "{}: {:?}", db.display(), &rows.rejected[..1]);
         // Rows of a legacy length (8 or 9 fields, doc section 6) are the only malformed ones.

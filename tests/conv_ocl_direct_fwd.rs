@@ -302,26 +302,10 @@ fn memoised_look_ahead_equals_plain_search() {
 
 /// Every perf database of the shared data, with the arch its rows are for.
 fn databases() -> Vec<(std::path::PathBuf, String)> {
-    let dir = common::perfdb_dir();
-    let mut out = Vec::new();
-    for name in [
-        "gfx906_60.db",
-        "gfx900_56.db",
-        "gfx1030_36.db",
-        "gfx942130.db",
-        "history/gfx906_60.2019.cd.pdb.txt",
-        "history/gfx900_56.2019.cd.pdb.txt",
-        "history/gfx906_64.2019.cd.pdb.txt",
-    ] {
-        let file = name.rsplit('/').next().unwrap();
-        let arch = if file.starts_with("gfx1030") {
-            "gfx1030"
-        } else {
-            &file[..6]
-        };
-        out.push((dir.join(name), arch.to_string()));
-    }
-    out
+    common::PERF_DATABASES
+        .iter()
+        .map(|name| common::perf_database(name))
+        .collect()
 }
 
 /// What the rows of one database come to (doc section 6, observed on the shared copies).

@@ -130,3 +130,23 @@ pub fn assert_same_predictions(
     }
     (same, worst_score)
 }
+
+/// The shared perf databases under `perfdb/`: the sqlite files, then MIOpen's 2019 text files.
+pub const PERF_DATABASES: [&str; 7] = [
+    "gfx906_60.db",
+    "gfx900_56.db",
+    "gfx1030_36.db",
+    "gfx942130.db",
+    "history/gfx906_60.2019.cd.pdb.txt",
+    "history/gfx900_56.2019.cd.pdb.txt",
+    "history/gfx906_64.2019.cd.pdb.txt",
+];
+
+/// A shared perf database (a name of [`PERF_DATABASES`]): its path and the arch its rows are for
+/// (its file name starts with MIOpen's database name, e.g. `gfx906_60` -> gfx906).
+pub fn perf_database(name: &str) -> (PathBuf, String) {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    let stem = file.split('.').next().unwrap_or(file);
+    let arch = tuneinfer::solvers::split_db_name(stem).0.to_string();
+    (perfdb_dir().join(name), arch)
+}
