@@ -34,6 +34,8 @@ const DRIVER_FLAGS: &[(&str, &str, &str)] = &[
     ("-s", "--search", "search"),
     ("-w", "--wall", "wall-clock timing"),
     ("-P", "--printconv", "print convolution"),
+    // MIOpen's own log lines carry these: `-S` names the solver of an immediate-mode call.
+    ("-S", "--solution", "solution"),
 ];
 
 /// Looks a driver flag up; returns its long name (the canonical key) and description.
@@ -55,10 +57,36 @@ impl ConvProblem {
     /// means "all directions", which is not one problem, so we take forward (1). An explicit
     /// `-F` must be 1 (forward), 2 (backward data) or 4 (backward weights).
     ///
-    /// Flags that only change how the driver runs (`-t`, `-V`, `-i`, `-s`, `-w`, `-P`) are
+    /// Flags that only change how the driver runs (`-t`, `-V`, `-i`, `-s`, `-w`, `-P`, `-S`) are
     /// accepted and ignored; `-z/--pad_mode` must be `default`, `-m/--mode` must be `conv`,
     /// `--spatial_dim` must be 2, and `--out_layout`/`--fil_layout` must equal `--in_layout`.
     pub fn from_driver_args(args: &[&str]) -> Result<ConvProblem> {
+        let input = args.join(" ");
+        let mut problems = ConvProblem::driver_problems(args, false)?;
+        match problems.pop() {
+            Some(p) if problems.is_empty() => Ok(p),
+            _ => Err(Error::problem(input, "internal: one direction expected")),
+        }
+    }
+
+    /// Every problem a MIOpenDriver command line runs: like [`ConvProblem::from_driver_args`],
+    /// except that `-F` is MIOpenDriver's bit mask (1 forward, 2 backward data, 4 backward
+    /// weights, sums of them; 0 and a missing `-F` mean all three), giving one problem per
+    /// direction, in the order F, B, W.
+    pub fn from_driver_args_all(args: &[&str]) -> Result<Vec<ConvProblem>> {
+        ConvProblem::driver_problems(args, true)
+    }
+
+    /// [`ConvProblem::from_driver_args_all`] on a command line split on whitespace.
+    pub fn from_driver_line_all(line: &str) -> Result<Vec<ConvProblem>> {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        ConvProblem::from_driver_args_all(&args).map_err(|e| match e {
+            Error::InvalidProblem { reason, .. } => Error::problem(line, reason),
+            other => other,
+        })
+    }
+
+    fn driver_problems(args: &[&str], several: bool) -> Result<Vec<ConvProblem>> {
         let input = args.join(" ");
         let input = input.as_str();
         let (command, rest) = match args.split_first() {
@@ -145,35 +173,46 @@ impl ConvProblem {
         let dilation_w = num("--dilation_w", 1, Range::Positive)?;
         let groups = num("--group_count", 1, Range::Positive)?;
         let bias = num("--bias", 0, Range::Flag)? == 1;
-        for ignored in ["--time", "--verify", "--iter", "--search", "--wall", "--printconv"] {
+        for ignored in ["--time", "--verify", "--iter", "--search", "--wall", "--printconv", "--solution"] {
             num(ignored, 0, Range::NonNegative)?;
         }
-        let direction = match lookup("--forw") {
-            None => Direction::Forward,
-            Some((_, written, value)) => match value {
-                "1" => Direction::Forward,
-                "2" => Direction::BackwardData,
-                "4" => Direction::BackwardWeights,
-                "0" | "3" | "5" | "6" | "7" => {
-                    return Err(Error::problem(
-                        input,
-                        format!(
-                            "flag {written} (direction): value {value} selects several \
-                             directions; pick one: 1 (forward), 2 (backward data) or 4 \
-                             (backward weights)"
-                        ),
-                    ))
+        let directions: Vec<Direction> = match lookup("--forw") {
+            None if several => vec![Direction::Forward, Direction::BackwardData, Direction::BackwardWeights],
+            None => vec![Direction::Forward],
+            Some((_, written, value)) => {
+                let mask: Option<u8> = value.parse().ok().filter(|m| *m <= 7);
+                match mask {
+                    Some(1) => vec![Direction::Forward],
+                    Some(2) => vec![Direction::BackwardData],
+                    Some(4) => vec![Direction::BackwardWeights],
+                    Some(m) if several => {
+                        let all = [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights];
+                        all.into_iter()
+                            .filter(|d| m == 0 || m & d.driver_flag() as u8 != 0)
+                            .collect()
+                    }
+                    Some(_) => {
+                        return Err(Error::problem(
+                            input,
+                            format!(
+                                "flag {written} (direction): value {value} selects several \
+                                 directions; pick one: 1 (forward), 2 (backward data) or 4 \
+                                 (backward weights)"
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(Error::problem(
+                            input,
+                            format!(
+                                "flag {written} (direction): expected 1 (forward), 2 (backward \
+                                 data) or 4 (backward weights){}, got '{value}'",
+                                if several { ", a sum of them, or 0 (all three)" } else { "" }
+                            ),
+                        ))
+                    }
                 }
-                _ => {
-                    return Err(Error::problem(
-                        input,
-                        format!(
-                            "flag {written} (direction): expected 1 (forward), 2 (backward \
-                             data) or 4 (backward weights), got '{value}'"
-                        ),
-                    ))
-                }
-            },
+            }
         };
         let text_flag = |long: &str, allowed: &[&str]| -> Result<()> {
             match lookup(long) {
@@ -191,6 +230,15 @@ impl ConvProblem {
                 _ => Ok(()),
             }
         };
+        if let Some((_, written, "trans")) = lookup("--mode") {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "flag {written} (convolution mode): transposed convolutions ('trans') are \
+                     not supported; tuneinfer predicts for '-m conv' only"
+                ),
+            ));
+        }
         text_flag("--mode", &["conv"])?;
         text_flag("--spatial_dim", &["2"])?;
         text_flag("--pad_mode", &["default"])?;
@@ -220,27 +268,32 @@ impl ConvProblem {
                 }
             }
         }
-        let raw = Raw {
-            n,
-            c,
-            in_h,
-            in_w,
-            k,
-            filter_h,
-            filter_w,
-            pad_h,
-            pad_w,
-            stride_h,
-            stride_w,
-            dilation_h,
-            dilation_w,
-            groups,
-            bias,
-            layout,
-            precision,
-            direction,
-        };
-        raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")
+        directions
+            .into_iter()
+            .map(|direction| {
+                let raw = Raw {
+                    n,
+                    c,
+                    in_h,
+                    in_w,
+                    k,
+                    filter_h,
+                    filter_w,
+                    pad_h,
+                    pad_w,
+                    stride_h,
+                    stride_w,
+                    dilation_h,
+                    dilation_w,
+                    groups,
+                    bias,
+                    layout,
+                    precision,
+                    direction,
+                };
+                raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")
+            })
+            .collect()
     }
 
     /// [`ConvProblem::from_driver_args`] on a command line split on whitespace.

@@ -9,9 +9,11 @@ use crate::error::{Error, Result};
 
 mod driver;
 mod key;
+mod input;
 mod row;
 
-pub use row::PerfDbConfigRow;
+pub use input::{parse_line, InputLine};
+pub use row::{PerfDbConfigRow, DB_KEY_FIELDS, DB_KEY_INT_COLUMNS};
 
 /// Data type of the convolution's tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -415,13 +417,27 @@ impl Raw {
 }
 
 impl ConvProblem {
-    /// Auto-detects the format: text starting with `conv` is a MIOpenDriver command line,
-    /// anything else a perf-db key.
+    /// One problem in any form [`parse_line`] reads (a dash or 24-field perf-db key, a
+    /// MIOpenDriver line, a MIOpen log line), except that a driver line without `-F` is the
+    /// forward problem ([`ConvProblem::from_driver_args`]); a line naming several problems
+    /// (`-F 0`), none, or a log line that is not a convolution is an error.
     pub fn parse(input: &str) -> Result<ConvProblem> {
         if input.trim_start().starts_with("conv") {
-            ConvProblem::from_driver_line(input)
-        } else {
-            ConvProblem::from_perfdb_key(input)
+            return ConvProblem::from_driver_line(input);
+        }
+        match parse_line(input)? {
+            InputLine::Problems(mut p) if p.len() == 1 => Ok(p.remove(0)),
+            InputLine::Problems(p) => Err(Error::problem(
+                input,
+                format!(
+                    "names {} problems (one per direction its -F selects); name one: -F 1 \
+                     (forward), 2 (backward data) or 4 (backward weights)",
+                    p.len()
+                ),
+            )),
+            // What a key needs, for a blank line or a comment.
+            InputLine::Blank => ConvProblem::from_perfdb_key(input),
+            InputLine::Skipped(what) => Err(Error::problem(input, format!("{what}, not a problem"))),
         }
     }
 

@@ -156,3 +156,198 @@ impl ConvProblem {
         p
     }
 }
+
+/// Number of `x`-separated fields of MIOpen's current text perf-db key: the 24 columns of the
+/// sqlite `config` table.
+pub const DB_KEY_FIELDS: usize = 24;
+
+/// The integer columns of the `config` table in the order MIOpen's
+/// `ProblemDescription::Visit` lists them (`src/include/miopen/conv/problem_description.hpp`),
+/// which is the order of the text key; the three text columns (layout, data_type, direction)
+/// follow them.
+pub const DB_KEY_INT_COLUMNS: [&str; 21] = [
+    "spatial_dim",
+    "in_channels",
+    "in_h",
+    "in_w",
+    "in_d",
+    "fil_h",
+    "fil_w",
+    "fil_d",
+    "out_channels",
+    "batchsize",
+    "pad_h",
+    "pad_w",
+    "pad_d",
+    "conv_stride_h",
+    "conv_stride_w",
+    "conv_stride_d",
+    "dilation_h",
+    "dilation_w",
+    "dilation_d",
+    "bias",
+    "group_count",
+];
+
+impl PerfDbConfigRow {
+    /// The integer columns in [`DB_KEY_INT_COLUMNS`] order.
+    pub fn int_columns(&self) -> [i64; 21] {
+        [
+            self.spatial_dim,
+            self.in_channels,
+            self.in_h,
+            self.in_w,
+            self.in_d,
+            self.fil_h,
+            self.fil_w,
+            self.fil_d,
+            self.out_channels,
+            self.batchsize,
+            self.pad_h,
+            self.pad_w,
+            self.pad_d,
+            self.conv_stride_h,
+            self.conv_stride_w,
+            self.conv_stride_d,
+            self.dilation_h,
+            self.dilation_w,
+            self.dilation_d,
+            self.bias,
+            self.group_count,
+        ]
+    }
+
+    /// MIOpen's text perf-db key of this row: the integer columns, then layout, data type and
+    /// direction, joined by `x` (`DbRecord::SerializeKey` over `ProblemDescription::VisitAll`).
+    pub fn to_db_key(&self) -> String {
+        let mut key = String::with_capacity(80);
+        for v in self.int_columns() {
+            key.push_str(&v.to_string());
+            key.push('x');
+        }
+        key.push_str(&self.layout);
+        key.push('x');
+        key.push_str(&self.data_type);
+        key.push('x');
+        key.push_str(&self.direction);
+        key
+    }
+}
+
+impl ConvProblem {
+    /// The row of a sqlite perf database's `config` table that MIOpen writes for this problem
+    /// (direction convention; for 2-D problems in_d = fil_d = 1 and pad_d = conv_stride_d =
+    /// dilation_d = 0, as MIOpen's getters give them). For backward problems the x size is not
+    /// part of the row (see [`ConvProblem::from_perfdb_columns`]).
+    pub fn to_perfdb_columns(&self) -> PerfDbConfigRow {
+        let (in_h, in_w) = self.in_hw();
+        let i = |v: u64| v as i64;
+        PerfDbConfigRow {
+            layout: self.layout.as_str().to_string(),
+            data_type: self.precision.as_str().to_string(),
+            direction: self.direction.as_char().to_string(),
+            spatial_dim: 2,
+            in_channels: i(self.in_channels()),
+            in_h: i(in_h),
+            in_w: i(in_w),
+            in_d: 1,
+            fil_h: i(self.filter_h),
+            fil_w: i(self.filter_w),
+            fil_d: 1,
+            out_channels: i(self.out_channels()),
+            batchsize: i(self.n),
+            pad_h: i(self.pad_h),
+            pad_w: i(self.pad_w),
+            pad_d: 0,
+            conv_stride_h: i(self.stride_h),
+            conv_stride_w: i(self.stride_w),
+            conv_stride_d: 0,
+            dilation_h: i(self.dilation_h),
+            dilation_w: i(self.dilation_w),
+            dilation_d: 0,
+            bias: i64::from(self.bias),
+            group_count: i(self.groups),
+        }
+    }
+
+    /// MIOpen's current text perf-db key (user `*.udb.txt` and system `.db.txt` files, ROCm 6.2
+    /// and later), e.g. `2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW`: the
+    /// 24 columns of [`ConvProblem::to_perfdb_columns`] joined by `x`.
+    pub fn to_db_key(&self) -> String {
+        self.to_perfdb_columns().to_db_key()
+    }
+
+    /// Parses MIOpen's 24-field text key ([`ConvProblem::to_db_key`]). Like a sqlite row, it
+    /// does not hold the x size of a backward problem: the smallest x that gives its dy size is
+    /// taken ([`ConvProblem::from_perfdb_columns`]).
+    pub fn from_db_key(key: &str) -> Result<ConvProblem> {
+        let input = key;
+        let fields: Vec<&str> = key.trim().split('x').collect();
+        if fields.len() != DB_KEY_FIELDS {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "expected {DB_KEY_FIELDS} 'x'-separated fields (spatial_dim x in_channels x \
+                     in_h x in_w x in_d x fil_h x fil_w x fil_d x out_channels x batchsize x \
+                     pad_h/w/d x conv_stride_h/w/d x dilation_h/w/d x bias x group_count x \
+                     layout x data_type x direction), got {}",
+                    fields.len()
+                ),
+            ));
+        }
+        let mut ints = [0i64; 21];
+        for (slot, (name, text)) in ints.iter_mut().zip(DB_KEY_INT_COLUMNS.iter().zip(&fields)) {
+            if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 10 {
+                return Err(Error::problem(
+                    input,
+                    format!("field '{name}': expected a non-negative integer, got '{text}'"),
+                ));
+            }
+            *slot = text.parse().map_err(|_| {
+                Error::problem(input, format!("field '{name}': expected a non-negative integer, got '{text}'"))
+            })?;
+        }
+        let [spatial_dim, in_channels, in_h, in_w, in_d, fil_h, fil_w, fil_d, out_channels, batchsize, pad_h, pad_w, pad_d, conv_stride_h, conv_stride_w, conv_stride_d, dilation_h, dilation_w, dilation_d, bias, group_count] =
+            ints;
+        if spatial_dim == 2 && (in_d, fil_d, pad_d, conv_stride_d, dilation_d) != (1, 1, 0, 0, 0) {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "fields in_d, fil_d, pad_d, conv_stride_d, dilation_d of a 2-D key must be \
+                     1, 1, 0, 0, 0 (as MIOpen writes them), got {in_d}, {fil_d}, {pad_d}, \
+                     {conv_stride_d}, {dilation_d}"
+                ),
+            ));
+        }
+        let row = PerfDbConfigRow {
+            layout: fields[21].to_string(),
+            data_type: fields[22].to_string(),
+            direction: fields[23].to_string(),
+            spatial_dim,
+            in_channels,
+            in_h,
+            in_w,
+            in_d,
+            fil_h,
+            fil_w,
+            fil_d,
+            out_channels,
+            batchsize,
+            pad_h,
+            pad_w,
+            pad_d,
+            conv_stride_h,
+            conv_stride_w,
+            conv_stride_d,
+            dilation_h,
+            dilation_w,
+            dilation_d,
+            bias,
+            group_count,
+        };
+        ConvProblem::from_perfdb_columns(&row).map_err(|e| match e {
+            Error::InvalidProblem { reason, .. } => Error::problem(input, reason.replace("column '", "field '")),
+            other => other,
+        })
+    }
+}
