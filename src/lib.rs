@@ -24,4 +24,5 @@ pub mod data;
 pub mod eval;
 pub mod gpu;
 pub mod train;
+pub mod userdb;
 pub mod workload;

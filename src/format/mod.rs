@@ -3,6 +3,7 @@
 
 pub mod base64;
 pub mod frugally;
+pub mod md5;
 pub mod metadata;
 pub mod safetensors;
 pub mod sha256;

@@ -1,0 +1,306 @@
+//! MIOpen's user perf database: where MIOpen looks for it, and a merge that writes predicted
+//! entries into it without ever losing what is there.
+//!
+//! MIOpen reads the user perf database before its system one (`src/include/miopen/
+//! execution_context.hpp`, `GetUserPerfDbPath`): `{dir}/{basename}.{suffix}.udb.txt` for the
+//! text format (MIOpen's default build, `MIOPEN_USE_SQLITE_PERFDB` off) or
+//! `{dir}/{basename}_1.1.0.udb` for sqlite, where `dir` is `$MIOPEN_USER_DB_PATH` or
+//! `~/.config/miopen`, the basename is the arch and CU count (`src/include/miopen/handle.hpp`,
+//! `GetDbBasename`: `gfx906_60`, above 64 CUs the count in hex without `_`: `gfx942130`), and the
+//! suffix is the backend and version MIOpen was built with (`HIP.3_2_0` in a development build,
+//! `HIP.{major}_{minor}_{patch}_{tweak}` in a release).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::problem::ConvProblem;
+
+pub mod lock;
+pub mod replace;
+pub mod sqlite;
+pub mod text;
+
+/// The two file formats of a MIOpen perf database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `{basename}.{suffix}.udb.txt`, lines `KEY=Solver:params;...`.
+    Text,
+    /// `{basename}_1.1.0.udb`, tables `config` and `perf_db`.
+    Sqlite,
+}
+
+impl Format {
+    pub fn parse(text: &str) -> Result<Format> {
+        match text {
+            "text" => Ok(Format::Text),
+            "sqlite" => Ok(Format::Sqlite),
+            other => Err(Error::Usage(format!("--format: expected text or sqlite, got '{other}'"))),
+        }
+    }
+}
+
+/// MIOpen's schema version of sqlite perf databases (`SQLitePerfDb::MIOPEN_PERFDB_SCHEMA_VER`).
+pub const SQLITE_SCHEMA_VERSION: &str = "1.1.0";
+
+/// MIOpen's database basename of a GPU: `gfx906_60`; above 64 compute units the count in hex
+/// with no underscore (`gfx90a68`, `gfx942130`). `db_id` is the arch as MIOpen's
+/// `TargetProperties::DbId` gives it (`gfx906`, or with a feature suffix such as `_xnack`).
+pub fn db_basename(db_id: &str, compute_units: u32) -> String {
+    if compute_units <= 64 {
+        format!("{db_id}_{compute_units}")
+    } else {
+        format!("{db_id}{compute_units:x}")
+    }
+}
+
+/// The file name of the user perf database.
+pub fn file_name(basename: &str, format: Format, suffix: &str) -> String {
+    match format {
+        Format::Text => format!("{basename}.{suffix}.udb.txt"),
+        Format::Sqlite => format!("{basename}_{SQLITE_SCHEMA_VERSION}.udb"),
+    }
+}
+
+/// The suffix of a text user database from a version the user gave: `3.2.0` (or `3_2_0`)
+/// becomes `HIP.3_2_0`; a suffix with its backend (`HIP.3_2_0_f6d4a1c`) is taken as it is.
+pub fn suffix_from_version(version: &str) -> Result<String> {
+    let bad = || {
+        Error::Usage(format!(
+            "--miopen-version: expected MIOpen's version as its user databases name it, e.g. \
+             3.2.0 (becomes HIP.3_2_0) or HIP.3_2_0_f6d4a1c, got '{version}'"
+        ))
+    };
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    if version.is_empty() || !version.chars().all(ok_char) {
+        return Err(bad());
+    }
+    for backend in ["HIP.", "OpenCL.", "HIPOC.", "HIPNOGPU."] {
+        if let Some(rest) = version.strip_prefix(backend) {
+            return if rest.is_empty() { Err(bad()) } else { Ok(version.to_string()) };
+        }
+    }
+    if !version.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(bad());
+    }
+    Ok(format!("HIP.{}", version.replace('.', "_")))
+}
+
+/// The suffixes of the text user databases of `basename` already in `dir`
+/// (`{basename}.{suffix}.udb.txt`), sorted.
+pub fn existing_suffixes(dir: &Path, basename: &str) -> Result<Vec<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let prefix = format!("{basename}.");
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(suffix) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".udb.txt")) {
+            if !suffix.is_empty() {
+                found.push(suffix.to_string());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The directory MIOpen reads user databases from: `$MIOPEN_USER_DB_PATH` (a leading `~`
+/// expanded, as MIOpen's `ExpandUser` does), else `~/.config/miopen`.
+pub fn default_dir() -> Result<PathBuf> {
+    let home = || {
+        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).ok_or_else(|| {
+            Error::Usage("neither --out nor $MIOPEN_USER_DB_PATH is given and $HOME is not set: name the directory with --out DIR".into())
+        })
+    };
+    match std::env::var("MIOPEN_USER_DB_PATH") {
+        Ok(p) if !p.is_empty() => match p.strip_prefix('~') {
+            Some(rest) => Ok(home()?.join(rest.trim_start_matches('/'))),
+            None => Ok(PathBuf::from(p)),
+        },
+        _ => Ok(home()?.join(".config").join("miopen")),
+    }
+}
+
+/// One predicted entry: the problem's 24-field text key, the solver and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub key: String,
+    pub problem: ConvProblem,
+    pub solver: &'static str,
+    pub params: String,
+}
+
+/// What a merge did with its entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeCounts {
+    /// Entries written for a (key, solver) the file did not have.
+    pub added: usize,
+    /// Entries not written: the file already has that (key, solver) (kept unless `replace`).
+    pub present: usize,
+    /// Existing (key, solver) entries whose parameters were replaced (`replace` only).
+    pub replaced: usize,
+    /// Keys the file did not have.
+    pub new_keys: usize,
+}
+
+/// Where and how a merge writes.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub path: PathBuf,
+    pub format: Format,
+    /// Replace the parameters of (key, solver) entries the file already has.
+    pub replace: bool,
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub counts: MergeCounts,
+    /// Where the previous version was kept (None when there was no file, or nothing changed).
+    pub backup: Option<PathBuf>,
+    /// False for a dry run, or when nothing changed.
+    pub written: bool,
+}
+
+/// The backup of the previous version of `path`: `{path}.bak`.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".bak");
+    PathBuf::from(name)
+}
+
+/// Merges `entries` into the user database `target` (see [`text::merge`] and
+/// [`sqlite::merge`] for what is kept). The file is replaced atomically (a temporary file
+/// renamed over it, its permissions kept, the previous version kept as `{path}.bak`) while
+/// MIOpen's lock on it is held; a text database's `.time` file is updated so that a running
+/// MIOpen rereads it. With `dry_run` nothing is written and the counts say what would be.
+pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged> {
+    let path = &target.path;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() && !dry_run {
+            crate::format::create_dir(dir)?;
+        }
+    }
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() {
+            return Err(Error::io(
+                path,
+                std::io::Error::other("exists but is not a regular file; nothing was written"),
+            ));
+        }
+    }
+    let _lock = if dry_run { None } else { Some(lock::MiopenLock::acquire(path)?) };
+    let existed = path.exists();
+    match target.format {
+        Format::Text => {
+            let content = match std::fs::read(path) {
+                Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+                    Error::format(
+                        path.display().to_string(),
+                        "is not UTF-8 text: not a MIOpen text perf database; nothing was written",
+                    )
+                })?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(Error::io(path, e)),
+            };
+            let (merged, counts) = text::merge(&content, entries, target.replace);
+            let changed = merged != content;
+            if dry_run || !changed {
+                return Ok(Merged { counts, backup: None, written: false });
+            }
+            let backup = replace::replace_file(path, |tmp| {
+                replace::write_all_synced(tmp, merged.as_bytes())
+            })?;
+            update_time_file(path)?;
+            Ok(Merged { counts, backup: backup.filter(|_| existed), written: true })
+        }
+        Format::Sqlite => {
+            let rows: Vec<_> = entries.iter().map(|e| (e.problem.to_perfdb_columns(), e)).collect();
+            if dry_run {
+                // The same merge on a copy in memory of the file's content.
+                let counts = sqlite_dry_run(path, &rows, target.replace)?;
+                return Ok(Merged { counts, backup: None, written: false });
+            }
+            let mut counts = MergeCounts::default();
+            let backup = replace::replace_file(path, |tmp| {
+                if existed {
+                    std::fs::copy(path, tmp).map_err(|e| Error::io(path, e))?;
+                }
+                counts = sqlite::merge(tmp, &rows, target.replace)?;
+                replace::sync_file(tmp)
+            })?;
+            Ok(Merged { counts, backup: backup.filter(|_| existed), written: true })
+        }
+    }
+}
+
+fn sqlite_dry_run(path: &Path, rows: &[(crate::problem::PerfDbConfigRow, &Entry)], replace: bool) -> Result<MergeCounts> {
+    let scratch = std::env::temp_dir().join(format!("tuneinfer-dry-run-{}.udb", std::process::id()));
+    let _ = std::fs::remove_file(&scratch);
+    if path.exists() {
+        std::fs::copy(path, &scratch).map_err(|e| Error::io(path, e))?;
+    }
+    let counts = sqlite::merge(&scratch, rows, replace);
+    let _ = std::fs::remove_file(&scratch);
+    counts
+}
+
+/// Writes MIOpen's `{path}.time` (`src/ramdb.cpp`, `UpdateDbModificationTime`): the time now
+/// on `std::chrono::steady_clock` (CLOCK_MONOTONIC) in nanoseconds; a running MIOpen rereads a
+/// database whose `.time` is later than its last read.
+pub fn update_time_file(path: &Path) -> Result<()> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".time");
+    let time_file = PathBuf::from(name);
+    crate::format::write_file_atomic(&time_file, monotonic_nanos().to_string().as_bytes())
+}
+
+#[cfg(unix)]
+fn monotonic_nanos() -> i128 {
+    // SAFETY: clock_gettime writes one timespec.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+#[cfg(not(unix))]
+fn monotonic_nanos() -> i128 {
+    0
+}
+
+/// The (24-field key, solver) pairs a system perf database has tuned: a sqlite `.db` or a text
+/// database (24-field keys, or the older dash keys of the 2019 files, converted).
+pub fn system_db_entries(path: &Path) -> Result<HashSet<(String, String)>> {
+    let is_sqlite = std::fs::read(path)
+        .map(|b| b.starts_with(b"SQLite format 3\0"))
+        .map_err(|e| Error::io(path, e))?;
+    let mut set = HashSet::new();
+    if is_sqlite {
+        for (key, solver, _) in sqlite::read_entries(path)? {
+            set.insert((key, solver));
+        }
+        return Ok(set);
+    }
+    let content = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    for (key, items) in text::read_entries(&content) {
+        let key = if key.contains('-') {
+            match ConvProblem::from_perfdb_key(&key) {
+                Ok(p) => p.to_db_key(),
+                Err(_) => continue,
+            }
+        } else {
+            key
+        };
+        for (solver, _) in items {
+            set.insert((key.clone(), solver));
+        }
+    }
+    Ok(set)
+}

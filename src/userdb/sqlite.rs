@@ -1,0 +1,209 @@
+//! MIOpen's sqlite perf database (`{basename}_1.1.0.udb` and the system `{basename}.db`):
+//! tables `config` (one row per problem, 24 columns) and `perf_db(solver, config, params)`.
+//!
+//! The schema is written exactly as the system databases hold it (their `sqlite_master`), which
+//! has the tables and unique indexes of MIOpen's own `SQLitePerfDb` (`src/sqlite_db.cpp`,
+//! `SQLiteSerializable::CreateQuery`); a test compares them with every system database.
+
+use std::path::Path;
+
+use rusqlite::{params_from_iter, Connection, OptionalExtension};
+
+use super::{Entry, MergeCounts};
+use crate::error::{Error, Result};
+use crate::problem::PerfDbConfigRow;
+
+/// The statements that create a perf database, as the system databases store them.
+pub const SCHEMA: [&str; 4] = [
+    "CREATE TABLE `config` (`id` INTEGER PRIMARY KEY ASC,`layout` TEXT NOT NULL,`data_type` TEXT NOT NULL,\
+`direction` TEXT NOT NULL,`spatial_dim` INT NOT NULL,`in_channels` INT NOT NULL,`in_h` INT NOT NULL,\
+`in_w` INT NOT NULL,`in_d` INT NOT NULL,`fil_h` INT NOT NULL,`fil_w` INT NOT NULL,`fil_d` INT NOT NULL,\
+`out_channels` INT NOT NULL, `batchsize` INT NOT NULL,`pad_h` INT NOT NULL,`pad_w` INT NOT NULL,\
+`pad_d` INT NOT NULL,`conv_stride_h` INT NOT NULL,`conv_stride_w` INT NOT NULL,`conv_stride_d` INT NOT NULL,\
+`dilation_h` INT NOT NULL,`dilation_w` INT NOT NULL,`dilation_d` INT NOT NULL,`bias` INT NOT NULL,\
+`group_count` INT NOT NULL)",
+    "CREATE TABLE `perf_db` (`id` INTEGER PRIMARY KEY ASC,`solver` TEXT NOT NULL,`config` INTEGER NOT NULL, \
+`params` TEXT NOT NULL)",
+    "CREATE UNIQUE INDEX `idx_config` ON config( layout,data_type,direction,spatial_dim,in_channels,in_h,in_w,\
+in_d,fil_h,fil_w,fil_d,out_channels,batchsize,pad_h,pad_w,pad_d,conv_stride_h,conv_stride_w,conv_stride_d,\
+dilation_h,dilation_w,dilation_d,bias,group_count )",
+    "CREATE UNIQUE INDEX `idx_perf_db` ON perf_db(solver, config)",
+];
+
+/// The columns of `config` after `id`, in table order.
+const CONFIG_COLUMNS: [&str; 24] = [
+    "layout",
+    "data_type",
+    "direction",
+    "spatial_dim",
+    "in_channels",
+    "in_h",
+    "in_w",
+    "in_d",
+    "fil_h",
+    "fil_w",
+    "fil_d",
+    "out_channels",
+    "batchsize",
+    "pad_h",
+    "pad_w",
+    "pad_d",
+    "conv_stride_h",
+    "conv_stride_w",
+    "conv_stride_d",
+    "dilation_h",
+    "dilation_w",
+    "dilation_d",
+    "bias",
+    "group_count",
+];
+
+fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
+    use rusqlite::types::Value;
+    let mut v = vec![
+        Value::Text(row.layout.clone()),
+        Value::Text(row.data_type.clone()),
+        Value::Text(row.direction.clone()),
+    ];
+    let ints = row.int_columns();
+    // The integer columns in key order, which is also their table order.
+    v.extend(ints.iter().map(|&i| Value::Integer(i)));
+    v
+}
+
+/// Merges `entries` into the database at `path` (created with [`SCHEMA`] when it does not
+/// exist or is empty), in one transaction.
+pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) -> Result<MergeCounts> {
+    let db = |e: rusqlite::Error| Error::Database {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    };
+    let mut conn = Connection::open(path).map_err(db)?;
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('config','perf_db')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(db)?;
+    let tx = conn.transaction().map_err(db)?;
+    match tables {
+        0 => {
+            for statement in SCHEMA {
+                tx.execute(statement, []).map_err(db)?;
+            }
+        }
+        2 => {}
+        _ => {
+            return Err(Error::Database {
+                path: path.display().to_string(),
+                detail: "has one of MIOpen's tables 'config' and 'perf_db' but not the other: not a perf database".into(),
+            })
+        }
+    }
+    let mut counts = MergeCounts::default();
+    {
+        let where_clause: Vec<String> = CONFIG_COLUMNS.iter().map(|c| format!("{c} = ?")).collect();
+        let mut find_config = tx
+            .prepare(&format!("SELECT id FROM config WHERE {}", where_clause.join(" AND ")))
+            .map_err(db)?;
+        let mut insert_config = tx
+            .prepare(&format!(
+                "INSERT INTO config ({}) VALUES ({})",
+                CONFIG_COLUMNS.join(","),
+                vec!["?"; CONFIG_COLUMNS.len()].join(",")
+            ))
+            .map_err(db)?;
+        let mut find_perf = tx
+            .prepare("SELECT id, params FROM perf_db WHERE solver = ?1 AND config = ?2")
+            .map_err(db)?;
+        let mut insert_perf = tx
+            .prepare("INSERT INTO perf_db (solver, config, params) VALUES (?1, ?2, ?3)")
+            .map_err(db)?;
+        let mut update_perf = tx.prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2").map_err(db)?;
+        for (row, entry) in entries {
+            let v = values(row);
+            let config: Option<i64> = find_config
+                .query_row(params_from_iter(v.iter()), |r| r.get(0))
+                .optional()
+                .map_err(db)?;
+            let config = match config {
+                Some(id) => id,
+                None => {
+                    insert_config.execute(params_from_iter(v.iter())).map_err(db)?;
+                    counts.new_keys += 1;
+                    tx.last_insert_rowid()
+                }
+            };
+            let existing: Option<(i64, String)> = find_perf
+                .query_row(rusqlite::params![entry.solver, config], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(db)?;
+            match existing {
+                None => {
+                    insert_perf
+                        .execute(rusqlite::params![entry.solver, config, entry.params])
+                        .map_err(db)?;
+                    counts.added += 1;
+                }
+                Some((_, params)) if params == entry.params || !replace => counts.present += 1,
+                Some((id, _)) => {
+                    update_perf.execute(rusqlite::params![entry.params, id]).map_err(db)?;
+                    counts.replaced += 1;
+                }
+            }
+        }
+    }
+    tx.commit().map_err(db)?;
+    conn.close().map_err(|(_, e)| db(e))?;
+    Ok(counts)
+}
+
+/// Every (24-field key, solver, params) of a perf database, read-only.
+pub fn read_entries(path: &Path) -> Result<Vec<(String, String, String)>> {
+    let conn = crate::data::perfdb::open(path)?;
+    let db = |e: rusqlite::Error| Error::Database {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    };
+    let mut statement = conn
+        .prepare(&format!(
+            "SELECT {}, p.solver, p.params FROM perf_db p JOIN config c ON c.id = p.config ORDER BY p.id",
+            CONFIG_COLUMNS.iter().map(|c| format!("c.{c}")).collect::<Vec<_>>().join(",")
+        ))
+        .map_err(db)?;
+    let rows = statement
+        .query_map([], |r| {
+            let text = |i: usize| r.get::<_, String>(i);
+            let int = |i: usize| r.get::<_, i64>(i);
+            let row = PerfDbConfigRow {
+                layout: text(0)?,
+                data_type: text(1)?,
+                direction: text(2)?,
+                spatial_dim: int(3)?,
+                in_channels: int(4)?,
+                in_h: int(5)?,
+                in_w: int(6)?,
+                in_d: int(7)?,
+                fil_h: int(8)?,
+                fil_w: int(9)?,
+                fil_d: int(10)?,
+                out_channels: int(11)?,
+                batchsize: int(12)?,
+                pad_h: int(13)?,
+                pad_w: int(14)?,
+                pad_d: int(15)?,
+                conv_stride_h: int(16)?,
+                conv_stride_w: int(17)?,
+                conv_stride_d: int(18)?,
+                dilation_h: int(19)?,
+                dilation_w: int(20)?,
+                dilation_d: int(21)?,
+                bias: int(22)?,
+                group_count: int(23)?,
+            };
+            Ok((row.to_db_key(), text(24)?, text(25)?))
+        })
+        .map_err(db)?;
+    rows.collect::<std::result::Result<Vec<_>, _>>().map_err(db)
+}
