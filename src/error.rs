@@ -51,6 +51,8 @@ pub enum Error {
     NoGpu(String),
     /// A GPU call failed: device lost, out of memory, shader compile or validation error.
     Gpu(String),
+    /// An error of one line of an input file (`batch`, `bench`, `userdb`): `{file}:{line}: ...`.
+    AtLine { file: String, line: usize, error: Box<Error> },
 }
 
 /// `Result` with tuneinfer's [`Error`].
@@ -68,6 +70,7 @@ impl Error {
             Error::Database { .. } => 7,
             Error::VerifyMismatch { .. } => 8,
             Error::NoGpu(_) | Error::Gpu(_) => 9,
+            Error::AtLine { error, .. } => error.exit_code(),
         }
     }
 
@@ -109,7 +112,7 @@ impl fmt::Display for Error {
                 write!(f, "shape mismatch in {what}: expected {expected}, got {got}")
             }
             Error::InvalidProblem { input, reason } => {
-                write!(f, "invalid problem '{input}': {reason}")
+                write!(f, "invalid problem '{}': {reason}", quote_short(input))
             }
             Error::UnknownSolver { solver, known } => {
                 write!(f, "unknown solver '{solver}' (known: {})", known.join(", "))
@@ -131,8 +134,33 @@ impl fmt::Display for Error {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::NoGpu(msg) => write!(f, "no GPU: {msg}"),
             Error::Gpu(msg) => write!(f, "GPU error: {msg}"),
+            Error::AtLine { file, line, error } => write!(f, "{file}:{line}: {error}"),
         }
     }
+}
+
+/// Most characters of outside input an error message quotes.
+pub const QUOTE_LIMIT: usize = 120;
+
+/// `text` as an error message quotes it: control characters (and other unprintable ones)
+/// escaped, at most [`QUOTE_LIMIT`] characters, a longer text cut with its length named, so a
+/// binary file or a huge argument never floods a terminal.
+pub fn quote_short(text: &str) -> String {
+    let mut out = String::new();
+    let mut shown = 0usize;
+    for c in text.chars() {
+        if shown >= QUOTE_LIMIT {
+            out.push_str(&format!("... ({} characters in all)", text.chars().count()));
+            return out;
+        }
+        if c.is_control() || c == '\u{fffd}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        shown += 1;
+    }
+    out
 }
 
 /// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.

@@ -21,6 +21,7 @@ pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
 pub mod cli;
 pub mod data;
+pub mod engines;
 pub mod eval;
 pub mod gpu;
 pub mod train;

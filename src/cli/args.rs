@@ -98,7 +98,14 @@ impl Args {
                 .parse::<usize>()
                 .ok()
                 .filter(|&n| (1..=max).contains(&n))
-                .ok_or_else(|| Error::Usage(format!("--{name}: expected an integer in 1..={max}, got '{v}'"))),
+                .ok_or_else(|| {
+                    let range = if max == usize::MAX {
+                        "a positive integer".to_string()
+                    } else {
+                        format!("an integer in 1..={max}")
+                    };
+                    Error::Usage(format!("--{name}: expected {range}, got '{}'", crate::error::quote_short(v)))
+                }),
         }
     }
 }

@@ -95,16 +95,20 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     }
     let problems: Vec<ConvProblem> = match args.value("input") {
         Some(file) => {
-            let lines = super::predict::read_lines(file)?;
+            let mut reader = super::predict::LineReader::open(file)?;
             let mut problems = Vec::new();
-            for (line_no, text) in super::predict::problem_lines(&lines) {
-                problems.push(ConvProblem::parse(text).map_err(|e| match e {
-                    Error::InvalidProblem { input, reason } => Error::InvalidProblem {
-                        input: format!("{file}:{line_no}: {input}"),
-                        reason,
-                    },
-                    other => other,
-                })?);
+            while let Some(text) = reader.next_line()? {
+                match crate::problem::parse_line(&text) {
+                    Ok(crate::problem::InputLine::Problems(p)) => problems.extend(p),
+                    Ok(_) => {}
+                    Err(e) => {
+                        return Err(Error::AtLine {
+                            file: file.to_string(),
+                            line: reader.line_no,
+                            error: Box::new(e),
+                        })
+                    }
+                }
             }
             if problems.is_empty() {
                 return Err(Error::Usage(format!("--input {file}: no problems in it")));

@@ -17,6 +17,7 @@ mod eval;
 mod info;
 mod predict;
 mod train;
+mod userdb;
 mod verify;
 
 use crate::error::Error;
@@ -34,6 +35,7 @@ Usage: tuneinfer <COMMAND> [OPTIONS]
 Commands:
   predict   predict the tuning parameters of one convolution problem
   batch     predict for many problems (one per line) and write a TSV
+  userdb    predict for a network's MIOpen log and write MIOpen's user perf database
   verify    run model files' embedded test vectors and report the largest errors
   info      show the GPU adapters (limits, features) and the models found
   bench     predictions per second on the CPU and the GPU, side by side
@@ -58,6 +60,7 @@ pub fn run(argv: &[String]) -> i32 {
         "verify" => verify::verify(rest),
         "info" => info::info(rest),
         "bench" => bench::bench(rest),
+        "userdb" => userdb::userdb(rest),
         "train" => train::train(rest),
         "eval" => eval::eval(rest),
         // `help COMMAND` is `COMMAND --help`.

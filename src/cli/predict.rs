@@ -1,21 +1,24 @@
 //! `tuneinfer predict` and `tuneinfer batch`.
 
-use std::io::{Read, Write};
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
+use crate::engines::{Engines, LoadOptions, SolverAnswer, SolverChoice};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Engine, Precision};
+use crate::gpu::{DeviceChoice, Precision};
 use crate::predict::{DecodeMode, Prediction, Source};
-use crate::problem::ConvProblem;
+use crate::problem::{parse_line, ConvProblem, InputLine};
 use crate::seq2seq::default_model_dirs;
 
 const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
                      gfx906 and gfx900 models of ConvAsm1x1U and ConvAsmBwdWrW1x1 in weights/)
-  --solver NAME      MIOpen solver (default: ConvAsm1x1U; also ConvAsmBwdWrW1x1 (backward
-                     weights, 1x1, NCHW), and ConvHipImplicitGemmGroupFwdXdlops,
+  --solver NAME|all  MIOpen solver (default: ConvAsm1x1U; also ConvAsmBwdWrW1x1,
+                     ConvAsmBwdWrW3x3, ConvOclDirectFwd, and ConvHipImplicitGemmGroupFwdXdlops,
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
-                     gfx90a/gfx942, NHWC, FP32/FP16)
+                     gfx90a/gfx942, NHWC, FP32/FP16); 'all': every solver with a model on
+                     --arch that applies to the problem, each with its default decoding
   --models DIR       where the models live: tuneinfer's {arch}_{solver}.safetensors + .json
                      or MIOpen's {arch}_{model}_*.ktn.model (e.g. ../shared/miopen/models
                      for gfx908); default search order: $TUNEINFER_MODELS, the project's
@@ -40,21 +43,33 @@ Usage: tuneinfer predict [OPTIONS] PROBLEM
 
 Predicts the tuning parameters of one problem. PROBLEM is a MIOpen perf-db key, e.g.
   2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F
+or MIOpen's 24-field text key, e.g.
+  2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW
 or MIOpenDriver arguments (the rest of the command line), e.g.
   convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1
+(-F is MIOpenDriver's: 1 forward, 2 backward data, 4 backward weights, sums of them; 0 or no
+-F: all three), or a line of a MIOpen log (MIOPEN_ENABLE_LOGGING_CMD=1), e.g.
+  MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 128 -c 3 ... -F 1 -t 1
 Grouped NHWC problems: a key ending in '-NHWC-FP16-F_g16', or '-g 16 --in_layout NHWC'.
 
 Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
 rank, config, score (sum of log-probabilities). A static default is marked on stderr.
+When the answer is for several problems (-F 0) or solvers (--solver all), each line is
+problem key, solver, rank, config, score, source (model|default), tab-separated.
 
 Options:";
 
 const BATCH_HELP: &str = "\
 Usage: tuneinfer batch [OPTIONS]
 
-Predicts for one problem per input line (perf-db keys or MIOpenDriver lines; '#' comments and
-blank lines skipped) and writes a TSV: problem, rank, config, score, source (model|default).
-Bad lines are reported on stderr with their line number and skipped; the exit code is then 1.
+Predicts for the problems of each input line (any form 'predict' takes: perf-db keys,
+24-field keys, MIOpenDriver lines, whole MIOpen logs; '#' comments and blank lines skipped;
+log lines that are not convolutions skipped and counted) and writes a TSV: problem, solver,
+rank, config, score, source (model|default). The problem column is the line as given, or the
+problem's perf-db key when a line holds several (-F 0). A problem repeated in the input is
+predicted and written once. Input is read, predicted and written in chunks, so memory stays
+flat whatever its size. Bad lines are reported on stderr with their line number (the first
+20; then a count) and skipped; the exit code is then 1.
 
 Options:
   --input FILE|-     problems to read (default: - = stdin)
@@ -78,17 +93,19 @@ const VALUED: &[&str] = &[
     "precision",
 ];
 
+
 pub(super) struct Common {
-    pub predictor: Engine,
-    pub mode: DecodeMode,
+    pub engines: Engines,
+    /// None: each engine's own default decoding (`--decode auto`).
+    pub mode: Option<DecodeMode>,
     /// True when `--beam` asked for ranked answers (else one config per problem).
     pub ranked: bool,
 }
 
 /// The options of `predict` and `batch`, every one checked; the model is not loaded yet.
 pub(super) struct Settings<'a> {
-    arch: &'a str,
-    solver: &'a str,
+    pub arch: &'a str,
+    pub solver: SolverChoice<'a>,
     dirs: Vec<PathBuf>,
     /// None: `--decode auto`, the loaded model's [`Predictor::default_mode`](crate::predict::Predictor::default_mode).
     mode: Option<DecodeMode>,
@@ -138,7 +155,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     };
     Ok(Settings {
         arch: args.value("arch").unwrap_or(super::DEFAULT_ARCH),
-        solver: args.value("solver").unwrap_or("ConvAsm1x1U"),
+        solver: SolverChoice::parse(args.value("solver").unwrap_or("ConvAsm1x1U")),
         dirs: default_model_dirs(args.value("models").map(Path::new)),
         mode,
         compute_units,
@@ -149,7 +166,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     })
 }
 
-/// Loads the model the settings name (every option was checked first: a GPU start can take
+/// Loads the models the settings name (every option was checked first: a GPU start can take
 /// seconds).
 pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
     let Settings {
@@ -163,18 +180,25 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
         catalogue,
         threads,
     } = settings;
-    let mut predictor = Engine::load(arch, solver, &dirs, device, precision)?
-        .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
-    if let Some(n) = threads {
-        predictor = predictor.with_threads(n);
-    }
+    let configure = move |p: crate::predict::Predictor| {
+        let p = p.with_compute_units(compute_units).with_catalogue_dir(catalogue.clone());
+        match threads {
+            Some(n) => p.with_threads(n),
+            None => p,
+        }
+    };
+    let engines = Engines::load(
+        solver,
+        &LoadOptions {
+            arch,
+            dirs: &dirs,
+            device,
+            precision,
+            configure: &configure,
+        },
+    )?;
     let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
-    let mode = mode.unwrap_or_else(|| predictor.default_mode());
-    Ok(Common {
-        predictor,
-        mode,
-        ranked,
-    })
+    Ok(Common { engines, mode, ranked })
 }
 
 pub(super) fn predict(words: &[String]) -> Result<i32> {
@@ -202,38 +226,323 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         ));
     }
     let text = args.rest.join(" ");
-    let problem = ConvProblem::parse(&text)?;
+    let problems = match parse_line(&text)? {
+        InputLine::Problems(p) => p,
+        InputLine::Blank => return Err(Error::Usage("predict needs a PROBLEM; see --help".into())),
+        InputLine::Skipped(what) => {
+            return Err(Error::problem(text.as_str(), format!("{what}, not a convolution problem")))
+        }
+    };
+    let all = settings.solver == SolverChoice::All;
     let c = common(settings)?;
-    let predictions = c.predictor.predict_one(&problem, c.mode)?;
+    let answers = c.engines.predict_batch(&problems, c.mode);
+    let names = c.engines.solver_names();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let write_err = |e: std::io::Error| Error::io("<stdout>", e);
-    let solver = c.predictor.host().solver.name();
-    // Ranked answers (--beam) one line each, else the first answer's config alone.
-    let shown = if c.ranked { predictions.len() } else { 1 };
-    for (rank, p) in predictions.iter().enumerate().take(shown) {
-        if c.ranked {
-            writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
-        } else {
-            writeln!(out, "{}", p.config).map_err(write_err)?;
-        }
-        if p.source == Source::Default {
-            match c.mode {
-                DecodeMode::Miopen => eprintln!(
-                    "note: MIOpen's walk found no valid config; this is {solver}'s default (MIOpen's fallback)"
-                ),
-                DecodeMode::Beam { .. } => eprintln!("note: no valid config found; this is {solver}'s static default"),
+    // One problem and one solver: the config alone (ranked lines with --beam), as before.
+    if problems.len() == 1 && names.len() == 1 {
+        let answer = answers.into_iter().next().and_then(|a| a.into_iter().next());
+        let predictions = match answer {
+            Some(SolverAnswer::Predicted(p)) => p,
+            Some(SolverAnswer::NotApplicable(reason)) => {
+                return Err(Error::NotApplicable {
+                    solver: names[0].to_string(),
+                    reason,
+                })
+            }
+            Some(SolverAnswer::Failed(e)) => return Err(e),
+            None => return Err(Error::Usage("internal: no prediction".into())),
+        };
+        let shown = if c.ranked { predictions.len() } else { 1 };
+        for (rank, p) in predictions.iter().enumerate().take(shown) {
+            if c.ranked {
+                writeln!(out, "{}\t{}\t{}", rank + 1, p.config, score_text(p)).map_err(write_err)?;
+            } else {
+                writeln!(out, "{}", p.config).map_err(write_err)?;
+            }
+            if p.source == Source::Default {
+                default_note(names[0], c.mode.unwrap_or_else(|| c.engines.engines[0].default_mode()));
             }
         }
+        return Ok(0);
     }
-    if predictions.is_empty() {
-        return Err(Error::Usage("no prediction".into()));
+    // Several problems or solvers: one TSV row per answer, naming both.
+    let mut failures = Vec::new();
+    for (problem, answers) in problems.iter().zip(answers) {
+        let key = problem.to_perfdb_key();
+        let mut any = false;
+        let mut reasons = Vec::new();
+        for (solver, answer) in names.iter().zip(answers) {
+            match answer {
+                SolverAnswer::Predicted(predictions) => {
+                    any = true;
+                    let shown = if c.ranked { predictions.len() } else { 1 };
+                    for (rank, p) in predictions.iter().enumerate().take(shown) {
+                        writeln!(out, "{}", row(&key, solver, rank, p)).map_err(write_err)?;
+                    }
+                }
+                SolverAnswer::NotApplicable(reason) => reasons.push(format!("{solver}: {reason}")),
+                SolverAnswer::Failed(e) => failures.push(format!("{key}: {solver}: {e}")),
+            }
+        }
+        if !any && !all {
+            failures.push(format!("{key}: {}", reasons.join("; ")));
+        } else if !any {
+            failures.push(format!("{key}: no solver with a model on this arch applies ({})", reasons.join("; ")));
+        }
     }
-    Ok(0)
+    out.flush().map_err(write_err)?;
+    drop(out);
+    match failures.len() {
+        0 => Ok(0),
+        n if n == problems.len() => Err(Error::NotApplicable {
+            solver: names.join(", "),
+            reason: failures.join(" | "),
+        }),
+        _ => {
+            for f in failures {
+                eprintln!("error: {f}");
+            }
+            Ok(1)
+        }
+    }
+}
+
+fn default_note(solver: &str, mode: DecodeMode) {
+    match mode {
+        DecodeMode::Miopen => eprintln!(
+            "note: MIOpen's walk found no valid config; this is {solver}'s default (MIOpen's fallback)"
+        ),
+        DecodeMode::Beam { .. } => eprintln!("note: no valid config found; this is {solver}'s static default"),
+    }
+}
+
+/// One TSV row: problem, solver, rank, config, score, source.
+fn row(problem: &str, solver: &str, rank: usize, p: &Prediction) -> String {
+    format!(
+        "{problem}\t{solver}\t{}\t{}\t{}\t{}",
+        rank + 1,
+        p.config,
+        score_text(p),
+        p.source.as_str()
+    )
 }
 
 fn score_text(p: &Prediction) -> String {
     p.score.map(|s| format!("{s:.6}")).unwrap_or_default()
+}
+
+/// Problems read, predicted and written per chunk of `batch` (and `userdb`).
+pub(super) const CHUNK: usize = 4096;
+
+/// Bad input lines: the first [`SHOWN_BAD_LINES`] are reported on stderr, each with its line
+/// number and a short quote; the rest are counted and summarised.
+pub(super) struct BadLines<'a> {
+    file: &'a str,
+    pub count: usize,
+    first: Option<usize>,
+}
+
+/// How many bad lines are reported one by one.
+pub(super) const SHOWN_BAD_LINES: usize = 20;
+
+impl<'a> BadLines<'a> {
+    pub fn new(file: &'a str) -> BadLines<'a> {
+        BadLines { file, count: 0, first: None }
+    }
+
+    pub fn report(&mut self, line: usize, e: Error) {
+        self.count += 1;
+        self.first.get_or_insert(line);
+        if self.count <= SHOWN_BAD_LINES {
+            let e = Error::AtLine {
+                file: self.file.to_string(),
+                line,
+                error: Box::new(e),
+            };
+            eprintln!("{e}");
+        } else if self.count == SHOWN_BAD_LINES + 1 {
+            eprintln!("{}: more bad lines; counting the rest without showing them", self.file);
+        }
+    }
+
+    /// The closing summary line, if there were bad lines.
+    pub fn summary(&self) -> Option<String> {
+        self.first.map(|first| {
+            format!(
+                "{}: {} bad line(s) skipped (first at line {first}{})",
+                self.file,
+                self.count,
+                if self.count > SHOWN_BAD_LINES {
+                    format!("; {} not shown", self.count - SHOWN_BAD_LINES)
+                } else {
+                    String::new()
+                }
+            )
+        })
+    }
+}
+
+/// Reads an input a line at a time: bytes that are not UTF-8 become U+FFFD (so such a line fails
+/// on its own, named by number), a leading byte-order mark is dropped, and a line longer than
+/// [`MAX_LINE`] bytes is cut there (it cannot be a problem; it fails as one).
+pub(super) struct LineReader {
+    reader: Box<dyn BufRead>,
+    name: String,
+    pub line_no: usize,
+    buf: Vec<u8>,
+}
+
+/// Longest line kept whole, in bytes.
+pub(super) const MAX_LINE: usize = 64 * 1024;
+
+impl LineReader {
+    pub fn open(name: &str) -> Result<LineReader> {
+        let reader: Box<dyn BufRead> = if name == "-" {
+            Box::new(std::io::BufReader::new(std::io::stdin()))
+        } else {
+            let f = std::fs::File::open(name).map_err(|e| Error::io(name, e))?;
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(Error::io(name, std::io::Error::other("is a directory")));
+            }
+            Box::new(std::io::BufReader::with_capacity(1 << 16, f))
+        };
+        Ok(LineReader {
+            reader,
+            name: if name == "-" { "<stdin>".into() } else { name.into() },
+            line_no: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The next line (without its end), or None at the end of the input.
+    pub fn next_line(&mut self) -> Result<Option<String>> {
+        self.buf.clear();
+        let mut total = 0usize;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.name, e)),
+            };
+            if available.is_empty() {
+                if total == 0 {
+                    return Ok(None);
+                }
+                break;
+            }
+            let (used, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(self.buf.len());
+            self.buf.extend_from_slice(&available[..used.min(room)]);
+            total += used;
+            self.reader.consume(used);
+            if done {
+                break;
+            }
+        }
+        self.line_no += 1;
+        while self.buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+            self.buf.pop();
+        }
+        let mut text = String::from_utf8_lossy(&self.buf).into_owned();
+        if self.line_no == 1 {
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                text = rest.to_string();
+            }
+        }
+        Ok(Some(text))
+    }
+}
+
+/// What the problem lines of an input held.
+#[derive(Debug, Default)]
+pub(super) struct InputCounts {
+    pub lines: usize,
+    pub problems: usize,
+    pub repeated: usize,
+    pub skipped_log_lines: usize,
+}
+
+/// A chunk of distinct problems read from an input: (line number, label, problem).
+pub(super) type Chunk = Vec<(usize, String, ConvProblem)>;
+
+/// Reads up to [`CHUNK`] new distinct problems; `seen` holds a hash of every problem so far.
+/// Returns false at the end of the input.
+pub(super) fn read_chunk(
+    reader: &mut LineReader,
+    seen: &mut HashSet<u64>,
+    counts: &mut InputCounts,
+    bad: &mut BadLines<'_>,
+    chunk: &mut Chunk,
+) -> Result<bool> {
+    use std::hash::{Hash, Hasher};
+    chunk.clear();
+    while chunk.len() < CHUNK {
+        let Some(text) = reader.next_line()? else {
+            return Ok(false);
+        };
+        counts.lines += 1;
+        let line_no = reader.line_no;
+        match parse_line(&text) {
+            Ok(InputLine::Blank) => {}
+            Ok(InputLine::Skipped(_)) => counts.skipped_log_lines += 1,
+            Ok(InputLine::Problems(problems)) => {
+                let several = problems.len() > 1;
+                for p in problems {
+                    counts.problems += 1;
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    p.hash(&mut h);
+                    if !seen.insert(h.finish()) {
+                        counts.repeated += 1;
+                        continue;
+                    }
+                    // Tabs would break the TSV's columns: the problem column gets spaces instead.
+                    let label = if several { p.to_perfdb_key() } else { text.trim().replace('\t', " ") };
+                    chunk.push((line_no, label, p));
+                }
+            }
+            Err(e) => bad.report(line_no, e),
+        }
+    }
+    Ok(true)
+}
+
+/// Progress on stderr for long runs, when stderr is a terminal: every few seconds.
+pub(super) struct Progress {
+    start: std::time::Instant,
+    last: std::time::Instant,
+    enabled: bool,
+    what: &'static str,
+}
+
+impl Progress {
+    pub fn new(what: &'static str) -> Progress {
+        use std::io::IsTerminal;
+        let now = std::time::Instant::now();
+        Progress {
+            start: now,
+            last: now,
+            enabled: std::io::stderr().is_terminal(),
+            what,
+        }
+    }
+
+    pub fn tick(&mut self, lines: usize, predicted: usize) {
+        if !self.enabled || self.last.elapsed().as_secs_f64() < 5.0 {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        let secs = self.start.elapsed().as_secs_f64();
+        eprintln!(
+            "{}: {lines} lines read, {predicted} problems predicted, {:.0} problems/s",
+            self.what,
+            predicted as f64 / secs.max(1e-9)
+        );
+    }
 }
 
 pub(super) fn batch(words: &[String]) -> Result<i32> {
@@ -251,96 +560,126 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     )?;
     if let Some(extra) = args.rest.first() {
         return Err(Error::Usage(format!(
-            "batch takes no positional argument ('{extra}'); use --input FILE"
+            "batch takes no positional argument ('{}'); use --input FILE",
+            crate::error::quote_short(extra)
         )));
     }
     let input_name = args.value("input").unwrap_or("-");
+    let output_name = args.value("output").unwrap_or("-");
     let settings = settings(&args)?;
-    let lines: Vec<String> = read_lines(input_name)?;
+    let all = settings.solver == SolverChoice::All;
+    let mut reader = LineReader::open(input_name)?;
+    // The output is checked (its directory, its permissions) before any prediction.
+    let mut sink = if output_name == "-" {
+        Sink::Stdout(std::io::BufWriter::new(std::io::stdout()))
+    } else {
+        Sink::File(crate::format::AtomicFile::create(Path::new(output_name))?)
+    };
+    let out_name = if output_name == "-" { "<stdout>" } else { output_name };
+    let write_err = |e: std::io::Error| Error::io(out_name, e);
     let c = common(settings)?;
-    // Parse every line first; keep (line number, text, problem).
-    let mut failed = 0usize;
-    let mut jobs: Vec<(usize, String, ConvProblem)> = Vec::new();
-    for (line_no, text) in problem_lines(&lines) {
-        match ConvProblem::parse(text) {
-            // Tabs would break the TSV's columns: the problem column gets spaces instead.
-            Ok(p) => jobs.push((line_no, text.replace('\t', " "), p)),
-            Err(e) => {
-                eprintln!("{input_name}:{line_no}: {e}");
-                failed += 1;
-            }
-        }
-    }
-    let problems: Vec<ConvProblem> = jobs.iter().map(|(_, _, p)| p.clone()).collect();
-    let results = c.predictor.predict_batch(&problems, c.mode);
-    let mut tsv = String::from("problem\trank\tconfig\tscore\tsource\n");
+    let names = c.engines.solver_names();
+    sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n").map_err(write_err)?;
+    let mut bad = BadLines::new(if input_name == "-" { "<stdin>" } else { input_name });
+    let mut counts = InputCounts::default();
+    let mut seen = HashSet::new();
+    let mut chunk = Chunk::new();
     let mut predicted = 0usize;
-    for ((line_no, text, _), result) in jobs.iter().zip(results) {
-        match result {
-            Ok(predictions) => {
-                predicted += 1;
-                for (rank, p) in predictions.iter().enumerate() {
-                    tsv.push_str(&format!(
-                        "{text}\t{}\t{}\t{}\t{}\n",
-                        rank + 1,
-                        p.config,
-                        score_text(p),
-                        p.source.as_str()
-                    ));
+    let mut no_solver = 0usize;
+    let mut progress = Progress::new("batch");
+    loop {
+        let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
+        if !chunk.is_empty() {
+            let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p)| p.clone()).collect();
+            let answers = c.engines.predict_batch(&problems, c.mode);
+            let mut text = String::new();
+            for ((line_no, label, _), answers) in chunk.iter().zip(answers) {
+                let mut any = false;
+                for (solver, answer) in names.iter().zip(answers) {
+                    match answer {
+                        SolverAnswer::Predicted(predictions) => {
+                            any = true;
+                            for (rank, p) in predictions.iter().enumerate() {
+                                text.push_str(&row(label, solver, rank, p));
+                                text.push('\n');
+                            }
+                        }
+                        SolverAnswer::NotApplicable(reason) if !all => bad.report(
+                            *line_no,
+                            Error::NotApplicable {
+                                solver: solver.to_string(),
+                                reason,
+                            },
+                        ),
+                        SolverAnswer::NotApplicable(_) => {}
+                        SolverAnswer::Failed(e) => bad.report(*line_no, e),
+                    }
+                }
+                if any {
+                    predicted += 1;
+                } else if all {
+                    no_solver += 1;
                 }
             }
-            Err(e) => {
-                eprintln!("{input_name}:{line_no}: {e}");
-                failed += 1;
-            }
+            sink.write_all(text.as_bytes()).map_err(write_err)?;
+            progress.tick(counts.lines, predicted);
+        }
+        if !more {
+            break;
         }
     }
-    write_output(args.value("output").unwrap_or("-"), &tsv)?;
-    if failed > 0 {
-        eprintln!("{failed} line(s) failed; {predicted} predicted");
+    sink.finish().map_err(|e| match e {
+        Error::Io { source, .. } => write_err(source),
+        other => other,
+    })?;
+    let mut notes = Vec::new();
+    if counts.repeated > 0 {
+        notes.push(format!("{} repeated problem(s) predicted once", counts.repeated));
+    }
+    if counts.skipped_log_lines > 0 {
+        notes.push(format!("{} log line(s) that are not convolutions skipped", counts.skipped_log_lines));
+    }
+    if no_solver > 0 {
+        notes.push(format!("{no_solver} problem(s) no solver applies to"));
+    }
+    if !notes.is_empty() {
+        eprintln!("note: {}", notes.join("; "));
+    }
+    if let Some(summary) = bad.summary() {
+        eprintln!("{summary}; {predicted} predicted");
         return Ok(1);
     }
     Ok(0)
 }
 
-/// The problem lines of an input: (1-based line number, trimmed text); blank lines and `#`
-/// comments are skipped.
-pub(super) fn problem_lines(lines: &[String]) -> impl Iterator<Item = (usize, &str)> {
-    lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.trim()))
-        .filter(|(_, text)| !text.is_empty() && !text.starts_with('#'))
+/// Where `batch` writes: standard output, or a file replaced once everything is written.
+pub(super) enum Sink {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File(crate::format::AtomicFile),
 }
 
-/// The input's lines. Bytes that are not UTF-8 become U+FFFD, so such a line fails on its own
-/// (named by number) instead of the whole file; a leading byte-order mark is dropped.
-pub(super) fn read_lines(name: &str) -> Result<Vec<String>> {
-    let bytes = if name == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io("<stdin>", e))?;
-        bytes
-    } else {
-        std::fs::read(name).map_err(|e| Error::io(name, e))?
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    Ok(text.lines().map(String::from).collect())
-}
-
-/// Writes `text` to stdout, or to a file through a temporary sibling renamed into place, so an
-/// interrupted run never leaves a half-written file where a good one was.
-pub(super) fn write_output(name: &str, text: &str) -> Result<()> {
-    if name == "-" {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .map_err(|e| Error::io("<stdout>", e));
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Stdout(w) => w.write(buf),
+            Sink::File(f) => f.write(buf),
+        }
     }
-    crate::format::write_file_atomic(Path::new(name), text.as_bytes())
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(w) => w.flush(),
+            Sink::File(f) => f.flush(),
+        }
+    }
+}
+
+impl Sink {
+    /// Flushes standard output, or commits the file.
+    pub fn finish(self) -> Result<()> {
+        match self {
+            Sink::Stdout(mut w) => w.flush().map_err(|e| Error::io("<stdout>", e)),
+            Sink::File(f) => f.commit(),
+        }
+    }
 }

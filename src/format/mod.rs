@@ -35,55 +35,144 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// pipe) and anything that is not a regular file are appended to in place, since renaming over
 /// them (or truncating them) would replace the device or the file behind a redirection.
 pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let in_place = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
-    let mut target = path.to_path_buf();
-    // Follow links by hand (a dangling one too); give up after a few hops like the OS would.
-    for _ in 0..40 {
-        match std::fs::symlink_metadata(&target) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let next = std::fs::read_link(&target).map_err(|e| Error::io(path, e))?;
-                target = match target.parent() {
-                    Some(dir) if next.is_relative() => dir.join(next),
-                    _ => next,
-                };
-                if in_place(&target) {
-                    break;
+    use std::io::Write;
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(bytes).map_err(|e| file.error(e))?;
+    file.commit()
+}
+
+/// A file being written as [`write_file_atomic`] writes one, a piece at a time: created (its
+/// directory checked) before anything is computed, committed (synced, renamed into place) at
+/// the end; dropped uncommitted, it removes its temporary file and leaves the old file as it was.
+pub struct AtomicFile {
+    /// The path the user gave (named in errors).
+    path: std::path::PathBuf,
+    /// Where the file lands.
+    target: std::path::PathBuf,
+    /// The temporary sibling (None when writing in place).
+    tmp: Option<std::path::PathBuf>,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    permissions: Option<std::fs::Permissions>,
+}
+
+impl AtomicFile {
+    /// Resolves links, checks that the directory exists and opens the temporary file (or, for a
+    /// device or other non-regular file, the file itself for appending).
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let in_place = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+        let mut target = path.to_path_buf();
+        // Follow links by hand (a dangling one too); give up after a few hops like the OS would.
+        for _ in 0..40 {
+            match std::fs::symlink_metadata(&target) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let next = std::fs::read_link(&target).map_err(|e| Error::io(path, e))?;
+                    target = match target.parent() {
+                        Some(dir) if next.is_relative() => dir.join(next),
+                        _ => next,
+                    };
+                    if in_place(&target) {
+                        break;
+                    }
                 }
+                _ => break,
             }
-            _ => break,
         }
-    }
-    let existing = std::fs::metadata(&target).ok();
-    if in_place(path) || in_place(&target) || existing.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
-        // Append, never truncate: `/dev/stdout` may reopen the file behind a `>>` redirection.
-        use std::io::Write;
-        return std::fs::OpenOptions::new()
-            .append(true)
-            .open(&target)
-            .and_then(|mut f| f.write_all(bytes))
-            .map_err(|e| Error::io(path, e));
-    }
-    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    let tmp = target.with_file_name(format!(".{name}.{}.tmp-write", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        use std::io::Write;
+        let existing = std::fs::metadata(&target).ok();
+        if in_place(path) || in_place(&target) || existing.as_ref().is_some_and(|m| !m.is_file() && !m.is_dir()) {
+            // Append, never truncate: `/dev/stdout` may reopen the file behind a `>>` redirection.
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&target)
+                .map_err(|e| Error::io(path, e))?;
+            return Ok(AtomicFile {
+                path: path.to_path_buf(),
+                target,
+                tmp: None,
+                file: Some(std::io::BufWriter::new(f)),
+                permissions: None,
+            });
+        }
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(Error::io(path, std::io::Error::other("is a directory")));
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::io(
+                path,
+                std::io::Error::other(format!("directory {} does not exist", dir.display())),
+            ));
+        }
+        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+        let tmp = target.with_file_name(format!(".{name}.{}.tmp-write", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
         // create_new: never follow a link someone left at the temporary name.
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        if let Some(m) = &existing {
-            f.set_permissions(m.permissions())?;
-        }
-        Ok(())
-    })();
-    let renamed = written
-        .map_err(|e| Error::io(&tmp, e))
-        .and_then(|_| std::fs::rename(&tmp, &target).map_err(|e| Error::io(path, e)));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(path, std::io::Error::new(e.kind(), format!("cannot create a file in {}: {e}", dir.display()))))?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            target,
+            tmp: Some(tmp),
+            file: Some(std::io::BufWriter::new(f)),
+            permissions: existing.map(|m| m.permissions()),
+        })
     }
-    renamed
+
+    /// An I/O error of this file, naming the path the user gave.
+    pub fn error(&self, e: std::io::Error) -> Error {
+        Error::io(&self.path, e)
+    }
+
+    /// Syncs and renames the file into place.
+    pub fn commit(mut self) -> Result<()> {
+        let Some(writer) = self.file.take() else {
+            return Ok(());
+        };
+        let file = writer.into_inner().map_err(|e| Error::io(&self.path, e.into_error()))?;
+        let Some(tmp) = self.tmp.clone() else {
+            return Ok(());
+        };
+        let done = file
+            .sync_all()
+            .and_then(|_| match &self.permissions {
+                Some(p) => file.set_permissions(p.clone()),
+                None => Ok(()),
+            })
+            .and_then(|_| std::fs::rename(&tmp, &self.target));
+        done.map_err(|e| Error::io(&self.path, e))?;
+        self.tmp = None;
+        Ok(())
+    }
+}
+
+impl std::io::Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(buf),
+            None => Err(std::io::Error::other("file already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        self.file = None;
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 /// Creates `dir` and its parents; a path in the way that is not a directory is named as such

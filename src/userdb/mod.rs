@@ -137,7 +137,7 @@ pub struct Entry {
 }
 
 /// What a merge did with its entries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MergeCounts {
     /// Entries written for a (key, solver) the file did not have.
     pub added: usize,
@@ -147,6 +147,36 @@ pub struct MergeCounts {
     pub replaced: usize,
     /// Keys the file did not have.
     pub new_keys: usize,
+    /// Per solver: (added, present, replaced).
+    pub by_solver: std::collections::BTreeMap<&'static str, (usize, usize, usize)>,
+}
+
+/// One entry's fate in a merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Added,
+    Present,
+    Replaced,
+}
+
+impl MergeCounts {
+    pub fn note(&mut self, solver: &'static str, outcome: Outcome) {
+        let slot = self.by_solver.entry(solver).or_default();
+        match outcome {
+            Outcome::Added => {
+                self.added += 1;
+                slot.0 += 1;
+            }
+            Outcome::Present => {
+                self.present += 1;
+                slot.1 += 1;
+            }
+            Outcome::Replaced => {
+                self.replaced += 1;
+                slot.2 += 1;
+            }
+        }
+    }
 }
 
 /// Where and how a merge writes.

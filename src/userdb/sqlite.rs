@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rusqlite::{params_from_iter, Connection, OptionalExtension};
 
-use super::{Entry, MergeCounts};
+use super::{Entry, MergeCounts, Outcome};
 use crate::error::{Error, Result};
 use crate::problem::PerfDbConfigRow;
 
@@ -144,12 +144,12 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
                     insert_perf
                         .execute(rusqlite::params![entry.solver, config, entry.params])
                         .map_err(db)?;
-                    counts.added += 1;
+                    counts.note(entry.solver, Outcome::Added);
                 }
-                Some((_, params)) if params == entry.params || !replace => counts.present += 1,
+                Some((_, params)) if params == entry.params || !replace => counts.note(entry.solver, Outcome::Present),
                 Some((id, _)) => {
                     update_perf.execute(rusqlite::params![entry.params, id]).map_err(db)?;
-                    counts.replaced += 1;
+                    counts.note(entry.solver, Outcome::Replaced);
                 }
             }
         }

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::{Entry, MergeCounts};
+use super::{Entry, MergeCounts, Outcome};
 
 /// One line's parts: `key`, and the byte ranges of each `ID:VALUES` item.
 struct Line<'a> {
@@ -75,28 +75,30 @@ pub fn merge(content: &str, entries: &[Entry], replace: bool) -> (String, MergeC
                 });
                 let pending = appended.get(&i).is_some_and(|v| v.iter().any(|e| e.solver == entry.solver));
                 match present {
-                    _ if pending => counts.present += 1,
-                    Some(values) if values == entry.params => counts.present += 1,
+                    _ if pending => counts.note(entry.solver, Outcome::Present),
+                    Some(values) if values == entry.params => counts.note(entry.solver, Outcome::Present),
                     Some(_) if replace => {
                         replaced.entry(i).or_default().push(entry);
-                        counts.replaced += 1;
+                        counts.note(entry.solver, Outcome::Replaced);
                     }
-                    Some(_) => counts.present += 1,
+                    Some(_) => counts.note(entry.solver, Outcome::Present),
                     None => {
                         appended.entry(i).or_default().push(entry);
-                        counts.added += 1;
+                        counts.note(entry.solver, Outcome::Added);
                     }
                 }
             }
             None => match new_keys.iter_mut().find(|(k, _)| *k == entry.key) {
-                Some((_, list)) if list.iter().any(|e| e.solver == entry.solver) => counts.present += 1,
+                Some((_, list)) if list.iter().any(|e| e.solver == entry.solver) => {
+                    counts.note(entry.solver, Outcome::Present)
+                }
                 Some((_, list)) => {
                     list.push(entry);
-                    counts.added += 1;
+                    counts.note(entry.solver, Outcome::Added);
                 }
                 None => {
                     new_keys.push((&entry.key, vec![entry]));
-                    counts.added += 1;
+                    counts.note(entry.solver, Outcome::Added);
                     counts.new_keys += 1;
                 }
             },

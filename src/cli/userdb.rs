@@ -1,0 +1,413 @@
+//! `tuneinfer userdb`: from a network's MIOpen log (or any problem list) to a user perf
+//! database that MIOpen reads before its system one.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::predict::{read_chunk, BadLines, Chunk, InputCounts, LineReader, Progress};
+use super::{wants_help, Args, Spec};
+use crate::engines::{Engines, LoadOptions, SolverChoice};
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceChoice, Precision};
+use crate::predict::Source;
+use crate::problem::ConvProblem;
+use crate::seq2seq::default_model_dirs;
+use crate::userdb::{self, Entry, Format};
+
+const HELP: &str = "\
+Usage: tuneinfer userdb --arch ARCH [OPTIONS]
+
+Predicts tuning parameters for every problem of the input, with every solver that has a model
+on ARCH and applies, and writes them into MIOpen's user perf database, which MIOpen reads
+before its system database: MIOpen then uses them without tuning. The input is a MIOpen log
+(run the network with MIOPEN_ENABLE_LOGGING_CMD=1 and keep stderr), or any lines 'batch'
+reads; lines that are not convolutions are skipped and counted; a repeated problem is
+predicted once. Nothing already in the database is lost or reordered.
+
+Options:
+  --arch ARCH          the GPU, as MIOpen names its databases: gfx906_60, gfx900_56,
+                       gfx942130 (above 64 CUs the count in hex), or an arch with --cu
+  --cu N               compute units (rocminfo's 'Compute Unit'), with a plain --arch
+  --input FILE|-       the log or problem list (default: - = stdin)
+  --solver NAME|all    the solvers to predict for (default: all)
+  --format text|sqlite text (default; MIOpen's default build: {basename}.{version}.udb.txt)
+                       or sqlite ({basename}_1.1.0.udb, MIOpen built with
+                       MIOPEN_USE_SQLITE_PERFDB)
+  --miopen-version V   the version part of the text file's name, as the MIOpen in use names
+                       its user databases: 3.2.0 (becomes HIP.3_2_0) or e.g.
+                       HIP.3_2_0_f6d4a1c; default: taken from the one {basename}.*.udb.txt
+                       already in the directory
+  --out DIR            the directory (default: $MIOPEN_USER_DB_PATH, else ~/.config/miopen)
+  --replace            replace the parameters of (problem, solver) entries already in the
+                       database (default: keep them)
+  --system-db FILE     MIOpen's system perf database for this GPU (.db or .db.txt): problems
+                       it has tuned for a solver are not written (a user entry would hide it)
+  --dry-run            print what would be written, write nothing
+  --models DIR         where the models live (default: as predict)
+  --device D           auto (default), gpu or cpu
+  --precision P        f32 (default) or f16 (GPU)
+  --threads N          worker threads (default: all cores)
+  --catalogue DIR      composable_kernel instance lists (as predict)
+
+Prints a summary: problems read, lines skipped, and per solver the entries predicted, already
+present, tuned in the system database, not applicable. The file is replaced atomically (the
+previous version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is held;
+it is refused while a running MIOpen holds that lock.";
+
+const VALUED: &[&str] = &[
+    "arch",
+    "cu",
+    "input",
+    "solver",
+    "format",
+    "miopen-version",
+    "out",
+    "system-db",
+    "models",
+    "device",
+    "precision",
+    "threads",
+    "catalogue",
+];
+const FLAGS: &[&str] = &["replace", "dry-run"];
+
+/// Per-solver counts of the summary.
+#[derive(Debug, Default, Clone)]
+struct SolverCounts {
+    predicted: usize,
+    present: usize,
+    replaced: usize,
+    system: usize,
+    not_applicable: usize,
+    no_valid: usize,
+    failed: usize,
+}
+
+pub(super) fn userdb(words: &[String]) -> Result<i32> {
+    if wants_help(words) {
+        say!("{HELP}");
+        return Ok(0);
+    }
+    let args = Args::parse(
+        words,
+        &Spec {
+            valued: VALUED,
+            flags: FLAGS,
+            options_after_positionals: false,
+        },
+    )?;
+    if let Some(extra) = args.rest.first() {
+        return Err(Error::Usage(format!(
+            "userdb takes no positional argument ('{}'); give the log with --input FILE",
+            crate::error::quote_short(extra)
+        )));
+    }
+    // --- Every option checked before any model is loaded or any line read.
+    let arch_text = args.value("arch").ok_or_else(|| {
+        Error::Usage(
+            "userdb needs --arch: the GPU as MIOpen names its databases (gfx906_60, gfx900_56, \
+             gfx942130), or an arch with --cu N"
+                .into(),
+        )
+    })?;
+    let (db_id, arch) = split_features(arch_text)?;
+    let (base, cu_in_name) = crate::solvers::split_db_name(arch);
+    let cu = match (cu_in_name, args.value("cu")) {
+        (Some(n), None) => n,
+        (None, Some(_)) => args.positive("cu", 1, 65_536)? as u32,
+        (Some(n), Some(_)) => {
+            let given = args.positive("cu", 1, 65_536)? as u32;
+            if given != n {
+                return Err(Error::Usage(format!(
+                    "--arch {arch_text} names {n} compute units but --cu says {given}"
+                )));
+            }
+            n
+        }
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "--arch {arch_text}: name the compute units too (the file MIOpen reads depends \
+                 on them): --arch {base}_60, or --cu N (rocminfo's 'Compute Unit')"
+            )))
+        }
+    };
+    let db_id = format!("{}{}", base, &db_id[arch.len()..]);
+    let basename = userdb::db_basename(&db_id, cu);
+    let model_arch = userdb::db_basename(base, cu);
+    let format = Format::parse(args.value("format").unwrap_or("text"))?;
+    let version = args.value("miopen-version").map(userdb::suffix_from_version).transpose()?;
+    if format == Format::Sqlite && version.is_some() {
+        return Err(Error::Usage(
+            "--miopen-version names text databases; a sqlite user database is {basename}_1.1.0.udb".into(),
+        ));
+    }
+    let dir = match args.value("out") {
+        Some(d) => PathBuf::from(d),
+        None => userdb::default_dir()?,
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::io(&dir, std::io::Error::other("is not a directory")));
+    }
+    let suffix = match (format, version) {
+        (Format::Sqlite, _) => String::new(),
+        (Format::Text, Some(v)) => v,
+        (Format::Text, None) => {
+            let found = userdb::existing_suffixes(&dir, &basename)?;
+            match found.as_slice() {
+                [one] => one.clone(),
+                [] => {
+                    return Err(Error::Usage(format!(
+                        "no {basename}.*.udb.txt in {} to take MIOpen's version from: give \
+                         --miopen-version (e.g. 3.2.0, or the part between '{basename}.' and \
+                         '.udb.txt' of another MIOpen user database's name)",
+                        dir.display()
+                    )))
+                }
+                many => {
+                    return Err(Error::Usage(format!(
+                        "several MIOpen versions' user databases of {basename} in {}: {}; choose \
+                         one with --miopen-version",
+                        dir.display(),
+                        many.iter().map(|s| format!("{basename}.{s}.udb.txt")).collect::<Vec<_>>().join(", ")
+                    )))
+                }
+            }
+        }
+    };
+    let path = dir.join(userdb::file_name(&basename, format, &suffix));
+    let dry_run = args.flag("dry-run");
+    let replace = args.flag("replace");
+    if !dry_run && userdb::lock::MiopenLock::is_held(&path) {
+        // Checked now, so that no prediction is wasted; taken for real when writing.
+        userdb::lock::MiopenLock::acquire(&path)?;
+    }
+    let system = match args.value("system-db") {
+        Some(f) => Some(userdb::system_db_entries(Path::new(f))?),
+        None => None,
+    };
+    let threads = match args.value("threads") {
+        None => None,
+        Some(_) => Some(args.positive("threads", 1, 1024)?),
+    };
+    let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
+    let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
+    let catalogue = args.value("catalogue").map(PathBuf::from);
+    let dirs = default_model_dirs(args.value("models").map(Path::new));
+    let input_name = args.value("input").unwrap_or("-");
+    let mut reader = LineReader::open(input_name)?;
+    let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
+
+    // --- Models.
+    let configure = move |p: crate::predict::Predictor| {
+        let p = p.with_catalogue_dir(catalogue.clone());
+        match threads {
+            Some(n) => p.with_threads(n),
+            None => p,
+        }
+    };
+    let engines = Engines::load(
+        solver,
+        &LoadOptions {
+            arch: &model_arch,
+            dirs: &dirs,
+            device,
+            precision,
+            configure: &configure,
+        },
+    )?;
+    let names = engines.solver_names();
+
+    // --- Read, predict, collect, a chunk at a time.
+    let input_label = if input_name == "-" { "<stdin>" } else { input_name };
+    let mut bad = BadLines::new(input_label);
+    let mut counts = InputCounts::default();
+    let mut seen = HashSet::new();
+    let mut chunk = Chunk::new();
+    let mut per_solver: Vec<SolverCounts> = vec![SolverCounts::default(); names.len()];
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut entry_keys: HashSet<(String, &'static str)> = HashSet::new();
+    let mut no_solver = 0usize;
+    let mut progress = Progress::new("userdb");
+    loop {
+        let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
+        if !chunk.is_empty() {
+            let keys: Vec<String> = chunk.iter().map(|(_, _, p)| p.to_db_key()).collect();
+            let mut answered = vec![false; chunk.len()];
+            for (s, engine) in engines.engines.iter().enumerate() {
+                let solver_name = names[s];
+                // Problems the system database tuned for this solver are not predicted.
+                let todo: Vec<usize> = (0..chunk.len())
+                    .filter(|&i| {
+                        let tuned = system.as_ref().is_some_and(|set| set.contains(&(keys[i].clone(), solver_name.to_string())));
+                        if tuned && engine.host().solver.check(&engine.host().target, &chunk[i].2).is_ok() {
+                            per_solver[s].system += 1;
+                            answered[i] = true;
+                        }
+                        !tuned
+                    })
+                    .collect();
+                let problems: Vec<ConvProblem> = todo.iter().map(|&i| chunk[i].2.clone()).collect();
+                let results = engine.predict_batch(&problems, engine.default_mode());
+                for (&i, result) in todo.iter().zip(results) {
+                    let c = &mut per_solver[s];
+                    match result {
+                        Ok(predictions) => {
+                            answered[i] = true;
+                            let Some(best) = predictions.into_iter().next() else {
+                                c.no_valid += 1;
+                                continue;
+                            };
+                            if best.source == Source::Default || !valid(engine, &chunk[i].2, &best.config) {
+                                // MIOpen's own fallback: nothing to tell it.
+                                c.no_valid += 1;
+                                continue;
+                            }
+                            if !entry_keys.insert((keys[i].clone(), solver_name)) {
+                                // Another problem with the same key (a backward problem whose x
+                                // size the key does not hold): the first one's answer stands.
+                                continue;
+                            }
+                            c.predicted += 1;
+                            entries.push(Entry {
+                                key: keys[i].clone(),
+                                problem: chunk[i].2.clone(),
+                                solver: solver_name,
+                                params: best.config,
+                            });
+                        }
+                        Err(Error::NotApplicable { .. } | Error::InvalidProblem { .. }) => c.not_applicable += 1,
+                        Err(e) => {
+                            c.failed += 1;
+                            bad.report(chunk[i].0, e);
+                        }
+                    }
+                }
+            }
+            no_solver += answered.iter().filter(|a| !**a).count();
+            progress.tick(counts.lines, entries.len());
+        }
+        if !more {
+            break;
+        }
+    }
+
+    // --- Merge.
+    let target = userdb::Target {
+        path: path.clone(),
+        format,
+        replace,
+    };
+    let merged = userdb::merge(&target, &entries, dry_run)?;
+    for (s, name) in names.iter().enumerate() {
+        if let Some(&(_, present, replaced)) = merged.counts.by_solver.get(name) {
+            per_solver[s].present = present;
+            per_solver[s].replaced = replaced;
+        }
+    }
+
+    // --- Summary.
+    say!(
+        "input {input_label}: {} lines, {} problems ({} repeated, predicted once), {} log lines that are not convolutions skipped, {} bad lines",
+        counts.lines,
+        counts.problems,
+        counts.repeated,
+        counts.skipped_log_lines,
+        bad.count
+    );
+    say!(
+        "database {} ({}, {basename})",
+        path.display(),
+        match format {
+            Format::Text => "text",
+            Format::Sqlite => "sqlite",
+        }
+    );
+    say!(
+        "{:<20} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+        "solver",
+        "predicted",
+        "written",
+        "present",
+        "replaced",
+        "system-db",
+        "n/a",
+        "no-valid"
+    );
+    for (name, c) in names.iter().zip(&per_solver) {
+        say!(
+            "{:<20} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+            name,
+            c.predicted,
+            c.predicted - c.present,
+            c.present,
+            c.replaced,
+            c.system,
+            c.not_applicable,
+            c.no_valid
+        );
+    }
+    if no_solver > 0 {
+        say!("{no_solver} problem(s) no solver with a model on {model_arch} applies to: nothing written for them");
+    }
+    let new_entries = merged.counts.added + merged.counts.replaced;
+    if dry_run {
+        say!(
+            "dry run: would write {new_entries} entries ({} new keys); nothing written",
+            merged.counts.new_keys
+        );
+    } else if merged.written {
+        say!(
+            "wrote {} new and {} replaced entries ({} new keys){}",
+            merged.counts.added,
+            merged.counts.replaced,
+            merged.counts.new_keys,
+            merged
+                .backup
+                .as_ref()
+                .map(|b| format!("; previous version kept as {}", b.display()))
+                .unwrap_or_default()
+        );
+    } else {
+        say!("nothing to write: the database already has every entry");
+    }
+    if let Some(summary) = bad.summary() {
+        eprintln!("{summary}");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// An arch with MIOpen's feature suffixes: `gfx90a:sramecc+:xnack+` -> db id `gfx90a_xnack`
+/// (MIOpen's `TargetProperties::InitDbId`: `_xnack` when xnack is on; `_sramecc` for an arch
+/// other than gfx906/gfx908 with sramecc on, which MIOpen never infers from the name, so it is
+/// not added) and the arch itself.
+fn split_features(text: &str) -> Result<(String, &str)> {
+    let mut parts = text.split(':');
+    let arch = parts.next().unwrap_or(text);
+    let mut db_id = arch.to_string();
+    for feature in parts {
+        match feature {
+            "xnack+" => db_id.push_str("_xnack"),
+            "xnack-" | "sramecc+" | "sramecc-" => {}
+            other => {
+                return Err(Error::Usage(format!(
+                    "--arch {text}: unknown target feature '{other}' (expected xnack+/-, sramecc+/-)"
+                )))
+            }
+        }
+    }
+    Ok((db_id, arch))
+}
+
+/// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,
+/// the catalogue ones, answer only configs of their catalogue.)
+fn valid(engine: &crate::gpu::Engine, problem: &ConvProblem, config: &str) -> bool {
+    let host = engine.host();
+    match host.solver.tunable() {
+        Some(t) => t
+            .parse_params(config)
+            .is_ok_and(|values| t.rules(&host.target, problem).is_valid(&values)),
+        None => true,
+    }
+}
+

@@ -1,0 +1,129 @@
+//! Several solvers at once: every solver that has a model on an arch, each with its own
+//! [`Engine`], for `predict --solver all` and `userdb`. Problems go to every engine; a solver
+//! that does not apply to a problem says so, and is counted, not an error.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceChoice, Engine, Precision};
+use crate::predict::{DecodeMode, Prediction, Predictor};
+use crate::problem::ConvProblem;
+
+/// The solvers of a set: one name, or `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SolverChoice<'a> {
+    One(&'a str),
+    All,
+}
+
+impl<'a> SolverChoice<'a> {
+    pub fn parse(text: &'a str) -> SolverChoice<'a> {
+        if text == "all" {
+            SolverChoice::All
+        } else {
+            SolverChoice::One(text)
+        }
+    }
+}
+
+/// One answer set of one solver for one problem.
+#[derive(Debug)]
+pub enum SolverAnswer {
+    /// The solver's model answered (its static default when it found nothing valid: see
+    /// [`Prediction::source`]).
+    Predicted(Vec<Prediction>),
+    /// The solver does not apply to the problem (the reason).
+    NotApplicable(String),
+    /// Something else went wrong.
+    Failed(Error),
+}
+
+/// The engines of a set, each with the decoding that gives its model's best single answer
+/// unless a mode is forced.
+pub struct Engines {
+    pub engines: Vec<Engine>,
+    /// Solvers left out: (name, why: no model on this arch, ...).
+    pub unavailable: Vec<(&'static str, String)>,
+}
+
+/// How every engine of a set is loaded.
+pub struct LoadOptions<'a> {
+    pub arch: &'a str,
+    pub dirs: &'a [PathBuf],
+    pub device: DeviceChoice,
+    pub precision: Precision,
+    /// Applied to each engine's host predictor (compute units, catalogue directory, threads).
+    pub configure: &'a dyn Fn(Predictor) -> Predictor,
+}
+
+impl Engines {
+    /// Loads `choice` on `options.arch`. For `All`, a solver with no model on the arch (none in
+    /// the model directories, or none MIOpen's rules allow there) is left out and named in
+    /// `unavailable`; a model that is found but does not load is an error; no solver at all
+    /// with a model is [`Error::ModelNotFound`]-like usage error listing why each was left out.
+    pub fn load(choice: SolverChoice<'_>, options: &LoadOptions<'_>) -> Result<Engines> {
+        let load = |solver: &str, device: DeviceChoice| -> Result<Engine> {
+            Ok(Engine::load(options.arch, solver, options.dirs, device, options.precision)?
+                .with_target(|p| (options.configure)(p)))
+        };
+        match choice {
+            SolverChoice::One(name) => Ok(Engines {
+                engines: vec![load(name, options.device)?],
+                unavailable: Vec::new(),
+            }),
+            SolverChoice::All => {
+                let mut engines = Vec::new();
+                let mut unavailable = Vec::new();
+                // After the first engine, `auto` keeps to the device it chose (one GPU start,
+                // one note).
+                let mut device = options.device;
+                for solver in crate::solvers::all() {
+                    match load(solver.name(), device) {
+                        Ok(engine) => {
+                            if device == DeviceChoice::Auto && engine.device_name() == "cpu" {
+                                device = DeviceChoice::Cpu;
+                            }
+                            engines.push(engine);
+                        }
+                        Err(e @ (Error::ModelNotFound { .. } | Error::NoModelForArch { .. })) => {
+                            unavailable.push((solver.name(), e.to_string()));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                if engines.is_empty() {
+                    let why: Vec<String> = unavailable.iter().map(|(s, e)| format!("{s}: {e}")).collect();
+                    return Err(Error::Usage(format!(
+                        "no solver has a model for {} in the model directories ({})",
+                        options.arch,
+                        why.join("; ")
+                    )));
+                }
+                Ok(Engines { engines, unavailable })
+            }
+        }
+    }
+
+    /// The solver names, in order.
+    pub fn solver_names(&self) -> Vec<&'static str> {
+        self.engines.iter().map(|e| e.host().solver.name()).collect()
+    }
+
+    /// For each problem, one answer per engine (in [`Engines::solver_names`] order). `mode`
+    /// None: each engine's [`Engine::default_mode`].
+    pub fn predict_batch(&self, problems: &[ConvProblem], mode: Option<DecodeMode>) -> Vec<Vec<SolverAnswer>> {
+        let mut answers: Vec<Vec<SolverAnswer>> = problems.iter().map(|_| Vec::with_capacity(self.engines.len())).collect();
+        for engine in &self.engines {
+            let mode = mode.unwrap_or_else(|| engine.default_mode());
+            for (slot, result) in answers.iter_mut().zip(engine.predict_batch(problems, mode)) {
+                slot.push(match result {
+                    Ok(p) => SolverAnswer::Predicted(p),
+                    Err(Error::NotApplicable { reason, .. }) => SolverAnswer::NotApplicable(reason),
+                    Err(Error::InvalidProblem { reason, .. }) => SolverAnswer::NotApplicable(reason),
+                    Err(e) => SolverAnswer::Failed(e),
+                });
+            }
+        }
+        answers
+    }
+}
