@@ -1,5 +1,7 @@
 //! MIOpen's text perf-db format: one problem per line, `KEY=Solver:params;Solver:params`,
-//! where KEY is a perf-db key (`1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F`).
+//! where KEY is a perf-db key (`1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F`, the
+//! 2019 files) or the 24-field key of current MIOpen (`2x1024x14x14x1x1x1x1x...xNCHWxFP32xF`,
+//! user databases). As MIOpen does, the first entry of a solver in a line counts.
 
 use std::path::Path;
 
@@ -25,7 +27,7 @@ pub fn solver_rows_from_text(content: &str, solver: &str) -> SolverRows {
         let mut bad = None;
         for entry in entries.split(';').filter(|e| !e.trim().is_empty()) {
             match entry.split_once(':') {
-                Some((name, p)) if name.trim() == solver => params = Some(p.trim().to_string()),
+                Some((name, p)) if name.trim() == solver && params.is_none() => params = Some(p.trim().to_string()),
                 Some(_) => {}
                 None => bad = Some(format!("entry '{entry}' has no ':' between solver and params")),
             }
@@ -35,7 +37,12 @@ pub fn solver_rows_from_text(content: &str, solver: &str) -> SolverRows {
             continue;
         }
         let Some(params) = params else { continue };
-        match ConvProblem::from_perfdb_key(key) {
+        let parsed = if key.contains('-') {
+            ConvProblem::from_perfdb_key(key)
+        } else {
+            ConvProblem::from_db_key(key)
+        };
+        match parsed {
             Ok(problem) => out.rows.push(TunedRow {
                 config_id: line_no,
                 problem,

@@ -13,20 +13,25 @@ use super::{Entry, MergeCounts, Outcome};
 use crate::error::{Error, Result};
 use crate::problem::PerfDbConfigRow;
 
-/// The statements that create a perf database, as the system databases store them.
+/// The statements that create a perf database, as MIOpen's own `SQLitePerfDb` creates a user
+/// database (`src/sqlite_db.cpp`; `SQLiteSerializable::CreateQuery` for `config`: the text
+/// columns, then the integer ones, each `NOT NULL`, and a unique index over the text columns,
+/// `", "`, the integer columns), in the form sqlite keeps in `sqlite_master` (without
+/// `IF NOT EXISTS`). The system databases hold the same tables and indexes, some of them with
+/// other spaces in these statements.
 pub const SCHEMA: [&str; 4] = [
     "CREATE TABLE `config` (`id` INTEGER PRIMARY KEY ASC,`layout` TEXT NOT NULL,`data_type` TEXT NOT NULL,\
 `direction` TEXT NOT NULL,`spatial_dim` INT NOT NULL,`in_channels` INT NOT NULL,`in_h` INT NOT NULL,\
 `in_w` INT NOT NULL,`in_d` INT NOT NULL,`fil_h` INT NOT NULL,`fil_w` INT NOT NULL,`fil_d` INT NOT NULL,\
-`out_channels` INT NOT NULL, `batchsize` INT NOT NULL,`pad_h` INT NOT NULL,`pad_w` INT NOT NULL,\
+`out_channels` INT NOT NULL,`batchsize` INT NOT NULL,`pad_h` INT NOT NULL,`pad_w` INT NOT NULL,\
 `pad_d` INT NOT NULL,`conv_stride_h` INT NOT NULL,`conv_stride_w` INT NOT NULL,`conv_stride_d` INT NOT NULL,\
 `dilation_h` INT NOT NULL,`dilation_w` INT NOT NULL,`dilation_d` INT NOT NULL,`bias` INT NOT NULL,\
 `group_count` INT NOT NULL)",
-    "CREATE TABLE `perf_db` (`id` INTEGER PRIMARY KEY ASC,`solver` TEXT NOT NULL,`config` INTEGER NOT NULL, \
-`params` TEXT NOT NULL)",
-    "CREATE UNIQUE INDEX `idx_config` ON config( layout,data_type,direction,spatial_dim,in_channels,in_h,in_w,\
+    "CREATE UNIQUE INDEX `idx_config` ON config( layout,data_type,direction, spatial_dim,in_channels,in_h,in_w,\
 in_d,fil_h,fil_w,fil_d,out_channels,batchsize,pad_h,pad_w,pad_d,conv_stride_h,conv_stride_w,conv_stride_d,\
 dilation_h,dilation_w,dilation_d,bias,group_count )",
+    "CREATE TABLE `perf_db` (`id` INTEGER PRIMARY KEY ASC,`solver` TEXT NOT NULL,`config` INTEGER NOT NULL,\
+`params` TEXT NOT NULL)",
     "CREATE UNIQUE INDEX `idx_perf_db` ON perf_db(solver, config)",
 ];
 
@@ -121,7 +126,13 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
             .prepare("INSERT INTO perf_db (solver, config, params) VALUES (?1, ?2, ?3)")
             .map_err(db)?;
         let mut update_perf = tx.prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2").map_err(db)?;
+        // A (key, solver) given twice: the first one counts.
+        let mut given: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
         for (row, entry) in entries {
+            if !given.insert((entry.key.as_str(), entry.solver)) {
+                counts.note(entry.solver, Outcome::Present);
+                continue;
+            }
             let v = values(row);
             let config: Option<i64> = find_config
                 .query_row(params_from_iter(v.iter()), |r| r.get(0))

@@ -66,7 +66,13 @@ pub fn merge(content: &str, entries: &[Entry], replace: bool) -> (String, MergeC
     let mut appended: HashMap<usize, Vec<&Entry>> = HashMap::new();
     let mut replaced: HashMap<usize, Vec<&Entry>> = HashMap::new();
     let mut new_keys: Vec<(&str, Vec<&Entry>)> = Vec::new();
+    // A (key, solver) given twice: the first one counts.
+    let mut given: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
     for entry in entries {
+        if !given.insert((entry.key.as_str(), entry.solver)) {
+            counts.note(entry.solver, Outcome::Present);
+            continue;
+        }
         match first_line.get(entry.key.as_str()) {
             Some(&i) => {
                 let body = lines[i].trim_end_matches(['\n', '\r']);
