@@ -44,6 +44,8 @@ pub struct Engines {
     pub engines: Vec<Engine>,
     /// Solvers left out: (name, why: no model on this arch, ...).
     pub unavailable: Vec<(&'static str, String)>,
+    /// What a user should be told (`auto` computing on the CPU), once.
+    pub note: Option<String>,
 }
 
 /// How every engine of a set is loaded.
@@ -62,15 +64,23 @@ impl Engines {
     /// `unavailable`; a model that is found but does not load is an error; no solver at all
     /// with a model is [`Error::ModelNotFound`]-like usage error listing why each was left out.
     pub fn load(choice: SolverChoice<'_>, options: &LoadOptions<'_>) -> Result<Engines> {
-        let load = |solver: &str, device: DeviceChoice| -> Result<Engine> {
-            Ok(Engine::load(options.arch, solver, options.dirs, device, options.precision)?
-                .with_target(|p| (options.configure)(p)))
+        let mut note = None;
+        let mut load = |solver: &str, device: DeviceChoice| -> Result<Engine> {
+            let (engine, said) = Engine::load_noting(options.arch, solver, options.dirs, device, options.precision)?;
+            if note.is_none() {
+                note = said;
+            }
+            Ok(engine.with_target(|p| (options.configure)(p)))
         };
         match choice {
-            SolverChoice::One(name) => Ok(Engines {
-                engines: vec![load(name, options.device)?],
-                unavailable: Vec::new(),
-            }),
+            SolverChoice::One(name) => {
+                let engine = load(name, options.device)?;
+                Ok(Engines {
+                    engines: vec![engine],
+                    unavailable: Vec::new(),
+                    note,
+                })
+            }
             SolverChoice::All => {
                 let mut engines = Vec::new();
                 let mut unavailable = Vec::new();
@@ -99,7 +109,11 @@ impl Engines {
                         why.join("; ")
                     )));
                 }
-                Ok(Engines { engines, unavailable })
+                Ok(Engines {
+                    engines,
+                    unavailable,
+                    note,
+                })
             }
         }
     }

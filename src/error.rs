@@ -142,23 +142,21 @@ impl fmt::Display for Error {
 /// Most characters of outside input an error message quotes.
 pub const QUOTE_LIMIT: usize = 120;
 
-/// `text` as an error message quotes it: control characters (and other unprintable ones)
-/// escaped, at most [`QUOTE_LIMIT`] characters, a longer text cut with its length named, so a
-/// binary file or a huge argument never floods a terminal.
+/// `text` as an error message quotes it: control characters escaped, about [`QUOTE_LIMIT`]
+/// bytes at most, a longer text cut with its length named, so a binary file or a huge argument
+/// never floods a terminal.
 pub fn quote_short(text: &str) -> String {
     let mut out = String::new();
-    let mut shown = 0usize;
     for c in text.chars() {
-        if shown >= QUOTE_LIMIT {
+        if out.len() >= QUOTE_LIMIT {
             out.push_str(&format!("... ({} characters in all)", text.chars().count()));
             return out;
         }
-        if c.is_control() || c == '\u{fffd}' {
+        if c.is_control() {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
-        shown += 1;
     }
     out
 }
@@ -178,7 +176,18 @@ fn searched_text(searched: &[PathBuf]) -> String {
     if searched.is_empty() {
         return "nothing".to_string();
     }
-    let dirs: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+    let dirs: Vec<String> = searched
+        .iter()
+        .map(|p| {
+            if p.is_dir() {
+                p.display().to_string()
+            } else if p.exists() {
+                format!("{} (not a directory)", p.display())
+            } else {
+                format!("{} (does not exist)", p.display())
+            }
+        })
+        .collect();
     dirs.join(", ")
 }
 

@@ -14,12 +14,8 @@ fn run(args: &[&str], stdin: Option<&str>) -> Output {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("spawn");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
+        // A command that fails on its options exits without reading its input.
+        let _ = child.stdin.take().expect("stdin").write_all(input.as_bytes());
         return child.wait_with_output().expect("wait");
     }
     cmd.output().expect("run tuneinfer")
@@ -285,11 +281,11 @@ fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
     assert!(err.contains(":7:"), "{err}");
     let tsv = std::fs::read_to_string(&out_path).unwrap();
     let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines[0], "problem\trank\tconfig\tscore\tsource");
+    assert_eq!(lines[0], "problem\tsolver\trank\tconfig\tscore\tsource");
     // 3 good problems x top 2 (beam 2), except where a default replaces the answer.
     assert_eq!(lines.len(), 1 + 3 * 2, "3 good problems x top 2: {tsv}");
-    assert!(lines[1].starts_with("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\t1\t2,8,4,16,1,4,1,4\t"));
-    assert!(lines.iter().skip(1).all(|l| l.split('\t').count() == 5));
+    assert!(lines[1].starts_with("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\tConvAsm1x1U\t1\t2,8,4,16,1,4,1,4\t"));
+    assert!(lines.iter().skip(1).all(|l| l.split('\t').count() == 6));
     assert!(lines.iter().any(|l| l.starts_with("conv -n 1 -c 4")));
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -534,7 +530,7 @@ fn batch_input_with_a_byte_order_mark_and_tabs_keeps_the_tsv_intact() {
     let rows: Vec<&str> = tsv.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{tsv}");
     for row in &rows {
-        assert_eq!(row.split('\t').count(), 5, "{row:?}");
+        assert_eq!(row.split('\t').count(), 6, "{row:?}");
     }
     assert!(
         rows[0].starts_with(KEY) && rows[1].starts_with("conv -n 1 -c 4"),
@@ -623,7 +619,7 @@ fn batch_output_keeps_links_redirections_and_permissions() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(
-        written.starts_with("problem\trank\tconfig") && written.contains(KEY),
+        written.starts_with("problem\tsolver\trank\tconfig") && written.contains(KEY),
         "{written}"
     );
     let leftovers: Vec<String> = std::fs::read_dir(&dir)
@@ -767,4 +763,133 @@ fn decode_auto_is_the_beam_for_our_models_and_miopens_walk_for_miopens() {
         2,
         "auto or miopen",
     );
+}
+
+/// What a new user tripped over (issue 13): each fixed, each checked here.
+#[test]
+fn binary_input_and_huge_arguments_are_quoted_short_and_summarised() {
+    // A binary file: a few short lines on stderr, then a count, never the bytes themselves.
+    let dir = temp_dir("binary");
+    let file = dir.join("random.bin");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..200_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let out = run(&["batch", "--device", "cpu", "--input", file.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() <= 25, "{} lines on stderr", lines.len());
+    assert!(lines.iter().all(|l| l.len() < 600), "a long line: {err}");
+    assert!(!err.bytes().any(|b| b < 0x20 && b != b'\n'), "control bytes echoed");
+    assert!(err.contains("bad line(s) skipped") && err.contains("not shown"), "{err}");
+    // A 100,000-character argument.
+    let huge = "7".repeat(100_000);
+    let out = run(&["predict", "--device", "cpu", &huge], None);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(out.stderr.len() < 600, "{} bytes on stderr", out.stderr.len());
+    assert!(text(&out.stderr).contains("100000 characters in all"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_missing_output_directory_fails_before_predicting_and_names_the_path_given() {
+    let out = run(
+        &["batch", "--device", "cpu", "--output", "/missing/dir/out.tsv"],
+        Some(&format!("{KEY}\n")),
+    );
+    assert_one_line_error(&out, 3, "/missing/dir/out.tsv");
+    let err = text(&out.stderr);
+    assert!(err.contains("/missing/dir does not exist") && !err.contains("tmp-write"), "{err}");
+}
+
+#[test]
+fn option_errors_say_what_is_allowed_and_where() {
+    let out = run(&["predict", "--device", "cpu", "--beam", "4", "--top", "0", KEY], None);
+    assert_one_line_error(&out, 2, "--top: expected an integer in 1..=4, got '0'");
+    // bench: the file and line first, then the problem.
+    let dir = temp_dir("bench-input");
+    let file = dir.join("problems.txt");
+    std::fs::write(&file, format!("{KEY}\nnot-a-key\n")).unwrap();
+    let out = run(&["bench", "--devices", "cpu", "--input", file.to_str().unwrap()], None);
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("error: {}:2: invalid problem 'not-a-key'", file.display())), "{err}");
+    // `--device auto` with no model: the error alone, no note before it.
+    let out = run(&["predict", "--device", "auto", "--models", "/nonexistent", KEY], None);
+    assert_eq!(out.status.code(), Some(6));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent (does not exist)"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn predict_takes_log_lines_24_field_keys_and_every_direction_and_solver() {
+    let log = "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 128 -c 1024 -H 14 -W 14 -k 2048 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 1 -t 1";
+    let key = "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F";
+    let x24 = "2x1024x14x14x1x1x1x1x2048x128x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP32xF";
+    let by_key = run(&["predict", "--device", "cpu", key], None);
+    assert_eq!(by_key.status.code(), Some(0), "{}", text(&by_key.stderr));
+    for form in [log, x24] {
+        let out = run(&["predict", "--device", "cpu", form], None);
+        assert_eq!(text(&out.stdout), text(&by_key.stdout), "{form}");
+    }
+    // -F 0: a row per direction the solver serves (ConvAsm1x1U: F and B), naming each.
+    let out = run(
+        &["predict", "--device", "cpu", "conv", "-n", "128", "-c", "1024", "-H", "14", "-W", "14", "-k", "2048", "-y", "1", "-x", "1", "-F", "0"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<Vec<String>> =
+        text(&out.stdout).lines().map(|l| l.split('\t').map(String::from).collect()).collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0][0], key);
+    assert_eq!(rows[0][3], text(&by_key.stdout).trim());
+    assert!(rows[1][0].ends_with("-B") && rows.iter().all(|r| r[1] == "ConvAsm1x1U" && r.len() == 6));
+    // --solver all on a backward-weights 1x1 problem: ConvAsmBwdWrW1x1 answers.
+    let w = "2048-7-7-1x1-1024-14-14-128-0x0-2x2-1x1-0-NCHW-FP32-W";
+    let out = run(&["predict", "--device", "cpu", "--solver", "all", w], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let one_solver = run(&["predict", "--device", "cpu", "--solver", "ConvAsmBwdWrW1x1", w], None);
+    let row: Vec<String> = text(&out.stdout).lines().next().unwrap().split('\t').map(String::from).collect();
+    assert_eq!(row[1], "ConvAsmBwdWrW1x1");
+    assert_eq!(row[3], text(&one_solver.stdout).trim());
+}
+
+#[test]
+fn batch_streams_chunks_and_predicts_a_repeated_problem_once() {
+    // More lines than one chunk (4096), the first problem repeated at the end.
+    let mut input = String::new();
+    let mut distinct = 0;
+    'outer: for c in 1..=80u32 {
+        for k in 1..=60u32 {
+            input.push_str(&format!("conv -n 2 -c {c} -H 7 -W 7 -k {k} -y 1 -x 1 -F 1\n"));
+            distinct += 1;
+            if distinct == 4200 {
+                break 'outer;
+            }
+        }
+    }
+    input.push_str("conv -n 2 -c 1 -H 7 -W 7 -k 1 -y 1 -x 1 -F 1\n");
+    let out = run(&["batch", "--device", "cpu", "--arch", "gfx908", "--models", &models()], Some(&input));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tsv = text(&out.stdout);
+    let rows: Vec<&str> = tsv.lines().skip(1).collect();
+    assert_eq!(rows.len(), distinct, "one row per distinct problem");
+    assert!(text(&out.stderr).contains("1 repeated problem(s) predicted once"), "{}", text(&out.stderr));
+    // Rows on both sides of the chunk boundary are what `predict` says for them.
+    let m = models();
+    for i in [0, 4095, 4096, distinct - 1] {
+        let fields: Vec<&str> = rows[i].split('\t').collect();
+        let words: Vec<&str> = fields[0].split_whitespace().collect();
+        let args = [&["predict", "--device", "cpu", "--arch", "gfx908", "--models", &m][..], &words[..]].concat();
+        let single = run(&args, None);
+        assert_eq!(fields[3], text(&single.stdout).trim(), "row {i}: {}", rows[i]);
+    }
 }

@@ -152,8 +152,9 @@ fn log_lines_in_every_form_miopen_writes_them() {
         one("conv --batchsize 128 --in_channels 3 --in_h 32 --in_w 32 --out_channels 64 --fil_h 3 --fil_w 3 --pad_h 1 --pad_w 1 --forw 1"),
         expected
     );
-    // -F 0 (and no -F): the three directions MIOpenDriver runs.
-    for line in ["conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0", "conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1", "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0"] {
+    // -F 0: the three directions MIOpenDriver runs (no -F: the forward problem, as always here).
+    assert_eq!(one("conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1").direction.as_char(), 'F');
+    for line in ["conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0", "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0"] {
         match parse_line(line) {
             Ok(InputLine::Problems(p)) => {
                 let dirs: Vec<char> = p.iter().map(|p| p.direction.as_char()).collect();

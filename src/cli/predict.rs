@@ -137,10 +137,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
         }
         (None, Some(_)) => {
             let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;
-            let top = args.positive("top", width, usize::MAX)?;
-            if top > width {
-                return Err(Error::Usage(format!("--top {top} is larger than --beam {width}")));
-            }
+            let top = args.positive("top", width, width)?;
             Some(DecodeMode::Beam { width, top })
         }
     };
@@ -197,6 +194,9 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
             configure: &configure,
         },
     )?;
+    if let Some(note) = &engines.note {
+        eprintln!("{note}");
+    }
     let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
     Ok(Common { engines, mode, ranked })
 }
@@ -233,7 +233,6 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             return Err(Error::problem(text.as_str(), format!("{what}, not a convolution problem")))
         }
     };
-    let all = settings.solver == SolverChoice::All;
     let c = common(settings)?;
     let answers = c.engines.predict_batch(&problems, c.mode);
     let names = c.engines.solver_names();
@@ -267,46 +266,40 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         }
         return Ok(0);
     }
-    // Several problems or solvers: one TSV row per answer, naming both.
+    // Several problems or solvers: one TSV row per answer, naming both. A solver that does not
+    // apply to a problem (a direction of -F 0 it does not serve) is left out; an error only
+    // when nothing applies at all.
     let mut failures = Vec::new();
+    let mut reasons = Vec::new();
+    let mut rows = 0usize;
     for (problem, answers) in problems.iter().zip(answers) {
         let key = problem.to_perfdb_key();
-        let mut any = false;
-        let mut reasons = Vec::new();
         for (solver, answer) in names.iter().zip(answers) {
             match answer {
                 SolverAnswer::Predicted(predictions) => {
-                    any = true;
                     let shown = if c.ranked { predictions.len() } else { 1 };
                     for (rank, p) in predictions.iter().enumerate().take(shown) {
                         writeln!(out, "{}", row(&key, solver, rank, p)).map_err(write_err)?;
+                        rows += 1;
                     }
                 }
-                SolverAnswer::NotApplicable(reason) => reasons.push(format!("{solver}: {reason}")),
+                SolverAnswer::NotApplicable(reason) => reasons.push(format!("{key}: {solver}: {reason}")),
                 SolverAnswer::Failed(e) => failures.push(format!("{key}: {solver}: {e}")),
             }
-        }
-        if !any && !all {
-            failures.push(format!("{key}: {}", reasons.join("; ")));
-        } else if !any {
-            failures.push(format!("{key}: no solver with a model on this arch applies ({})", reasons.join("; ")));
         }
     }
     out.flush().map_err(write_err)?;
     drop(out);
-    match failures.len() {
-        0 => Ok(0),
-        n if n == problems.len() => Err(Error::NotApplicable {
+    if rows == 0 && failures.is_empty() {
+        return Err(Error::NotApplicable {
             solver: names.join(", "),
-            reason: failures.join(" | "),
-        }),
-        _ => {
-            for f in failures {
-                eprintln!("error: {f}");
-            }
-            Ok(1)
-        }
+            reason: reasons.join("; "),
+        });
     }
+    for f in &failures {
+        eprintln!("error: {f}");
+    }
+    Ok(if failures.is_empty() { 0 } else { 1 })
 }
 
 fn default_note(solver: &str, mode: DecodeMode) {
@@ -467,8 +460,9 @@ pub(super) struct InputCounts {
     pub skipped_log_lines: usize,
 }
 
-/// A chunk of distinct problems read from an input: (line number, label, problem).
-pub(super) type Chunk = Vec<(usize, String, ConvProblem)>;
+/// A chunk of distinct problems read from an input: (line number, label, problem, whether the
+/// line named several problems (-F 0)).
+pub(super) type Chunk = Vec<(usize, String, ConvProblem, bool)>;
 
 /// Reads up to [`CHUNK`] new distinct problems; `seen` holds a hash of every problem so far.
 /// Returns false at the end of the input.
@@ -502,7 +496,7 @@ pub(super) fn read_chunk(
                     }
                     // Tabs would break the TSV's columns: the problem column gets spaces instead.
                     let label = if several { p.to_perfdb_key() } else { text.trim().replace('\t', " ") };
-                    chunk.push((line_no, label, p));
+                    chunk.push((line_no, label, p, several));
                 }
             }
             Err(e) => bad.report(line_no, e),
@@ -590,10 +584,10 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
-            let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p)| p.clone()).collect();
+            let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p, _)| p.clone()).collect();
             let answers = c.engines.predict_batch(&problems, c.mode);
             let mut text = String::new();
-            for ((line_no, label, _), answers) in chunk.iter().zip(answers) {
+            for ((line_no, label, _, several), answers) in chunk.iter().zip(answers) {
                 let mut any = false;
                 for (solver, answer) in names.iter().zip(answers) {
                     match answer {
@@ -604,7 +598,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
                                 text.push('\n');
                             }
                         }
-                        SolverAnswer::NotApplicable(reason) if !all => bad.report(
+                        SolverAnswer::NotApplicable(reason) if !all && !several => bad.report(
                             *line_no,
                             Error::NotApplicable {
                                 solver: solver.to_string(),
@@ -617,7 +611,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
                 }
                 if any {
                     predicted += 1;
-                } else if all {
+                } else if all || *several {
                     no_solver += 1;
                 }
             }
@@ -640,7 +634,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         notes.push(format!("{} log line(s) that are not convolutions skipped", counts.skipped_log_lines));
     }
     if no_solver > 0 {
-        notes.push(format!("{no_solver} problem(s) no solver applies to"));
+        notes.push(format!("{no_solver} problem(s) that no solver applies to (directions of -F 0 lines included) left out"));
     }
     if !notes.is_empty() {
         eprintln!("note: {}", notes.join("; "));

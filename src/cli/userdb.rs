@@ -215,6 +215,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             configure: &configure,
         },
     )?;
+    if let Some(note) = &engines.note {
+        eprintln!("{note}");
+    }
     let names = engines.solver_names();
 
     // --- Read, predict, collect, a chunk at a time.
@@ -231,7 +234,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
-            let keys: Vec<String> = chunk.iter().map(|(_, _, p)| p.to_db_key()).collect();
+            let keys: Vec<String> = chunk.iter().map(|(_, _, p, _)| p.to_db_key()).collect();
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
                 let solver_name = names[s];

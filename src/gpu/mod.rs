@@ -106,7 +106,7 @@ pub enum Engine {
 
 impl Engine {
     /// Loads the model of (`arch`, `solver`) for `device`. `auto` without a hardware GPU (or
-    /// when opening it fails) loads on the CPU and says so on stderr.
+    /// when opening it fails) loads on the CPU ([`Engine::load_noting`] says so).
     pub fn load(
         arch: &str,
         solver: &str,
@@ -114,6 +114,19 @@ impl Engine {
         device: DeviceChoice,
         precision: Precision,
     ) -> Result<Engine> {
+        Engine::load_noting(arch, solver, model_dirs, device, precision).map(|(engine, _)| engine)
+    }
+
+    /// [`Engine::load`], plus the note to show a user when `auto` fell back to the CPU (given
+    /// only when the model loaded: a failed load is its error alone).
+    pub fn load_noting(
+        arch: &str,
+        solver: &str,
+        model_dirs: &[PathBuf],
+        device: DeviceChoice,
+        precision: Precision,
+    ) -> Result<(Engine, Option<String>)> {
+        let no_note = |engine: Engine| (engine, None);
         match device {
             DeviceChoice::Cpu => {
                 if precision == Precision::F16 {
@@ -121,14 +134,14 @@ impl Engine {
                         "--precision f16 is for the GPU; the CPU computes in f32".into(),
                     ));
                 }
-                Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?))
+                Ok(no_note(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?)))
             }
-            DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false, precision),
+            DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false, precision).map(no_note),
             DeviceChoice::Auto => match Engine::load_gpu(arch, solver, model_dirs, false, true, precision) {
-                Ok(engine) => Ok(engine),
+                Ok(engine) => Ok(no_note(engine)),
                 Err(e @ (Error::NoGpu(_) | Error::Gpu(_))) => {
-                    eprintln!("note: {e}; computing on the CPU");
-                    Ok(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?))
+                    let engine = Engine::Cpu(Predictor::load(arch, solver, model_dirs)?);
+                    Ok((engine, Some(format!("note: {e}; computing on the CPU"))))
                 }
                 Err(e) => Err(e),
             },

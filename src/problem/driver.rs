@@ -71,8 +71,8 @@ impl ConvProblem {
 
     /// Every problem a MIOpenDriver command line runs: like [`ConvProblem::from_driver_args`],
     /// except that `-F` is MIOpenDriver's bit mask (1 forward, 2 backward data, 4 backward
-    /// weights, sums of them; 0 and a missing `-F` mean all three), giving one problem per
-    /// direction, in the order F, B, W.
+    /// weights, sums of them; 0 means all three), giving one problem per direction, in the
+    /// order F, B, W. Without `-F`, the forward problem (as [`ConvProblem::from_driver_args`]).
     pub fn from_driver_args_all(args: &[&str]) -> Result<Vec<ConvProblem>> {
         ConvProblem::driver_problems(args, true)
     }
@@ -177,7 +177,8 @@ impl ConvProblem {
             num(ignored, 0, Range::NonNegative)?;
         }
         let directions: Vec<Direction> = match lookup("--forw") {
-            None if several => vec![Direction::Forward, Direction::BackwardData, Direction::BackwardWeights],
+            // MIOpenDriver's default is 0 (all three), but a problem typed without -F has always
+            // meant the forward one here; MIOpen's logs always carry -F.
             None => vec![Direction::Forward],
             Some((_, written, value)) => {
                 let mask: Option<u8> = value.parse().ok().filter(|m| *m <= 7);
