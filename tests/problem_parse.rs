@@ -2,6 +2,8 @@
 //! `config` rows. Expected values are derived by hand from MIOpen's conventions
 //! (`shared/miopen/README.md`, "perfdb/").
 
+mod common;
+
 use tuneinfer::problem::*;
 use tuneinfer::Error;
 
@@ -452,10 +454,9 @@ fn perfdb_columns() {
 /// Every row of the shipped perf databases parses (except INT8 ones), and its key round-trips.
 #[test]
 fn perfdb_config_tables_parse() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen/perfdb");
+    let dir = common::perfdb_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("skipping: {} not found", dir.display());
-        return;
+        panic!("{} cannot be read", dir.display());
     };
     let mut total = 0;
     for entry in entries.flatten() {

@@ -30,7 +30,7 @@ d=$(wc -l < "$work/distinct.txt")
 measure() {
   /usr/bin/time -f "%M %e" -o "$work/time" "$bin" batch --device cpu --arch gfx908 \
     --models "$data/models" --threads "$threads" --input "$1" --output "$work/out.tsv" 2>/dev/null || true
-  read -r kb secs < "$work/time"
+  read -r kb secs < <(tail -1 "$work/time")
   echo "$2 lines: peak RSS $((kb / 1024)) MiB, $secs s, $(($(wc -l < "$work/out.tsv") - 1)) rows"
 }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
