@@ -231,6 +231,7 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
         path: path.clone(),
         format: Format::Sqlite,
         replace: false,
+        lock_wait: std::time::Duration::ZERO,
     };
     let merged = userdb::merge(&target, &entries, false).unwrap();
     assert_eq!(merged.counts.added, entries.len());
@@ -312,6 +313,7 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
         path: text_path.clone(),
         format: Format::Text,
         replace: false,
+        lock_wait: std::time::Duration::ZERO,
     };
     userdb::merge(&t, &entries, false).unwrap();
     let rows = tuneinfer::data::textdb::solver_rows(&text_path, "ConvOclDirectFwd").unwrap();
@@ -457,6 +459,7 @@ fn sqlite_merges_never_lose_anything() {
             path: path.clone(),
             format: Format::Sqlite,
             replace: false,
+            lock_wait: std::time::Duration::ZERO,
         };
         userdb::merge(&target, &old, false).unwrap();
         let before = if path.exists() { userdb::sqlite::read_entries(&path).unwrap() } else { Vec::new() };
@@ -534,6 +537,7 @@ fn a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary() {
         path: link.clone(),
         format: Format::Text,
         replace: false,
+        lock_wait: std::time::Duration::ZERO,
     };
     let e = userdb::merge(&target, &entries_for(3), false).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
@@ -549,6 +553,7 @@ fn a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary() {
             path: path.clone(),
             format: Format::Text,
             replace: false,
+            lock_wait: std::time::Duration::ZERO,
         };
         assert!(userdb::merge(&target, &entries_for(3), false).is_err());
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -563,6 +568,7 @@ fn a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary() {
             path: path.clone(),
             format: Format::Text,
             replace: false,
+            lock_wait: std::time::Duration::ZERO,
         };
         let merged = userdb::merge(&target, &entries_for(3), false).unwrap();
         assert_eq!(merged.backup.as_deref(), Some(userdb::backup_path(&path).as_path()));
@@ -628,17 +634,19 @@ fn a_held_miopen_lock_refuses_the_write() {
         path: path.clone(),
         format: Format::Text,
         replace: false,
+        lock_wait: std::time::Duration::ZERO,
     };
     let e = userdb::merge(&target, &entries_for(2), false).unwrap_err().to_string();
     assert!(e.contains("lock") && e.contains("miopen-lockfiles"), "{e}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
     // The command says so in one line, before predicting anything.
     let o = run(
-        &["userdb", "--arch", "gfx906_60", "--device", "cpu", "--out", dir.to_str().unwrap(), "--input", "-"],
+        &["userdb", "--arch", "gfx906_60", "--device", "cpu", "--out", dir.to_str().unwrap(), "--input", "-", "--miopen-version", "3.2.0", "--lock-wait", "1"],
         Some("1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F\n"),
     );
     assert_eq!(o.status.code(), Some(3), "{}", text_of(&o.stderr));
     assert!(text_of(&o.stderr).contains("held by another process"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
     drop(child.stdin.take());
     child.wait().unwrap();
     assert!(!userdb::lock::MiopenLock::is_held(&path));
@@ -717,5 +725,49 @@ fn userdb_writes_only_valid_entries_that_read_back_and_counts_the_rest() {
     let asm = out.lines().find(|l| l.starts_with("ConvAsm1x1U")).unwrap();
     let system_count: usize = asm.split_whitespace().nth(5).unwrap().parse().unwrap();
     assert!(system_count >= 55, "{asm}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn concurrent_userdb_runs_into_one_file_lose_nothing() {
+    let dir = temp_dir("concurrent");
+    let dir_s = dir.to_str().unwrap().to_string();
+    // Four runs at once, each with its own problems, into one file.
+    let inputs: Vec<String> = (0..4)
+        .map(|r| {
+            (0..25)
+                .map(|i| format!("conv -n {} -c {} -H 14 -W 14 -k 64 -y 1 -x 1 -F 1\n", 1 + r, 16 + 8 * i))
+                .collect()
+        })
+        .collect();
+    let children: Vec<_> = inputs
+        .iter()
+        .map(|input| {
+            use std::io::Write;
+            let mut child = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+                .args(["userdb", "--arch", "gfx906_60", "--device", "cpu", "--threads", "1", "--out", &dir_s, "--miopen-version", "3.2.0", "--lock-wait", "120"])
+                .env_remove("TUNEINFER_MODELS")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text_of(&o.stderr));
+    }
+    let content = std::fs::read_to_string(dir.join("gfx906_60.HIP.3_2_0.udb.txt")).unwrap();
+    let read = text::read_entries(&content);
+    for input in &inputs {
+        for line in input.lines() {
+            let key = one(line).to_db_key();
+            assert!(read.get(&key).is_some_and(|items| items.iter().any(|(s, _)| s == "ConvAsm1x1U")), "{key} lost");
+        }
+    }
+    assert_eq!(read.len(), 100);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -43,6 +43,8 @@ Options:
   --system-db FILE     MIOpen's system perf database for this GPU (.db or .db.txt): problems
                        it has tuned for a solver are not written (a user entry would hide it)
   --dry-run            print what would be written, write nothing
+  --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
+                       (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
   --models DIR         where the models live (default: as predict)
   --device D           auto (default), gpu or cpu
   --precision P        f32 (default) or f16 (GPU)
@@ -51,8 +53,9 @@ Options:
 
 Prints a summary: problems read, lines skipped, and per solver the entries predicted, already
 present, tuned in the system database, not applicable. The file is replaced atomically (the
-previous version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is held;
-it is refused while a running MIOpen holds that lock.";
+previous version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is held,
+so a running MIOpen and other userdb runs lose nothing; it is refused (nothing written) when
+another process keeps that lock past --lock-wait.";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -68,6 +71,7 @@ const VALUED: &[&str] = &[
     "precision",
     "threads",
     "catalogue",
+    "lock-wait",
 ];
 const FLAGS: &[&str] = &["replace", "dry-run"];
 
@@ -177,10 +181,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let path = dir.join(userdb::file_name(&basename, format, &suffix));
     let dry_run = args.flag("dry-run");
     let replace = args.flag("replace");
-    if !dry_run && userdb::lock::MiopenLock::is_held(&path) {
-        // Checked now, so that no prediction is wasted; taken for real when writing.
-        userdb::lock::MiopenLock::acquire(&path)?;
-    }
+    let lock_wait = std::time::Duration::from_secs(match args.value("lock-wait") {
+        None => 10,
+        Some("0") => 0,
+        Some(_) => args.positive("lock-wait", 10, 3600)? as u64,
+    });
     let system = match args.value("system-db") {
         Some(f) => Some(userdb::system_db_entries(Path::new(f))?),
         None => None,
@@ -299,6 +304,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         path: path.clone(),
         format,
         replace,
+        lock_wait,
     };
     let merged = userdb::merge(&target, &entries, dry_run)?;
     for (s, name) in names.iter().enumerate() {

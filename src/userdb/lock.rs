@@ -53,11 +53,35 @@ impl MiopenLock {
     /// Takes every lock of [`lock_paths`] without waiting. Errors name `db_file` and the lock
     /// file that is held.
     pub fn acquire(db_file: &Path) -> Result<MiopenLock> {
-        let mut files = Vec::new();
-        for lock in lock_paths(db_file) {
-            files.push(lock_one(db_file, &lock)?);
+        MiopenLock::acquire_waiting(db_file, std::time::Duration::ZERO)
+    }
+
+    /// Takes every lock of [`lock_paths`], retrying while another process holds one, for up to
+    /// `wait` (MIOpen itself holds the lock only while it reads or writes the file; it waits up to
+    /// 60 s for it).
+    pub fn acquire_waiting(db_file: &Path, wait: std::time::Duration) -> Result<MiopenLock> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let mut files = Vec::new();
+            let mut held = None;
+            for lock in lock_paths(db_file) {
+                match lock_one(db_file, &lock) {
+                    Ok(f) => files.push(f),
+                    Err(e) => {
+                        held = Some(e);
+                        break;
+                    }
+                }
+            }
+            match held {
+                None => return Ok(MiopenLock { _files: files }),
+                Some(e) if std::time::Instant::now() >= deadline => return Err(e),
+                Some(_) => {
+                    drop(files);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
         }
-        Ok(MiopenLock { _files: files })
     }
 
     /// True when some process holds one of `db_file`'s locks (the locks are not taken).
@@ -98,8 +122,8 @@ fn lock_one(db_file: &Path, lock: &Path) -> Result<File> {
             db_file,
             std::io::Error::other(format!(
                 "MIOpen's lock on this file ({}) is held by another process (a running MIOpen \
-                 program, or another tuneinfer userdb); nothing was written: try again when it \
-                 has finished",
+                 program, or another tuneinfer userdb) and was not released in time; nothing was \
+                 written: try again when it has finished",
                 lock.display()
             )),
         )),

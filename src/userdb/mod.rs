@@ -186,6 +186,8 @@ pub struct Target {
     pub format: Format,
     /// Replace the parameters of (key, solver) entries the file already has.
     pub replace: bool,
+    /// How long to wait for MIOpen's lock on the file when another process holds it.
+    pub lock_wait: std::time::Duration,
 }
 
 /// What [`merge`] did.
@@ -225,7 +227,12 @@ pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged
             ));
         }
     }
-    let _lock = if dry_run { None } else { Some(lock::MiopenLock::acquire(path)?) };
+    // The file is read only once the lock is held: a process that wrote it meanwhile is seen.
+    let _lock = if dry_run {
+        None
+    } else {
+        Some(lock::MiopenLock::acquire_waiting(path, target.lock_wait)?)
+    };
     let existed = path.exists();
     match target.format {
         Format::Text => {
