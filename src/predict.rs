@@ -24,6 +24,10 @@ pub enum DecodeMode {
     Beam { width: usize, top: usize },
 }
 
+/// Problems decoded together on the CPU: big enough to fill the matrix products, small enough
+/// that a block's states, scores and scratch stay in the caches (see README, Benchmarks).
+pub const BLOCK: usize = 64;
+
 /// Beam width of [`Predictor::default_mode`] for tuneinfer's own models.
 pub const DEFAULT_BEAM_WIDTH: usize = 16;
 
@@ -158,32 +162,54 @@ impl Predictor {
     }
 
     /// Predicts a batch; one result per problem, in order. Problems the model does not apply to
-    /// get their error; the others are decoded together, split over the worker threads.
+    /// get their error; the others are decoded in blocks of [`BLOCK`] problems (so a block's
+    /// states and scratch stay in cache whatever the batch size), the blocks shared out to the
+    /// worker threads as each finishes its last.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
-        // Below this many problems per thread, threads cost more than they save.
-        const MIN_PER_THREAD: usize = 16;
-        let threads = self.threads.min(problems.len() / MIN_PER_THREAD).max(1);
+        let blocks = problems.len().div_ceil(BLOCK);
+        let threads = self.threads.min(blocks).max(1);
         if threads == 1 {
-            return self.predict_chunk(problems, mode);
+            return problems.chunks(BLOCK).flat_map(|block| self.predict_chunk(block, mode)).collect();
         }
-        let chunk = problems.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = problems
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || self.predict_chunk(part, mode)))
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut done: Vec<(usize, Vec<Result<Vec<Prediction>>>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if b >= blocks {
+                                return mine;
+                            }
+                            let block = &problems[b * BLOCK..((b + 1) * BLOCK).min(problems.len())];
+                            mine.push((b, self.predict_chunk(block, mode)));
+                        }
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
-                .zip(problems.chunks(chunk))
-                .flat_map(|(h, part)| {
-                    h.join().unwrap_or_else(|_| {
-                        part.iter()
-                            .map(|_| Err(Error::Usage("internal: a worker thread panicked".into())))
-                            .collect()
-                    })
-                })
+                .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
-        })
+        });
+        done.sort_by_key(|(b, _)| *b);
+        let mut results: Vec<Result<Vec<Prediction>>> = Vec::with_capacity(problems.len());
+        let mut expected = 0;
+        for (b, part) in done {
+            // A block lost to a panicked worker: its problems get an internal error.
+            while expected < b {
+                let lost = ((expected + 1) * BLOCK).min(problems.len()) - expected * BLOCK;
+                results.extend((0..lost).map(|_| Err(Error::Usage("internal: a worker thread panicked".into()))));
+                expected += 1;
+            }
+            results.extend(part);
+            expected = b + 1;
+        }
+        while results.len() < problems.len() {
+            results.push(Err(Error::Usage("internal: a worker thread panicked".into())));
+        }
+        results
     }
 
     /// Checks every problem and builds the encoder inputs and constraints of those the model

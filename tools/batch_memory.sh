@@ -25,7 +25,7 @@ n=$(wc -l < "$work/once.txt")
 # made distinct (batch sizes shifted by the copy's number: every line predicted).
 for _ in $(seq "$repeats"); do cat "$work/once.txt"; done > "$work/many.txt"
 m=$(wc -l < "$work/many.txt")
-for r in $(seq 0 9); do awk -v r="$r" '{ $3 = $3 + 1000 * r; print }' "$work/once.txt"; done > "$work/distinct.txt"
+for r in $(seq 0 9); do awk -v r="$r" '{ $3 = $3 + r; print }' "$work/once.txt"; done > "$work/distinct.txt"
 d=$(wc -l < "$work/distinct.txt")
 measure() {
   /usr/bin/time -f "%M %e" -o "$work/time" "$bin" batch --device cpu --arch gfx908 \

@@ -36,6 +36,11 @@ Options:
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk, for any
                      model; predict's default for tuneinfer's own models is a beam of 16)
+  --decode D         miopen (default: MIOpen's greedy walk) or auto (each model's default:
+                     a beam of 16 for tuneinfer's own models)
+  --threads N        CPU worker threads (default: all cores)
+  --latency N        time N single predictions, one at a time, for p50/p99 latency
+                     (default: 100)
   --precision P      the GPU's weights: f32 (default) or f16 (needs gpu in --devices)
   --profile          per-kernel GPU times, host phases and round-trip floors (GPU only)
   --arch, --solver, --models   as for predict";
@@ -57,6 +62,9 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 "solver",
                 "models",
                 "precision",
+                "threads",
+                "decode",
+                "latency",
             ],
             flags: &["profile"],
             options_after_positionals: false,
@@ -70,13 +78,24 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
-    let mode = match args.value("beam") {
-        None => DecodeMode::Miopen,
-        Some(_) => {
+    // None: the loaded model's default decoding (`--decode auto`).
+    let forced_mode = match (args.value("beam"), args.value("decode")) {
+        (Some(_), Some(_)) => return Err(Error::Usage("--decode and --beam exclude each other: choose one".into())),
+        (None, None | Some("miopen")) => Some(DecodeMode::Miopen),
+        (None, Some("auto")) => None,
+        (None, Some(other)) => {
+            return Err(Error::Usage(format!("--decode: unknown mode '{other}' (auto or miopen; or use --beam K)")))
+        }
+        (Some(_), None) => {
             let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;
-            DecodeMode::Beam { width, top: width }
+            Some(DecodeMode::Beam { width, top: width })
         }
     };
+    let threads = match args.value("threads") {
+        None => None,
+        Some(_) => Some(args.positive("threads", 1, 1024)?),
+    };
+    let latency_count = args.positive("latency", 100, 100_000)?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let mut devices = Vec::new();
     for d in args.value("devices").unwrap_or("cpu,gpu").split(',') {
@@ -123,9 +142,10 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             crate::workload::problems(tunable, arch, count, 1)?
         }
     };
-    let mode_text = match mode {
-        DecodeMode::Miopen => "MIOpen's greedy walk".to_string(),
-        DecodeMode::Beam { width, .. } => format!("beam width {width}"),
+    let mode_text = match forced_mode {
+        Some(DecodeMode::Miopen) => "MIOpen's greedy walk".to_string(),
+        Some(DecodeMode::Beam { width, .. }) => format!("beam width {width}"),
+        None => "each model's default decoding (--decode auto)".to_string(),
     };
     let want_profile = args.flag("profile");
     say!("{} problems, {mode_text}", problems.len());
@@ -160,6 +180,11 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 continue;
             }
         };
+        let engine = match threads {
+            Some(n) => engine.with_threads(n),
+            None => engine,
+        };
+        let mode = forced_mode.unwrap_or_else(|| engine.default_mode());
         loaded += 1;
         let load_secs = start.elapsed().as_secs_f64();
         let start = Instant::now();
@@ -180,6 +205,27 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         if let Some(Err(e)) = results.first().filter(|_| results.iter().all(Result::is_err)) {
             say!("       every prediction failed; the first: {e}");
             all_failed = true;
+        }
+        // Latency: single predictions, one at a time, on the first problems.
+        let mut times: Vec<f64> = problems
+            .iter()
+            .take(latency_count)
+            .map(|p| {
+                let t = Instant::now();
+                let _ = engine.predict_one(p, mode);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        if !times.is_empty() {
+            times.sort_by(f64::total_cmp);
+            let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+            say!(
+                "       single predictions: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {}",
+                at(0.5),
+                at(0.99),
+                at(1.0),
+                times.len()
+            );
         }
         let unstable = first.iter().zip(&results).filter(|(a, b)| !same_answer(a, b)).count();
         if unstable > 0 {
