@@ -40,7 +40,7 @@ Options:
                      a beam of 16 for tuneinfer's own models)
   --threads N        CPU worker threads (default: all cores)
   --latency N        time N single predictions, one at a time, for p50/p99 latency
-                     (default: 100)
+                     (default: 100; 0: none)
   --precision P      the GPU's weights: f32 (default) or f16 (needs gpu in --devices)
   --profile          per-kernel GPU times, host phases and round-trip floors (GPU only)
   --arch, --solver, --models   as for predict";
@@ -95,7 +95,10 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         None => None,
         Some(_) => Some(args.positive("threads", 1, 1024)?),
     };
-    let latency_count = args.positive("latency", 100, 100_000)?;
+    let latency_count = match args.value("latency") {
+        Some("0") => 0,
+        _ => args.positive("latency", 100, 100_000)?,
+    };
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let mut devices = Vec::new();
     for d in args.value("devices").unwrap_or("cpu,gpu").split(',') {
