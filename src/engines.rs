@@ -118,6 +118,17 @@ impl Engines {
         }
     }
 
+    /// The notes every engine collected while predicting (see [`Engine::take_notes`]).
+    pub fn take_notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.engines.iter().flat_map(|e| e.take_notes()) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        notes
+    }
+
     /// The solver names, in order.
     pub fn solver_names(&self) -> Vec<&'static str> {
         self.engines.iter().map(|e| e.host().solver.name()).collect()

@@ -51,6 +51,9 @@ pub enum Error {
     NoGpu(String),
     /// A GPU call failed: device lost, out of memory, shader compile or validation error.
     Gpu(String),
+    /// Something that should not happen did (a worker thread panicked, a result went missing):
+    /// a bug in tuneinfer.
+    Internal(String),
     /// An error of one line of an input file (`batch`, `bench`, `userdb`): `{file}:{line}: ...`.
     AtLine { file: String, line: usize, error: Box<Error> },
 }
@@ -71,6 +74,7 @@ impl Error {
             Error::VerifyMismatch { .. } => 8,
             Error::NoGpu(_) | Error::Gpu(_) => 9,
             Error::AtLine { error, .. } => error.exit_code(),
+            Error::Internal(_) => 10,
         }
     }
 
@@ -135,6 +139,7 @@ impl fmt::Display for Error {
             Error::NoGpu(msg) => write!(f, "no GPU: {msg}"),
             Error::Gpu(msg) => write!(f, "GPU error: {msg}"),
             Error::AtLine { file, line, error } => write!(f, "{file}:{line}: {error}"),
+            Error::Internal(msg) => write!(f, "internal error (a bug in tuneinfer, please report it): {msg}"),
         }
     }
 }

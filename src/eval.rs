@@ -105,6 +105,8 @@ pub struct EvalTable {
     pub problems: usize,
     pub reference_rows: usize,
     pub methods: Vec<MethodScores>,
+    /// What a user should be told about the comparison (a baseline left out, and why).
+    pub notes: Vec<String>,
 }
 
 impl EvalTable {
@@ -321,6 +323,7 @@ pub fn evaluate(
         problems: validation.len(),
         reference_rows: reference.len(),
         methods,
+        notes: Vec::new(),
     }
 }
 
@@ -364,6 +367,7 @@ pub fn evaluate_files(
         let name = solver.model_name(ktn_arch)?;
         find_model_files(dirs, ktn_arch, name).and_then(|f| models::load_ktn(&f, solver))
     };
+    let mut notes = Vec::new();
     let ktn = match (ktn_arch, ktn_dir) {
         (None, Some(d)) => {
             return Err(Error::Usage(format!(
@@ -379,7 +383,7 @@ pub fn evaluate_files(
             Ok(m) => Some((a, m)),
             Err(Error::ModelNotFound { .. }) => None,
             Err(e) => {
-                eprintln!("note: MIOpen's {a} model left out of the comparison: {e}");
+                notes.push(format!("note: MIOpen's {a} model left out of the comparison: {e}"));
                 None
             }
         },
@@ -387,7 +391,7 @@ pub fn evaluate_files(
     .map(|(a, m)| (a, Predictor::new(Target::new(a), solver, Box::new(m))));
     let mut reference = prep.train.clone();
     reference.extend(prep.early_stop.iter().cloned());
-    Ok(evaluate(
+    let mut table = evaluate(
         arch,
         tunable,
         Some(&ours),
@@ -395,7 +399,9 @@ pub fn evaluate_files(
         &reference,
         &prep.validation,
         beam,
-    ))
+    );
+    table.notes = notes;
+    Ok(table)
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ impl Predictor {
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
         self.predict_chunk(std::slice::from_ref(problem), mode)
             .pop()
-            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
+            .unwrap_or_else(|| Err(Error::Internal("no result".into())))
     }
 
     /// Predicts a batch; one result per problem, in order. Problems the model does not apply to
@@ -200,14 +200,14 @@ impl Predictor {
             // A block lost to a panicked worker: its problems get an internal error.
             while expected < b {
                 let lost = ((expected + 1) * BLOCK).min(problems.len()) - expected * BLOCK;
-                results.extend((0..lost).map(|_| Err(Error::Usage("internal: a worker thread panicked".into()))));
+                results.extend((0..lost).map(|_| Err(Error::Internal("a worker thread panicked".into()))));
                 expected += 1;
             }
             results.extend(part);
             expected = b + 1;
         }
         while results.len() < problems.len() {
-            results.push(Err(Error::Usage("internal: a worker thread panicked".into())));
+            results.push(Err(Error::Internal("a worker thread panicked".into())));
         }
         results
     }
@@ -290,7 +290,7 @@ impl Predictor {
         }
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
+            .map(|r| r.unwrap_or_else(|| Err(Error::Internal("problem left undecoded".into()))))
             .collect()
     }
 

@@ -84,13 +84,12 @@ fn auto_falls_back_to_the_cpu_when_the_gpu_fails() {
     let ctx = Arc::new(ctx);
     let gpu = GpuPredictor::load("gfx908", NAME, &[common::models_dir()], ctx.clone()).expect("model");
     let cpu = tuneinfer::Predictor::load("gfx908", NAME, &[common::models_dir()]).expect("cpu model");
-    let engine = Engine::Gpu {
-        gpu: Box::new(gpu),
-        fallback: true,
-    };
+    let engine = Engine::gpu(gpu, true);
     let problems = tuneinfer::workload::asm1x1u_problems(5, 6);
     ctx.simulate_device_loss();
     let got = engine.predict_batch(&problems, DecodeMode::Miopen);
+    let notes = engine.take_notes();
+    assert!(notes.len() == 1 && notes[0].contains("computing on the CPU"), "{notes:?}");
     let want = cpu.predict_batch(&problems, DecodeMode::Miopen);
     for (g, w) in got.iter().zip(&want) {
         let (g, w) = (g.as_ref().expect("answered on the CPU"), w.as_ref().expect("cpu"));

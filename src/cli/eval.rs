@@ -111,6 +111,9 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         beam,
         args.value("ktn-models").map(Path::new),
     )?;
+    for note in &table.notes {
+        eprintln!("{note}");
+    }
     let text = if args.flag("json") {
         format!("{}\n", table.to_json())
     } else {

@@ -235,6 +235,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     };
     let c = common(settings)?;
     let answers = c.engines.predict_batch(&problems, c.mode);
+    for note in c.engines.take_notes() {
+        eprintln!("{note}");
+    }
     let names = c.engines.solver_names();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -251,7 +254,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
                 })
             }
             Some(SolverAnswer::Failed(e)) => return Err(e),
-            None => return Err(Error::Usage("internal: no prediction".into())),
+            None => return Err(Error::Internal("no prediction".into())),
         };
         let shown = if c.ranked { predictions.len() } else { 1 };
         for (rank, p) in predictions.iter().enumerate().take(shown) {
@@ -616,6 +619,9 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
                 }
             }
             sink.write_all(text.as_bytes()).map_err(write_err)?;
+            for note in c.engines.take_notes() {
+                eprintln!("{note}");
+            }
             progress.tick(counts.lines, predicted);
         }
         if !more {

@@ -169,6 +169,9 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
         let (info, _) = crate::format::weights::read_info(&files.metadata)?;
         let table = crate::eval::evaluate_files(files, &info.arch, &info.solver, prep, beam, None)?;
+        for note in &table.notes {
+            eprintln!("{note}");
+        }
         eprintln!("{}", table.to_text());
         Ok(table.to_json())
     };

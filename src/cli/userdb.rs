@@ -292,6 +292,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 }
             }
             no_solver += answered.iter().filter(|a| !**a).count();
+            for note in engines.take_notes() {
+                eprintln!("{note}");
+            }
             progress.tick(counts.lines, entries.len());
         }
         if !more {

@@ -101,7 +101,27 @@ pub enum Engine {
         gpu: Box<GpuPredictor>,
         /// In `auto` mode a GPU failure is retried on the CPU.
         fallback: bool,
+        /// What a user should be told (a GPU failure retried on the CPU): [`Engine::take_notes`].
+        notes: Notes,
     },
+}
+
+/// Notes an engine collects while it predicts (the library prints nothing).
+#[derive(Debug, Default)]
+pub struct Notes(std::sync::Mutex<Vec<String>>);
+
+impl Notes {
+    fn push(&self, note: String) {
+        if let Ok(mut n) = self.0.lock() {
+            if !n.contains(&note) {
+                n.push(note);
+            }
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        self.0.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
+    }
 }
 
 impl Engine {
@@ -163,10 +183,7 @@ impl Engine {
             std::sync::Arc::new(GpuContext::open(false)?)
         };
         let gpu = GpuPredictor::load_with(arch, solver, dirs, ctx, precision)?;
-        Ok(Engine::Gpu {
-            gpu: Box::new(gpu),
-            fallback,
-        })
+        Ok(Engine::gpu(gpu, fallback))
     }
 
     #[cfg(not(feature = "gpu"))]
@@ -179,6 +196,25 @@ impl Engine {
         _precision: Precision,
     ) -> Result<Engine> {
         Err(Error::NoGpu(NOT_COMPILED.into()))
+    }
+
+    /// A GPU engine; with `fallback`, a GPU failure is retried on the CPU (and noted).
+    #[cfg(feature = "gpu")]
+    pub fn gpu(gpu: GpuPredictor, fallback: bool) -> Engine {
+        Engine::Gpu {
+            gpu: Box::new(gpu),
+            fallback,
+            notes: Notes::default(),
+        }
+    }
+
+    /// The notes collected since the last call (e.g. "GPU error ...; computing on the CPU").
+    pub fn take_notes(&self) -> Vec<String> {
+        match self {
+            Engine::Cpu(_) => Vec::new(),
+            #[cfg(feature = "gpu")]
+            Engine::Gpu { notes, .. } => notes.take(),
+        }
     }
 
     /// The CPU predictor (for the solver, target and model).
@@ -210,9 +246,10 @@ impl Engine {
         match self {
             Engine::Cpu(p) => Engine::Cpu(f(p)),
             #[cfg(feature = "gpu")]
-            Engine::Gpu { gpu, fallback } => Engine::Gpu {
+            Engine::Gpu { gpu, fallback, notes } => Engine::Gpu {
                 gpu: Box::new(gpu.map_host(f)),
                 fallback,
+                notes,
             },
         }
     }
@@ -226,7 +263,7 @@ impl Engine {
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
         self.predict_batch(std::slice::from_ref(problem), mode)
             .pop()
-            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
+            .unwrap_or_else(|| Err(Error::Internal("no result".into())))
     }
 
     /// One result per problem, in order; the same answers on every device.
@@ -234,11 +271,11 @@ impl Engine {
         match self {
             Engine::Cpu(p) => p.predict_batch(problems, mode),
             #[cfg(feature = "gpu")]
-            Engine::Gpu { gpu, fallback } => {
+            Engine::Gpu { gpu, fallback, notes } => {
                 let mut results = gpu.predict_batch(problems, mode);
                 if *fallback && results.iter().any(|r| matches!(r, Err(Error::Gpu(_)))) {
                     if let Some(Err(e)) = results.iter().find(|r| matches!(r, Err(Error::Gpu(_)))) {
-                        eprintln!("note: {e}; computing on the CPU");
+                        notes.push(format!("note: {e}; computing on the CPU"));
                     }
                     let redo: Vec<usize> = (0..results.len())
                         .filter(|&i| matches!(results[i], Err(Error::Gpu(_))))

@@ -29,7 +29,7 @@ pub(crate) fn map_parts<T: Sync, R: Send>(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .map_err(|_| Error::Usage("internal: a worker thread panicked".into()))
+                    .map_err(|_| Error::Internal("a worker thread panicked".into()))
             })
             .collect()
     })

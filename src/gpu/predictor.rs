@@ -207,7 +207,7 @@ impl GpuPredictor {
     pub fn predict_one(&self, problem: &ConvProblem, mode: DecodeMode) -> Result<Vec<Prediction>> {
         self.predict_batch(std::slice::from_ref(problem), mode)
             .pop()
-            .unwrap_or_else(|| Err(Error::Usage("internal: no result".into())))
+            .unwrap_or_else(|| Err(Error::Internal("no result".into())))
     }
 
     /// Predicts a batch, one result per problem in order (same contract as
@@ -232,7 +232,7 @@ impl GpuPredictor {
         }
         let panicked = |part: &[ConvProblem]| -> Vec<Result<Vec<Prediction>>> {
             part.iter()
-                .map(|_| Err(Error::Usage("internal: a worker thread panicked".into())))
+                .map(|_| Err(Error::Internal("a worker thread panicked".into())))
                 .collect()
         };
         std::thread::scope(|scope| {
@@ -242,7 +242,7 @@ impl GpuPredictor {
             for (i, &part) in parts.iter().enumerate() {
                 let prepared = match preparing.take().map(|h| h.join()) {
                     Some(Ok(p)) => p,
-                    _ => Err(Error::Usage("internal: a worker thread panicked".into())),
+                    _ => Err(Error::Internal("a worker thread panicked".into())),
                 };
                 if let Some(&next) = parts.get(i + 1) {
                     preparing = Some(scope.spawn(move || self.prepare(next)));
@@ -333,7 +333,7 @@ impl GpuPredictor {
         }
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(Error::Usage("internal: problem left undecoded".into()))))
+            .map(|r| r.unwrap_or_else(|| Err(Error::Internal("problem left undecoded".into()))))
             .collect()
     }
 

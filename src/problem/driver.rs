@@ -65,7 +65,7 @@ impl ConvProblem {
         let mut problems = ConvProblem::driver_problems(args, false)?;
         match problems.pop() {
             Some(p) if problems.is_empty() => Ok(p),
-            _ => Err(Error::problem(input, "internal: one direction expected")),
+            _ => Err(Error::Internal(format!("{input}: one direction expected"))),
         }
     }
 
