@@ -144,7 +144,9 @@ fn random_problems(count: usize) -> Vec<ConvProblem> {
         let n = ns[next(ns.len())];
         let prec = ["FP32", "FP16"][next(2)];
         let dir = ["F", "B"][next(2)];
-        let p = key(&format!("{c}-{h}-{w}-1x1-{k}-{h}-{w}-{n}-0x0-1x1-1x1-0-NCHW-{prec}-{dir}"));
+        let p = key(&format!(
+            "{c}-{h}-{w}-1x1-{k}-{h}-{w}-{n}-0x0-1x1-1x1-0-NCHW-{prec}-{dir}"
+        ));
         if check_applicable(&p).is_ok() {
             out.push(p);
         }
@@ -211,7 +213,10 @@ fn completable_is_exactly_the_exhaustive_answer_on_random_problems_and_domains()
         checked += c + c2;
         yes += y + y2;
     }
-    println!("{} problems: {checked} prefixes checked, {yes} completable", problems.len());
+    println!(
+        "{} problems: {checked} prefixes checked, {yes} completable",
+        problems.len()
+    );
     assert!(yes > 10_000 && checked - yes > 10_000, "both answers must be covered");
 }
 

@@ -67,7 +67,10 @@ fn gpu_gives_the_cpu_configs_on_every_hard_problem() {
         let (same, worst) = common::assert_same_predictions(&label, &problems, &want, &got);
         let from_model = want
             .iter()
-            .filter(|w| w.as_ref().is_ok_and(|w| w.first().is_some_and(|x| x.source == tuneinfer::Source::Model)))
+            .filter(|w| {
+                w.as_ref()
+                    .is_ok_and(|w| w.first().is_some_and(|x| x.source == tuneinfer::Source::Model))
+            })
             .count();
         println!(
             "{label}: {same} of {} problems identical ({n_hard} hard; {from_model} answered by the model), \
@@ -111,6 +114,13 @@ fn wgsl_lookahead_matches_the_cpu_on_every_hard_problem() {
         assert_eq!(w, g, "rules {:?} prefix {:?} (length {})", case.0, case.1, case.2);
         dead_ends += usize::from(w.0 && !w.1);
     }
-    println!("{} cases on {} hard problems, {dead_ends} valid dead ends", cases.len(), hard_ones.len());
-    assert!(dead_ends > 1000, "the look-ahead's failures must be covered ({dead_ends})");
+    println!(
+        "{} cases on {} hard problems, {dead_ends} valid dead ends",
+        cases.len(),
+        hard_ones.len()
+    );
+    assert!(
+        dead_ends > 1000,
+        "the look-ahead's failures must be covered ({dead_ends})"
+    );
 }
