@@ -140,27 +140,17 @@ fn solver_prefix_valid(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, len:
 }
 
 // ---------------------------------------------------------------------------------------------
-// Look-ahead. CPU twin: Rules::completable (same depth-first search, same memo of failed states).
-// `domain` holds the vocabulary's accepted integer values, ascending, in its first `domain_len`
-// entries (at most SOLVER_DOMAIN_MAX).
+// Look-ahead. CPU twin: Rules::completable (same walk, same answer): no search; position by
+// position it takes the accepted value of `domain` that every later rule finds easiest (the
+// smallest; for chunk_size, position 3, the largest), and the prefix is completable exactly when
+// this reaches 8 values (the proof is at Rules::completable). At most 8 * SOLVER_DOMAIN_MAX
+// prefix checks, a few hundred loop iterations: far below llvmpipe's 65,535 per invocation,
+// after which it ends every loop (the memoised search this replaces ran past 600,000).
+// `domain` holds the vocabulary's accepted integer values in its first `domain_len` entries
+// (at most SOLVER_DOMAIN_MAX; any order).
 // ---------------------------------------------------------------------------------------------
 
 const SOLVER_DOMAIN_MAX: u32 = 64u;
-const ASM1X1U_MEMO: u32 = 64u;
-
-// What the rules after position depth - 1 read from the first `depth` values (Rules::state_key).
-fn asm1x1u_state_key(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, depth: u32) -> vec3<i32> {
-    switch depth {
-        case 1u: { return vec3<i32>(c[0], 0, 0); }
-        case 2u: { return vec3<i32>(c[0], c[1], 0); }
-        case 3u: { return vec3<i32>(c[1], c[2], 0); }
-        case 4u: { return vec3<i32>(c[1], c[2], c[3]); }
-        case 5u: { return vec3<i32>(c[1], c[2] * c[4], 0); }
-        case 6u: { return vec3<i32>(c[1], c[5], asm1x1u_vgprs(rules, c[2], c[4], c[5], c[1])); }
-        case 7u: { return vec3<i32>(c[1], c[6], asm1x1u_vgprs(rules, c[2], c[4], c[5], c[1])); }
-        default: { return vec3<i32>(0, 0, 0); }
-    }
-}
 
 fn solver_completable(
     rules: array<i32, 8>,
@@ -172,59 +162,28 @@ fn solver_completable(
     if (!solver_prefix_valid(rules, prefix, len)) {
         return false;
     }
-    if (len >= 8u) {
-        return true;
-    }
     let dn = min(domain_len, SOLVER_DOMAIN_MAX);
     var buf = prefix;
-    var next: array<u32, 9>;
-    var memo_depth: array<u32, ASM1X1U_MEMO>;
-    var memo_key: array<vec3<i32>, ASM1X1U_MEMO>;
-    var memo_n = 0u;
-    var d = len;
-    next[d] = 0u;
-    loop {
-        if (d >= 8u) {
-            return true;
-        }
-        var failed_before = false;
-        if (next[d] == 0u && d > 0u) {
-            let key = asm1x1u_state_key(rules, buf, d);
-            for (var m = 0u; m < memo_n; m++) {
-                if (memo_depth[m] == d && all(memo_key[m] == key)) {
-                    failed_before = true;
-                    break;
+    for (var d = len; d < 8u; d++) {
+        var found = false;
+        var best = 0;
+        for (var k = 0u; k < dn; k++) {
+            let x = domain[k];
+            buf[d] = x;
+            if (solver_prefix_valid(rules, buf, d + 1u)) {
+                // (The comparisons sit in lets: `x < best, x > best` would read as a template.)
+                let smaller = x < best;
+                let larger = x > best;
+                if (!found || select(smaller, larger, d == 3u)) {
+                    best = x;
                 }
+                found = true;
             }
         }
-        var advanced = false;
-        if (!failed_before) {
-            while (next[d] < dn) {
-                buf[d] = domain[next[d]];
-                next[d] += 1u;
-                if (solver_prefix_valid(rules, buf, d + 1u)) {
-                    advanced = true;
-                    break;
-                }
-            }
-        }
-        if (advanced) {
-            d += 1u;
-            if (d < 8u) {
-                next[d] = 0u;
-            }
-            continue;
-        }
-        // Every value failed at depth d: remember the state, go back up.
-        if (d > 0u && !failed_before && memo_n < ASM1X1U_MEMO) {
-            memo_depth[memo_n] = d;
-            memo_key[memo_n] = asm1x1u_state_key(rules, buf, d);
-            memo_n += 1u;
-        }
-        if (d == len) {
+        if (!found) {
             return false;
         }
-        d -= 1u;
+        buf[d] = best;
     }
-    return false;
+    return true;
 }

@@ -140,10 +140,7 @@ fn gpu_gives_the_cpu_configs() {
             ("ConvOclDirectFwd", _) => 10,
             _ => 5,
         };
-        // ConvAsm1x1U's hard small-K/C problems at beam 4 on lavapipe are issue #14's open
-        // defect (the WGSL look-ahead outruns lavapipe's loop budget and the beam dies): they
-        // are left to that issue's test; the solvers with their own libraries get them here.
-        let problems = problems(tunable, arch, db, step, name != "ConvAsm1x1U");
+        let problems = problems(tunable, arch, db, step, true);
         assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
         for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
             let want = cpu.predict_batch(&problems, mode);

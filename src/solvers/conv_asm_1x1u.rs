@@ -14,8 +14,6 @@
 //! Nothing in this module panics: problem sizes are widened to `i128` (or saturated where only
 //! a comparison against a small bound follows) and config values may be any `i64`.
 
-use std::collections::HashSet;
-
 use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::search::{Constraint, Vocabulary};
@@ -470,72 +468,63 @@ impl Rules {
     /// Is there some completion of the valid prefix, with each later value drawn from `domain`,
     /// that is a fully valid config? False when the prefix itself is invalid.
     ///
-    /// Depth-first search that stops at the first success, with a per-call memo of failed
-    /// states: after depth d only a few values of the prefix matter to the rules still to come
-    /// (see `state_key`), so equal keys at equal depth share the same answer.
+    /// No search: position by position, the completion takes the value of `domain` that every
+    /// later rule finds easiest among those the rules up to that position accept (the smallest;
+    /// for chunk_size the largest), and the prefix is completable exactly when this completion
+    /// reaches 8 values. At most `(8 - prefix.len()) * domain.len()` prefix checks.
+    ///
+    /// Why it is exact: a value `a` accepted at position j dominates another accepted `b` when
+    /// every rule after j that holds with `b` also holds with `a` (the other values unchanged);
+    /// then replacing `b` by `a` in any valid completion leaves it valid, so a completion exists
+    /// iff one exists through the dominant value, and by induction iff the walk above succeeds.
+    /// The rules after each position read it only monotonically (factors positive once a value
+    /// passed its own range check):
+    /// - read_size: rule 3 (`read_size*e <= chunks_per_wave`): smaller is easier.
+    /// - k_mult: rule 6 (vgprs and `25 + 2*k_mult*c_mult`, both increasing in k_mult), rule 8
+    ///   (`k_mult*waves_k <= K_out`; `256 / vgprs` non-increasing in vgprs): smaller.
+    /// - chunks_per_wave: rule 4 (`chunks_per_wave <= ceil(HW_out / chunk_size)`), vgprs in 6
+    ///   and 8: smaller.
+    /// - chunk_size: only rule 5 (`n_mult <= ceil(N / (64 / chunk_size))`, non-decreasing in a
+    ///   power-of-two chunk_size <= 64): larger is easier.
+    /// - n_mult: vgprs in 6 and 8: smaller.
+    /// - c_mult: rule 7 (divisibility by a power of two: a smaller power of two divides every
+    ///   number a larger one divides, negative ones too), vgprs in 8: smaller.
+    /// - waves_c_in_group: rule 8 (`waves_c*waves_k <= 16`, `<= (256 / vgprs)*4`): smaller.
+    ///
+    /// `tests/conv_asm_1x1u_rules.rs` checks the answer against an exhaustive search over the
+    /// plain rules on every prefix of many problems.
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
         if !self.prefix_valid(prefix) {
             return false;
         }
-        if prefix.len() == NUM_PARAMS {
-            return true;
-        }
         let mut buf = [0i64; NUM_PARAMS];
         buf[..prefix.len()].copy_from_slice(prefix);
-        let mut failed: HashSet<(usize, [i128; 3])> = HashSet::new();
-        self.complete_from(&mut buf, prefix.len(), domain, &mut failed)
+        for depth in prefix.len()..NUM_PARAMS {
+            let Some(best) = self.easiest_value(&mut buf, depth, domain) else {
+                return false;
+            };
+            buf[depth] = best;
+        }
+        true
     }
 
-    /// What the rules after position `depth - 1` read from the first `depth` values.
-    /// Rule 3 reads read_size; rule 4 chunks_per_wave; rule 5 chunk_size; rule 6 k_mult and
-    /// chunks_per_wave*n_mult (through vgprs); rule 7 c_mult; rule 8 k_mult, waves_c and vgprs.
-    fn state_key(&self, c: &[i64], depth: usize) -> [i128; 3] {
-        let v = |i: usize| i128::from(c[i]);
-        match depth {
-            1 => [v(READ_SIZE), 0, 0],
-            2 => [v(READ_SIZE), v(K_MULT), 0],
-            3 => [v(K_MULT), v(CHUNKS_PER_WAVE), 0],
-            4 => [v(K_MULT), v(CHUNKS_PER_WAVE), v(CHUNK_SIZE)],
-            5 => [v(K_MULT), v(CHUNKS_PER_WAVE) * v(N_MULT), 0],
-            6 => [
-                v(K_MULT),
-                v(C_MULT),
-                self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), v(C_MULT), v(K_MULT)),
-            ],
-            7 => [
-                v(K_MULT),
-                v(WAVES_C),
-                self.vgprs(v(CHUNKS_PER_WAVE), v(N_MULT), v(C_MULT), v(K_MULT)),
-            ],
-            _ => [0, 0, 0],
-        }
-    }
-
-    /// `buf[..depth]` is a valid prefix; can it be completed?
-    fn complete_from(
-        &self,
-        buf: &mut [i64; NUM_PARAMS],
-        depth: usize,
-        domain: &[i64],
-        failed: &mut HashSet<(usize, [i128; 3])>,
-    ) -> bool {
-        if depth == NUM_PARAMS {
-            return true;
-        }
-        let key = (depth, self.state_key(buf, depth));
-        if depth > 0 && failed.contains(&key) {
-            return false;
-        }
+    /// Among the values of `domain` that the rules up to position `depth` accept after
+    /// `buf[..depth]`, the one later rules find easiest (see [`Rules::completable`]): the
+    /// largest chunk_size, the smallest of any other parameter. `None` when none is accepted.
+    /// Leaves `buf[depth]` changed.
+    fn easiest_value(&self, buf: &mut [i64; NUM_PARAMS], depth: usize, domain: &[i64]) -> Option<i64> {
+        let mut best: Option<i64> = None;
         for &x in domain {
             buf[depth] = x;
-            if self.prefix_valid(&buf[..=depth]) && self.complete_from(buf, depth + 1, domain, failed) {
-                return true;
+            if self.prefix_valid(&buf[..=depth]) {
+                best = Some(match best {
+                    None => x,
+                    Some(b) if depth == CHUNK_SIZE => b.max(x),
+                    Some(b) => b.min(x),
+                });
             }
         }
-        if depth > 0 {
-            failed.insert(key);
-        }
-        false
+        best
     }
 }
 
