@@ -20,6 +20,7 @@ pub mod testutil;
 pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
 pub mod cli;
+pub mod ffi;
 pub mod data;
 pub mod eval;
 pub mod gpu;
