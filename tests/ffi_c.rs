@@ -188,7 +188,7 @@ fn header_codes_are_the_libraries_and_the_clis() {
     for (args, name) in [
         (vec!["predict", "--beam", "0", KEY], "TUNEINFER_ERR_USAGE"),
         (vec!["predict", BAD_KEY], "TUNEINFER_ERR_PROBLEM"),
-        (vec!["predict", "--solver", "NoSuchSolver", KEY], "TUNEINFER_ERR_MODEL_NOT_FOUND"),
+        (vec!["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY], "TUNEINFER_ERR_MODEL_NOT_FOUND"),
     ] {
         let args: Vec<String> = args.into_iter().map(String::from).collect();
         assert_eq!(cli(&args).status.code(), Some(code(name)), "{args:?}");
@@ -317,8 +317,8 @@ fn bad_arguments_and_handles_are_errors_with_the_documented_codes() {
 
     // The same codes and messages as the CLI's for the same mistakes.
     for (name, args) in [
-        ("open_unknown_solver", ["predict", "--solver", "NoSuchSolver", KEY].map(String::from).to_vec()),
-        ("open_model_not_found", ["predict", "--arch", "gfx908", "--models", "/nonexistent/models", KEY].map(String::from).to_vec()),
+        ("open_unknown_solver", ["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY].map(String::from).to_vec()),
+        ("open_model_not_found", ["predict", "--device", "cpu", "--arch", "gfx908", "--models", "/nonexistent/models", KEY].map(String::from).to_vec()),
         ("open_bad_device", ["predict", "--device", "tpu", KEY].map(String::from).to_vec()),
         ("bad_problem", with(&[BAD_KEY])),
         ("not_applicable", with(&["1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F"])),

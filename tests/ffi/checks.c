@@ -84,11 +84,13 @@ int main(int argc, char **argv) {
     report("open_null_out", tuneinfer_open(NULL, NULL));
     tuneinfer_options bad = {0};
     bad.solver = "NoSuchSolver";
+    bad.device = "cpu";
     report("open_unknown_solver", tuneinfer_open(&bad, &p));
     printf("open_failed_out %s\n", p ? "non-null" : "null");
     tuneinfer_options nowhere = {0};
     nowhere.arch = "gfx908";
     nowhere.models = "/nonexistent/models";
+    nowhere.device = "cpu";
     report("open_model_not_found", tuneinfer_open(&nowhere, &p));
     tuneinfer_options baddev = {0};
     baddev.device = "tpu";
