@@ -20,6 +20,8 @@
 #![allow(non_camel_case_types)]
 
 pub mod embed;
+#[cfg(feature = "python")]
+pub mod python;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
