@@ -98,12 +98,20 @@ fn bench_single(c: &mut Criterion) {
 fn paired(rounds: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> ((f64, f64), (f64, f64)) {
     let (mut ta, mut tb) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     for i in 0..rounds + rounds / 10 {
-        let t = Instant::now();
-        a();
-        let da = t.elapsed();
-        let t = Instant::now();
-        b();
-        let db = t.elapsed();
+        // Which goes first alternates too: the second of a pair can find the caches (or the
+        // scheduler) in another state.
+        let time = |f: &mut dyn FnMut()| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        };
+        let (da, db) = if i % 2 == 0 {
+            let da = time(&mut a);
+            (da, time(&mut b))
+        } else {
+            let db = time(&mut b);
+            (time(&mut a), db)
+        };
         if i >= rounds / 10 {
             // The first tenth warms caches up.
             ta.push(da.as_secs_f64() * 1e6);

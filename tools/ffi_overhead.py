@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The Python package's per-call time for single predictions, beside the Rust API's.
+"""The Python package's per-call overhead for single predictions against the Rust API.
 
     pip install . && tools/ffi_overhead.py [--calls N]
 
-Times `Predictor.predict(KEY)` (CPU, one problem, the model's default decoding) for the two
-models of `cargo bench --bench ffi` and prints the medians; the per-call overhead is this
-median minus that bench's `ffi_single/rust_*` median (the same problem, model and decoding).
-Also times a call that fails at once (an invalid problem: parsing plus raising), which is the
-boundary alone.
+For the two models of `cargo bench --bench ffi` (CPU, one problem, the model's default
+decoding) it alternates `Predictor.predict(KEY)`, timed in Python, with the same
+`ConvProblem::parse` + `Engine::predict_one` timed inside Rust (`Predictor._rust_predict_ns`),
+and prints both medians and minimums, their differences (the boundary: argument conversion,
+releasing and taking the GIL, building the Prediction objects) and ratios; on a loaded
+machine the minimum is the least disturbed. Alternating gives both the
+same background load on a shared machine. Also times a call that fails at once (an invalid
+problem: conversion, parsing, raising).
 """
 
 import argparse
@@ -41,15 +44,37 @@ def fails(p):
         pass
 
 
+def paired(p, calls):
+    """Medians (us) of alternating Python `predict` calls and Rust-timed ones."""
+    py, rust = [], []
+    for i in range(calls + calls // 10):
+        # Which goes first alternates too: the second of a pair can find the caches (or the
+        # scheduler) in another state.
+        if i % 2:
+            r = p._rust_predict_ns(KEY)
+        t = time.perf_counter_ns()
+        p.predict(KEY)
+        dt = time.perf_counter_ns() - t
+        if not i % 2:
+            r = p._rust_predict_ns(KEY)
+        if i >= calls // 10:  # the first tenth warms up
+            py.append(dt)
+            rust.append(r)
+    return (statistics.median(py) / 1000.0, min(py) / 1000.0), (statistics.median(rust) / 1000.0, min(rust) / 1000.0)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--calls", type=int, default=4000)
     args = ap.parse_args()
     cases = [("gfx908_miopen", dict(arch="gfx908", models=str(DATA / "models"))), ("gfx906_ours_auto", dict(arch="gfx906"))]
     for name, load in cases:
         p = tuneinfer.Predictor(device="cpu", **load)
         calls = args.calls if name == "gfx908_miopen" else max(args.calls // 10, 50)
-        print(f"python_{name}: median {median_us(lambda: p.predict(KEY), calls):.1f} us over {calls} calls")
+        py, rust = paired(p, calls)
+        print(f"python_paired/{name} ({calls} alternating calls each): "
+              f"median python {py[0]:.1f} us, rust {rust[0]:.1f} us, difference {py[0] - rust[0]:.1f} us, python/rust {py[0] / rust[0]:.4f}; "
+              f"minimum python {py[1]:.1f} us, rust {rust[1]:.1f} us, difference {py[1] - rust[1]:.1f} us, python/rust {py[1] / rust[1]:.4f}")
     p = tuneinfer.Predictor(device="cpu", arch="gfx908", models=str(DATA / "models"))
     print(f"python_invalid_problem: median {median_us(lambda: fails(p), args.calls):.2f} us over {args.calls} calls")
 

@@ -797,3 +797,37 @@ pub unsafe extern "C" fn tuneinfer_results_free(results: *mut tuneinfer_results)
         Ok(TUNEINFER_OK)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: tuneinfer_last_error never returns NULL and its string lives until the
+        // thread's next call.
+        unsafe { CStr::from_ptr(tuneinfer_last_error()) }.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_the_internal_error_code_with_its_message() {
+        let status = guard(|| panic!("boom at the boundary"));
+        assert_eq!(status, TUNEINFER_ERR_INTERNAL);
+        assert_eq!(last_error(), "internal error (caught panic): boom at the boundary");
+        // The next successful call clears it.
+        assert_eq!(guard(|| Ok(TUNEINFER_OK)), TUNEINFER_OK);
+        assert_eq!(last_error(), "");
+    }
+
+    #[test]
+    fn the_last_error_is_per_thread() {
+        assert_eq!(tuneinfer_predictor_free(0x51 as *mut tuneinfer_predictor), TUNEINFER_ERR_HANDLE);
+        let other = std::thread::spawn(last_error).join().expect("thread");
+        assert_eq!(other, "");
+        assert!(last_error().starts_with("predictor: not a live handle"));
+    }
+
+    #[test]
+    fn messages_with_a_nul_are_kept_whole() {
+        assert_eq!(c_string("a\0b").to_str(), Ok("a\u{fffd}b"));
+    }
+}

@@ -223,6 +223,20 @@ impl PyPredictor {
         Ok(out)
     }
 
+    /// For `tools/ffi_overhead.py`: nanoseconds of one `ConvProblem::parse` +
+    /// `Engine::predict_one` with the model's default decoding, timed inside Rust (the GIL
+    /// released), so that Python's per-call overhead is the difference with `predict`.
+    fn _rust_predict_ns(&self, py: Python<'_>, problem: &str) -> PyResult<u64> {
+        let mode = self.engine.default_mode();
+        py.detach(|| {
+            let start = std::time::Instant::now();
+            let p = ConvProblem::parse(problem)?;
+            std::hint::black_box(self.engine.predict_one(&p, mode)?);
+            Ok(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX))
+        })
+        .map_err(|e: Error| error(py, &e, None))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Predictor(solver='{}', device='{}')",
