@@ -44,7 +44,8 @@ fn compile(source: &str, name: &str) -> PathBuf {
         .arg(format!("-L{}", lib.display()))
         .arg("-ltuneinfer")
         .arg("-lpthread")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        // RPATH, not RUNPATH: searched before LD_LIBRARY_PATH (which cargo sets for tests).
+        .arg(format!("-Wl,--disable-new-dtags,-rpath,{}", lib.display()))
         .arg("-o")
         .arg(&exe)
         .output()
@@ -72,6 +73,9 @@ fn run(program: &Path, args: &[String]) -> Output {
         .args(args)
         .current_dir(ROOT)
         .env_remove("TUNEINFER_MODELS")
+        // cargo's LD_LIBRARY_PATH names target/release first, where another build (e.g. one
+        // with other features) may have left another libtuneinfer.so.
+        .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run")
 }
@@ -100,7 +104,9 @@ fn header_codes() -> BTreeMap<String, i64> {
 }
 
 fn code(name: &str) -> i32 {
-    *header_codes().get(name).unwrap_or_else(|| panic!("{name} not in the header")) as i32
+    *header_codes()
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} not in the header")) as i32
 }
 
 /// The README's `$ tuneinfer predict|batch ...` examples as argument lists, with the files
@@ -188,7 +194,10 @@ fn header_codes_are_the_libraries_and_the_clis() {
     for (args, name) in [
         (vec!["predict", "--beam", "0", KEY], "TUNEINFER_ERR_USAGE"),
         (vec!["predict", BAD_KEY], "TUNEINFER_ERR_PROBLEM"),
-        (vec!["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY], "TUNEINFER_ERR_MODEL_NOT_FOUND"),
+        (
+            vec!["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY],
+            "TUNEINFER_ERR_MODEL_NOT_FOUND",
+        ),
     ] {
         let args: Vec<String> = args.into_iter().map(String::from).collect();
         assert_eq!(cli(&args).status.code(), Some(code(name)), "{args:?}");
@@ -201,7 +210,10 @@ fn c_example_prints_what_the_cli_prints_on_the_readme_examples() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let examples = readme_examples(&dir);
     assert!(examples.len() >= 10, "only {} README examples found", examples.len());
-    assert!(examples.iter().any(|e| e[0] == "batch"), "no batch example in the README");
+    assert!(
+        examples.iter().any(|e| e[0] == "batch"),
+        "no batch example in the README"
+    );
     for words in &examples {
         let expected = cli(words);
         // The C example takes predict's options, and batch's as `--input FILE`.
@@ -210,7 +222,10 @@ fn c_example_prints_what_the_cli_prints_on_the_readme_examples() {
         assert_eq!(text(&got.stdout), text(&expected.stdout), "stdout of {shown}");
         assert_eq!(text(&got.stderr), text(&expected.stderr), "stderr of {shown}");
         assert_eq!(got.status.code(), expected.status.code(), "exit status of {shown}");
-        assert!(!expected.stdout.is_empty() || !expected.stderr.is_empty(), "{shown} printed nothing");
+        assert!(
+            !expected.stdout.is_empty() || !expected.stderr.is_empty(),
+            "{shown} printed nothing"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -284,22 +299,61 @@ fn cli_config<S: AsRef<str>>(args: &[S]) -> String {
 fn bad_arguments_and_handles_are_errors_with_the_documented_codes() {
     let (r, lines) = checks_output();
     let models = common::models_dir().display().to_string();
-    let gfx908 = ["predict", "--device", "cpu", "--arch", "gfx908", "--models", models.as_str()];
+    let gfx908 = [
+        "predict",
+        "--device",
+        "cpu",
+        "--arch",
+        "gfx908",
+        "--models",
+        models.as_str(),
+    ];
     let with = |extra: &[&str]| -> Vec<String> { gfx908.iter().chain(extra).map(|s| s.to_string()).collect() };
 
-    assert_eq!(line_value(&lines, "abi "), format!("{0} {0}", tuneinfer::ffi::ABI_VERSION));
+    assert_eq!(
+        line_value(&lines, "abi "),
+        format!("{0} {0}", tuneinfer::ffi::ABI_VERSION)
+    );
     let handle = code("TUNEINFER_ERR_HANDLE");
     let usage = code("TUNEINFER_ERR_USAGE");
-    for name in ["null_handle", "made_up_handle", "made_up_results_free", "results_double_free", "use_after_free", "double_free"] {
+    for name in [
+        "null_handle",
+        "made_up_handle",
+        "made_up_results_free",
+        "results_double_free",
+        "use_after_free",
+        "double_free",
+    ] {
         assert_eq!(r[name].0, handle, "{name}: {:?}", r[name]);
         assert!(r[name].1.contains("not a live handle"), "{name}: {:?}", r[name]);
     }
-    for name in ["null_handle_free", "null_results_free", "open", "predict", "results_free", "free", "predict_problem", "default_decode", "predict_batch_empty"] {
+    for name in [
+        "null_handle_free",
+        "null_results_free",
+        "open",
+        "predict",
+        "results_free",
+        "free",
+        "predict_problem",
+        "default_decode",
+        "predict_batch_empty",
+    ] {
         assert_eq!(r[name], (code("TUNEINFER_OK"), String::new()), "{name}");
     }
-    for name in ["open_null_out", "predict_null_out", "predict_null_problem", "predict_problem_null", "predict_batch_null_array", "bad_decode_kind"] {
+    for name in [
+        "open_null_out",
+        "predict_null_out",
+        "predict_null_problem",
+        "predict_problem_null",
+        "predict_batch_null_array",
+        "bad_decode_kind",
+    ] {
         assert_eq!(r[name].0, usage, "{name}: {:?}", r[name]);
-        assert!(r[name].1.contains("NULL") || name == "bad_decode_kind", "{name}: {:?}", r[name]);
+        assert!(
+            r[name].1.contains("NULL") || name == "bad_decode_kind",
+            "{name}: {:?}",
+            r[name]
+        );
     }
     assert_eq!(line_value(&lines, "solver_of_bad_handle "), "null");
     assert_eq!(line_value(&lines, "open_failed_out "), "null");
@@ -317,11 +371,36 @@ fn bad_arguments_and_handles_are_errors_with_the_documented_codes() {
 
     // The same codes and messages as the CLI's for the same mistakes.
     for (name, args) in [
-        ("open_unknown_solver", ["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY].map(String::from).to_vec()),
-        ("open_model_not_found", ["predict", "--device", "cpu", "--arch", "gfx908", "--models", "/nonexistent/models", KEY].map(String::from).to_vec()),
-        ("open_bad_device", ["predict", "--device", "tpu", KEY].map(String::from).to_vec()),
+        (
+            "open_unknown_solver",
+            ["predict", "--device", "cpu", "--solver", "NoSuchSolver", KEY]
+                .map(String::from)
+                .to_vec(),
+        ),
+        (
+            "open_model_not_found",
+            [
+                "predict",
+                "--device",
+                "cpu",
+                "--arch",
+                "gfx908",
+                "--models",
+                "/nonexistent/models",
+                KEY,
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+        (
+            "open_bad_device",
+            ["predict", "--device", "tpu", KEY].map(String::from).to_vec(),
+        ),
         ("bad_problem", with(&[BAD_KEY])),
-        ("not_applicable", with(&["1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F"])),
+        (
+            "not_applicable",
+            with(&["1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F"]),
+        ),
     ] {
         assert_eq!(r[name], cli_error(&args), "{name}");
     }
@@ -377,7 +456,10 @@ fn the_headers_structs_have_the_libraries_layout() {
     let rust = [
         ("tuneinfer_options", size_of::<tuneinfer_options>()),
         ("tuneinfer_options.catalogue", offset_of!(tuneinfer_options, catalogue)),
-        ("tuneinfer_options.compute_units", offset_of!(tuneinfer_options, compute_units)),
+        (
+            "tuneinfer_options.compute_units",
+            offset_of!(tuneinfer_options, compute_units),
+        ),
         ("tuneinfer_options.threads", offset_of!(tuneinfer_options, threads)),
         ("tuneinfer_decode", size_of::<tuneinfer_decode>()),
         ("tuneinfer_decode.beam_width", offset_of!(tuneinfer_decode, beam_width)),
@@ -388,12 +470,18 @@ fn the_headers_structs_have_the_libraries_layout() {
         ("tuneinfer_problem.direction", offset_of!(tuneinfer_problem, direction)),
         ("tuneinfer_prediction", size_of::<tuneinfer_prediction>()),
         ("tuneinfer_prediction.score", offset_of!(tuneinfer_prediction, score)),
-        ("tuneinfer_prediction.has_score", offset_of!(tuneinfer_prediction, has_score)),
+        (
+            "tuneinfer_prediction.has_score",
+            offset_of!(tuneinfer_prediction, has_score),
+        ),
         ("tuneinfer_prediction.source", offset_of!(tuneinfer_prediction, source)),
         ("tuneinfer_result", size_of::<tuneinfer_result>()),
         ("tuneinfer_result.message", offset_of!(tuneinfer_result, message)),
         ("tuneinfer_result.count", offset_of!(tuneinfer_result, count)),
-        ("tuneinfer_result.predictions", offset_of!(tuneinfer_result, predictions)),
+        (
+            "tuneinfer_result.predictions",
+            offset_of!(tuneinfer_result, predictions),
+        ),
         ("tuneinfer_results.items", offset_of!(tuneinfer_results, items)),
     ];
     assert_eq!(layout.len(), rust.len(), "{layout:?}");

@@ -67,7 +67,10 @@ pub enum Decode {
     Default,
     Greedy,
     /// `top` None: all `width` answers (the CLI's default for `--top`).
-    Beam { width: usize, top: Option<usize> },
+    Beam {
+        width: usize,
+        top: Option<usize>,
+    },
 }
 
 impl Decode {

@@ -379,7 +379,11 @@ fn make_results(outcomes: Vec<Result<Vec<Prediction>, Fail>>) -> *mut tuneinfer_
         }
     }
     let count = items.len();
-    let items_ptr = if items.is_empty() { std::ptr::null() } else { items.as_ptr() };
+    let items_ptr = if items.is_empty() {
+        std::ptr::null()
+    } else {
+        items.as_ptr()
+    };
     let store = Box::new(Store {
         _strings: strings,
         _predictions: predictions,
@@ -566,7 +570,10 @@ pub unsafe extern "C" fn tuneinfer_problem_init(problem: *mut tuneinfer_problem)
 /// `options` is NULL or points to a `tuneinfer_options` whose strings are NULL or
 /// NUL-terminated; `out` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn tuneinfer_open(options: *const tuneinfer_options, out: *mut *mut tuneinfer_predictor) -> c_int {
+pub unsafe extern "C" fn tuneinfer_open(
+    options: *const tuneinfer_options,
+    out: *mut *mut tuneinfer_predictor,
+) -> c_int {
     guard(|| {
         let slot = out.as_mut().ok_or_else(|| usage("argument 'out' is NULL"))?;
         *slot = std::ptr::null_mut();
@@ -805,7 +812,9 @@ mod tests {
     fn last_error() -> String {
         // SAFETY: tuneinfer_last_error never returns NULL and its string lives until the
         // thread's next call.
-        unsafe { CStr::from_ptr(tuneinfer_last_error()) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(tuneinfer_last_error()) }
+            .to_string_lossy()
+            .into_owned()
     }
 
     #[test]
@@ -820,7 +829,10 @@ mod tests {
 
     #[test]
     fn the_last_error_is_per_thread() {
-        assert_eq!(tuneinfer_predictor_free(0x51 as *mut tuneinfer_predictor), TUNEINFER_ERR_HANDLE);
+        assert_eq!(
+            tuneinfer_predictor_free(0x51 as *mut tuneinfer_predictor),
+            TUNEINFER_ERR_HANDLE
+        );
         let other = std::thread::spawn(last_error).join().expect("thread");
         assert_eq!(other, "");
         assert!(last_error().starts_with("predictor: not a live handle"));
