@@ -23,6 +23,7 @@ pub mod cli;
 pub mod data;
 pub mod engines;
 pub mod eval;
+pub mod ffi;
 pub mod gpu;
 pub mod train;
 pub mod userdb;

@@ -1,0 +1,100 @@
+//! What the C ABI and the Python package share: loading a predictor from plain options and
+//! checking a decode request the way the CLI checks `--decode`, `--beam` and `--top`.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceChoice, Engine, Precision};
+use crate::predict::{DecodeMode, MAX_BEAM_WIDTH};
+use crate::seq2seq::default_model_dirs;
+
+/// The CLI's defaults for `--arch` and `--solver` (the same values as `src/cli/`; the C and
+/// Python tests compare answers with the CLI's on the README's examples, which use them).
+pub const DEFAULT_ARCH: &str = "gfx906";
+pub const DEFAULT_SOLVER: &str = "ConvAsm1x1U";
+
+/// What `Engine::load` needs, with the CLI's defaults for what is `None`.
+#[derive(Debug, Default, Clone)]
+pub struct LoadOptions<'a> {
+    pub arch: Option<&'a str>,
+    pub solver: Option<&'a str>,
+    /// `--models DIR`: None searches the default order ($TUNEINFER_MODELS, weights/, ...).
+    pub models: Option<&'a str>,
+    /// "auto" (default), "gpu" or "cpu".
+    pub device: Option<&'a str>,
+    /// "f32" (default) or "f16".
+    pub precision: Option<&'a str>,
+    pub compute_units: Option<u32>,
+    pub catalogue: Option<&'a str>,
+    pub threads: Option<usize>,
+}
+
+/// Loads the model the options name, exactly as `tuneinfer predict` does.
+pub fn load(opts: &LoadOptions<'_>) -> Result<Engine> {
+    let device = DeviceChoice::parse(opts.device.unwrap_or("auto"))?;
+    let precision = Precision::parse(opts.precision.unwrap_or("f32"))?;
+    if let Some(cu) = opts.compute_units {
+        if !(1..=65_536).contains(&cu) {
+            return Err(Error::Usage(format!("compute units: expected 1..=65536, got {cu}")));
+        }
+    }
+    if let Some(t) = opts.threads {
+        if !(1..=1024).contains(&t) {
+            return Err(Error::Usage(format!("threads: expected 1..=1024, got {t}")));
+        }
+    }
+    let dirs = default_model_dirs(opts.models.map(Path::new));
+    let catalogue = opts.catalogue.map(PathBuf::from);
+    let compute_units = opts.compute_units;
+    let mut engine = Engine::load(
+        opts.arch.unwrap_or(DEFAULT_ARCH),
+        opts.solver.unwrap_or(DEFAULT_SOLVER),
+        &dirs,
+        device,
+        precision,
+    )?
+    .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
+    if let Some(n) = opts.threads {
+        engine = engine.with_threads(n);
+    }
+    Ok(engine)
+}
+
+/// A decode request: the model's default (`--decode auto`), MIOpen's greedy walk
+/// (`--decode miopen`) or a beam (`--beam width --top top`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decode {
+    Default,
+    Greedy,
+    /// `top` None: all `width` answers (the CLI's default for `--top`).
+    Beam {
+        width: usize,
+        top: Option<usize>,
+    },
+}
+
+impl Decode {
+    /// The mode to run on `engine` (checked as the CLI checks `--beam` and `--top`), and
+    /// whether the answers are ranked (a beam was asked for).
+    pub fn resolve(self, engine: &Engine) -> Result<(DecodeMode, bool)> {
+        match self {
+            Decode::Default => Ok((engine.default_mode(), false)),
+            Decode::Greedy => Ok((DecodeMode::Miopen, false)),
+            Decode::Beam { width, top } => {
+                if !(1..=MAX_BEAM_WIDTH).contains(&width) {
+                    return Err(Error::Usage(format!(
+                        "beam width: expected 1..={MAX_BEAM_WIDTH}, got {width}"
+                    )));
+                }
+                let top = top.unwrap_or(width);
+                if top == 0 {
+                    return Err(Error::Usage("top: expected a positive integer, got 0".into()));
+                }
+                if top > width {
+                    return Err(Error::Usage(format!("top {top} is larger than beam width {width}")));
+                }
+                Ok((DecodeMode::Beam { width, top }, true))
+            }
+        }
+    }
+}
