@@ -188,6 +188,11 @@ const char *tuneinfer_predictor_solver(const tuneinfer_predictor *predictor);
  * predictor is freed. */
 const char *tuneinfer_predictor_device(const tuneinfer_predictor *predictor);
 
+/* The note `tuneinfer predict` prints on stderr after loading (device "auto" without a
+ * hardware GPU computing on the CPU), or NULL when there is none. The library itself prints
+ * nothing. Valid until the predictor is freed. */
+const char *tuneinfer_predictor_note(const tuneinfer_predictor *predictor);
+
 /* The decode mode TUNEINFER_DECODE_DEFAULT stands for on this predictor: GREEDY for MIOpen's
  * models, BEAM with beam_width 16 and top 1 for tuneinfer's own. */
 int tuneinfer_predictor_default_decode(const tuneinfer_predictor *predictor,

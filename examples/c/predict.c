@@ -111,12 +111,14 @@ static int batch(tuneinfer_predictor *p, const char *input, const tuneinfer_deco
     tuneinfer_results *r = NULL;
     int status = tuneinfer_predict_batch(p, (const char *const *)texts, n, mode, &r);
     if (status != TUNEINFER_OK && status != TUNEINFER_PARTIAL) return fail(status);
-    size_t failed = 0;
-    printf("problem\trank\tconfig\tscore\tsource\n");
+    size_t failed = 0, first_failed = 0;
+    const char *solver = tuneinfer_predictor_solver(p);
+    printf("problem\tsolver\trank\tconfig\tscore\tsource\n");
     for (size_t i = 0; i < r->count; i++) {
         const tuneinfer_result *res = &r->items[i];
         if (res->status != TUNEINFER_OK) {
             fprintf(stderr, "%s:%zu: %s\n", input, line_nos[i], res->message);
+            if (!failed) first_failed = line_nos[i];
             failed++;
             continue;
         }
@@ -124,13 +126,15 @@ static int batch(tuneinfer_predictor *p, const char *input, const tuneinfer_deco
             if (*t == '\t') *t = ' '; /* tabs would break the TSV's columns */
         for (size_t k = 0; k < res->count; k++) {
             const tuneinfer_prediction *pr = &res->predictions[k];
-            printf("%s\t%zu\t%s\t", texts[i], k + 1, pr->config);
+            printf("%s\t%s\t%zu\t%s\t", texts[i], solver, k + 1, pr->config);
             print_score(pr);
             printf("\t%s\n", pr->source == TUNEINFER_SOURCE_MODEL ? "model" : "default");
         }
     }
     fflush(stdout);
-    if (failed) fprintf(stderr, "%zu line(s) failed; %zu predicted\n", failed, r->count - failed);
+    if (failed)
+        fprintf(stderr, "%s: %zu bad line(s) skipped (first at line %zu); %zu predicted\n", input, failed,
+                first_failed, r->count - failed);
     tuneinfer_results_free(r);
     for (size_t i = 0; i < n; i++) free(texts[i]);
     free(texts);
@@ -188,6 +192,9 @@ int main(int argc, char **argv) {
         free(problem);
         return fail(status);
     }
+    /* What the CLI says after loading (device auto computing on the CPU). */
+    const char *note = tuneinfer_predictor_note(p);
+    if (note) fprintf(stderr, "%s\n", note);
     int code = input ? batch(p, input, &mode) : predict_one(p, problem, &mode, ranked);
     tuneinfer_predictor_free(p);
     free(problem);

@@ -9,6 +9,7 @@ repository (built with `cargo build --release --bin tuneinfer` when missing).
 
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import threading
@@ -80,16 +81,16 @@ def predict_lines(predictions, ranked):
     return "".join(f"{p.rank}\t{p.config}\t{score_text(p)}\n" for p in predictions)
 
 
-def batch_tsv(texts, results):
+def batch_tsv(texts, results, solver):
     """What `tuneinfer batch` writes, and its failure lines, from predict_batch(errors='return')."""
-    tsv = "problem\trank\tconfig\tscore\tsource\n"
+    tsv = "problem\tsolver\trank\tconfig\tscore\tsource\n"
     failures = []
     for (line_no, text), r in zip(texts, results):
         if isinstance(r, tuneinfer.TuneinferError):
             failures.append((line_no, str(r)))
             continue
         for p in r:
-            tsv += f"{text.replace(chr(9), ' ')}\t{p.rank}\t{p.config}\t{score_text(p)}\t{p.source}\n"
+            tsv += f"{text.replace(chr(9), ' ')}\t{solver}\t{p.rank}\t{p.config}\t{score_text(p)}\t{p.source}\n"
     return tsv, failures
 
 
@@ -112,7 +113,8 @@ def readme_examples(tmp):
             cat = words[1] if words[:1] == ["cat"] else None
             if cat:
                 files[cat] = []
-            if words[:1] == ["tuneinfer"] and words[1:2] in (["predict"], ["batch"]):
+            # A Predictor is one solver's: `--solver all` is the CLI's.
+            if words[:1] == ["tuneinfer"] and words[1:2] in (["predict"], ["batch"]) and "all" not in words:
                 commands.append(words[1:])
         elif cat:
             files[cat].append(line)
@@ -157,9 +159,9 @@ def test_readme_examples_give_the_clis_answers(tmp_path):
         else:
             source = rest[rest.index("--input") + 1]
             texts = problem_lines(source)
-            tsv, failures = batch_tsv(texts, p.predict_batch([t for _, t in texts], errors="return", **decode))
+            tsv, failures = batch_tsv(texts, p.predict_batch([t for _, t in texts], errors="return", **decode), p.solver)
             assert tsv == expected.stdout, words
-            wanted = [l for l in expected.stderr.splitlines() if l.startswith(source + ":")]
+            wanted = [l for l in expected.stderr.splitlines() if re.match(re.escape(source) + r":\d+: ", l)]
             assert [f"{source}:{n}: {m}" for n, m in failures] == wanted, words
             assert expected.returncode == (1 if failures else 0)
 
@@ -200,15 +202,15 @@ def test_1000_perfdb_problems_give_the_clis_answers(tmp_path, load, decode):
     expected = cli(args)
     p = predictor(**load)
     texts = list(enumerate(keys, start=1))
-    tsv, failures = batch_tsv(texts, p.predict_batch(keys, errors="return", **decode))
+    tsv, failures = batch_tsv(texts, p.predict_batch(keys, errors="return", **decode), p.solver)
     assert tsv == expected.stdout
-    wanted = [l for l in expected.stderr.splitlines() if l.startswith(str(source) + ":")]
+    wanted = [l for l in expected.stderr.splitlines() if re.match(re.escape(str(source)) + r":\d+: ", l)]
     assert [f"{source}:{n}: {m}" for n, m in failures] == wanted
     assert len(failures) < len(keys) // 2  # mostly problems the model applies to
     # One call per problem gives the batch's answers.
     rows = {}
     for line in expected.stdout.splitlines()[1:]:
-        problem, rank, config, score, src = line.split("\t")
+        problem, _solver, rank, config, score, src = line.split("\t")
         rows.setdefault(problem, []).append(f"{rank}\t{config}\t{score}\t{src}")
     for key in keys[:200]:
         try:

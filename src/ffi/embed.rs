@@ -31,6 +31,12 @@ pub struct LoadOptions<'a> {
 
 /// Loads the model the options name, exactly as `tuneinfer predict` does.
 pub fn load(opts: &LoadOptions<'_>) -> Result<Engine> {
+    load_noting(opts).map(|(engine, _)| engine)
+}
+
+/// [`load`], plus the note `tuneinfer predict` prints on stderr after loading (device `auto`
+/// computing on the CPU), if any.
+pub fn load_noting(opts: &LoadOptions<'_>) -> Result<(Engine, Option<String>)> {
     let device = DeviceChoice::parse(opts.device.unwrap_or("auto"))?;
     let precision = Precision::parse(opts.precision.unwrap_or("f32"))?;
     if let Some(cu) = opts.compute_units {
@@ -46,18 +52,18 @@ pub fn load(opts: &LoadOptions<'_>) -> Result<Engine> {
     let dirs = default_model_dirs(opts.models.map(Path::new));
     let catalogue = opts.catalogue.map(PathBuf::from);
     let compute_units = opts.compute_units;
-    let mut engine = Engine::load(
+    let (engine, note) = Engine::load_noting(
         opts.arch.unwrap_or(DEFAULT_ARCH),
         opts.solver.unwrap_or(DEFAULT_SOLVER),
         &dirs,
         device,
         precision,
-    )?
-    .with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
+    )?;
+    let mut engine = engine.with_target(|p| p.with_compute_units(compute_units).with_catalogue_dir(catalogue));
     if let Some(n) = opts.threads {
         engine = engine.with_threads(n);
     }
-    Ok(engine)
+    Ok((engine, note))
 }
 
 /// A decode request: the model's default (`--decode auto`), MIOpen's greedy walk

@@ -169,6 +169,8 @@ struct Handle {
     engine: Engine,
     solver: CString,
     device: CString,
+    /// What `tuneinfer predict` prints on stderr after loading, if anything.
+    note: Option<CString>,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -597,10 +599,11 @@ pub unsafe extern "C" fn tuneinfer_open(
             compute_units: (o.compute_units != 0).then_some(o.compute_units),
             threads: (o.threads != 0).then_some(o.threads as usize),
         };
-        let engine = embed::load(&opts)?;
+        let (engine, note) = embed::load_noting(&opts)?;
         let handle = Handle {
             solver: c_string(engine.host().solver.name()),
             device: c_string(&engine.device_name()),
+            note: note.as_deref().map(c_string),
             engine,
         };
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -637,6 +640,15 @@ pub extern "C" fn tuneinfer_predictor_free(predictor: *mut tuneinfer_predictor) 
 #[no_mangle]
 pub extern "C" fn tuneinfer_predictor_solver(predictor: *const tuneinfer_predictor) -> *const c_char {
     handle_string(predictor, |h| h.solver.as_ptr())
+}
+
+/// The note `tuneinfer predict` prints on stderr after loading (e.g. that device "auto" found no
+/// hardware GPU and computes on the CPU), or NULL when there is none (or for a bad handle: then
+/// tuneinfer_last_error says so). The library prints nothing itself. Valid until the predictor
+/// is freed.
+#[no_mangle]
+pub extern "C" fn tuneinfer_predictor_note(predictor: *const tuneinfer_predictor) -> *const c_char {
+    handle_string(predictor, |h| h.note.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()))
 }
 
 /// "cpu" or the GPU adapter's description; NULL for a bad handle. Valid until the predictor

@@ -93,6 +93,7 @@ fn to_python(list: Vec<Prediction>) -> Vec<PyPrediction> {
 #[pyclass(frozen, module = "tuneinfer", name = "Predictor")]
 pub struct PyPredictor {
     engine: Engine,
+    note: Option<String>,
 }
 
 /// The decode request of predict's keyword arguments, checked as the CLI checks
@@ -143,8 +144,15 @@ impl PyPredictor {
             compute_units,
             threads,
         };
-        let engine = py.detach(|| embed::load(&opts)).map_err(|e| error(py, &e, None))?;
-        Ok(PyPredictor { engine })
+        let (engine, note) = py.detach(|| embed::load_noting(&opts)).map_err(|e| error(py, &e, None))?;
+        Ok(PyPredictor { engine, note })
+    }
+
+    /// What `tuneinfer predict` prints on stderr after loading (device "auto" computing on the
+    /// CPU), or None.
+    #[getter]
+    fn note(&self) -> Option<String> {
+        self.note.clone()
     }
 
     /// The solver's name as MIOpen spells it.
