@@ -74,7 +74,7 @@ impl Error {
             Error::VerifyMismatch { .. } => 8,
             Error::NoGpu(_) | Error::Gpu(_) => 9,
             Error::AtLine { error, .. } => error.exit_code(),
-            Error::Internal(_) => 10,
+            Error::Internal(_) => 11,
         }
     }
 

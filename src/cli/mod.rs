@@ -45,7 +45,7 @@ Commands:
 Run 'tuneinfer <COMMAND> --help' for a command's options.
 Exit codes: 0 success, 1 some inputs failed, 2 usage, 3 file I/O, 4 model format,
 5 invalid/unsupported problem, 6 unknown solver or model not found, 7 database, 8 verify mismatch,
-9 GPU unavailable or failed, 10 internal error (a bug).";
+9 GPU unavailable or failed, 11 internal error (a bug; 10 is the C ABI's bad handle).";
 
 /// Runs the CLI on `argv` (without the program name) and returns the process exit code.
 pub fn run(argv: &[String]) -> i32 {
