@@ -137,7 +137,10 @@ impl Engines {
     /// For each problem, one answer per engine (in [`Engines::solver_names`] order). `mode`
     /// None: each engine's [`Engine::default_mode`].
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: Option<DecodeMode>) -> Vec<Vec<SolverAnswer>> {
-        let mut answers: Vec<Vec<SolverAnswer>> = problems.iter().map(|_| Vec::with_capacity(self.engines.len())).collect();
+        let mut answers: Vec<Vec<SolverAnswer>> = problems
+            .iter()
+            .map(|_| Vec::with_capacity(self.engines.len()))
+            .collect();
         for engine in &self.engines {
             let mode = mode.unwrap_or_else(|| engine.default_mode());
             for (slot, result) in answers.iter_mut().zip(engine.predict_batch(problems, mode)) {

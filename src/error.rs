@@ -55,7 +55,11 @@ pub enum Error {
     /// a bug in tuneinfer.
     Internal(String),
     /// An error of one line of an input file (`batch`, `bench`, `userdb`): `{file}:{line}: ...`.
-    AtLine { file: String, line: usize, error: Box<Error> },
+    AtLine {
+        file: String,
+        line: usize,
+        error: Box<Error>,
+    },
 }
 
 /// `Result` with tuneinfer's [`Error`].

@@ -169,7 +169,10 @@ impl Predictor {
         let blocks = problems.len().div_ceil(BLOCK);
         let threads = self.threads.min(blocks).max(1);
         if threads == 1 {
-            return problems.chunks(BLOCK).flat_map(|block| self.predict_chunk(block, mode)).collect();
+            return problems
+                .chunks(BLOCK)
+                .flat_map(|block| self.predict_chunk(block, mode))
+                .collect();
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut done: Vec<(usize, Vec<Result<Vec<Prediction>>>)> = std::thread::scope(|scope| {
@@ -188,10 +191,7 @@ impl Predictor {
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
         });
         done.sort_by_key(|(b, _)| *b);
         let mut results: Vec<Result<Vec<Prediction>>> = Vec::with_capacity(problems.len());

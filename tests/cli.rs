@@ -284,7 +284,9 @@ fn batch_writes_a_tsv_and_reports_bad_lines_by_number() {
     assert_eq!(lines[0], "problem\tsolver\trank\tconfig\tscore\tsource");
     // 3 good problems x top 2 (beam 2), except where a default replaces the answer.
     assert_eq!(lines.len(), 1 + 3 * 2, "3 good problems x top 2: {tsv}");
-    assert!(lines[1].starts_with("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\tConvAsm1x1U\t1\t2,8,4,16,1,4,1,4\t"));
+    assert!(
+        lines[1].starts_with("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F\tConvAsm1x1U\t1\t2,8,4,16,1,4,1,4\t")
+    );
     assert!(lines.iter().skip(1).all(|l| l.split('\t').count() == 6));
     assert!(lines.iter().any(|l| l.starts_with("conv -n 1 -c 4")));
     let _ = std::fs::remove_dir_all(dir);
@@ -788,7 +790,10 @@ fn binary_input_and_huge_arguments_are_quoted_short_and_summarised() {
     assert!(lines.len() <= 25, "{} lines on stderr", lines.len());
     assert!(lines.iter().all(|l| l.len() < 600), "a long line: {err}");
     assert!(!err.bytes().any(|b| b < 0x20 && b != b'\n'), "control bytes echoed");
-    assert!(err.contains("bad line(s) skipped") && err.contains("not shown"), "{err}");
+    assert!(
+        err.contains("bad line(s) skipped") && err.contains("not shown"),
+        "{err}"
+    );
     // A 100,000-character argument.
     let huge = "7".repeat(100_000);
     let out = run(&["predict", "--device", "cpu", &huge], None);
@@ -806,7 +811,10 @@ fn a_missing_output_directory_fails_before_predicting_and_names_the_path_given()
     );
     assert_one_line_error(&out, 3, "/missing/dir/out.tsv");
     let err = text(&out.stderr);
-    assert!(err.contains("/missing/dir does not exist") && !err.contains("tmp-write"), "{err}");
+    assert!(
+        err.contains("/missing/dir does not exist") && !err.contains("tmp-write"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -819,7 +827,10 @@ fn option_errors_say_what_is_allowed_and_where() {
     std::fs::write(&file, format!("{KEY}\nnot-a-key\n")).unwrap();
     let out = run(&["bench", "--devices", "cpu", "--input", file.to_str().unwrap()], None);
     let err = text(&out.stderr);
-    assert!(err.contains(&format!("error: {}:2: invalid problem 'not-a-key'", file.display())), "{err}");
+    assert!(
+        err.contains(&format!("error: {}:2: invalid problem 'not-a-key'", file.display())),
+        "{err}"
+    );
     // `--device auto` with no model: the error alone, no note before it.
     let out = run(&["predict", "--device", "auto", "--models", "/nonexistent", KEY], None);
     assert_eq!(out.status.code(), Some(6));
@@ -842,12 +853,17 @@ fn predict_takes_log_lines_24_field_keys_and_every_direction_and_solver() {
     }
     // -F 0: a row per direction the solver serves (ConvAsm1x1U: F and B), naming each.
     let out = run(
-        &["predict", "--device", "cpu", "conv", "-n", "128", "-c", "1024", "-H", "14", "-W", "14", "-k", "2048", "-y", "1", "-x", "1", "-F", "0"],
+        &[
+            "predict", "--device", "cpu", "conv", "-n", "128", "-c", "1024", "-H", "14", "-W", "14", "-k", "2048",
+            "-y", "1", "-x", "1", "-F", "0",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let rows: Vec<Vec<String>> =
-        text(&out.stdout).lines().map(|l| l.split('\t').map(String::from).collect()).collect();
+    let rows: Vec<Vec<String>> = text(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[0][0], key);
     assert_eq!(rows[0][3], text(&by_key.stdout).trim());
@@ -857,7 +873,13 @@ fn predict_takes_log_lines_24_field_keys_and_every_direction_and_solver() {
     let out = run(&["predict", "--device", "cpu", "--solver", "all", w], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let one_solver = run(&["predict", "--device", "cpu", "--solver", "ConvAsmBwdWrW1x1", w], None);
-    let row: Vec<String> = text(&out.stdout).lines().next().unwrap().split('\t').map(String::from).collect();
+    let row: Vec<String> = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .split('\t')
+        .map(String::from)
+        .collect();
     assert_eq!(row[1], "ConvAsmBwdWrW1x1");
     assert_eq!(row[3], text(&one_solver.stdout).trim());
 }
@@ -877,18 +899,29 @@ fn batch_streams_chunks_and_predicts_a_repeated_problem_once() {
         }
     }
     input.push_str("conv -n 2 -c 1 -H 7 -W 7 -k 1 -y 1 -x 1 -F 1\n");
-    let out = run(&["batch", "--device", "cpu", "--arch", "gfx908", "--models", &models()], Some(&input));
+    let out = run(
+        &["batch", "--device", "cpu", "--arch", "gfx908", "--models", &models()],
+        Some(&input),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let tsv = text(&out.stdout);
     let rows: Vec<&str> = tsv.lines().skip(1).collect();
     assert_eq!(rows.len(), distinct, "one row per distinct problem");
-    assert!(text(&out.stderr).contains("1 repeated problem(s) predicted once"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 repeated problem(s) predicted once"),
+        "{}",
+        text(&out.stderr)
+    );
     // Rows on both sides of the chunk boundary are what `predict` says for them.
     let m = models();
     for i in [0, 4095, 4096, distinct - 1] {
         let fields: Vec<&str> = rows[i].split('\t').collect();
         let words: Vec<&str> = fields[0].split_whitespace().collect();
-        let args = [&["predict", "--device", "cpu", "--arch", "gfx908", "--models", &m][..], &words[..]].concat();
+        let args = [
+            &["predict", "--device", "cpu", "--arch", "gfx908", "--models", &m][..],
+            &words[..],
+        ]
+        .concat();
         let single = run(&args, None);
         assert_eq!(fields[3], text(&single.stdout).trim(), "row {i}: {}", rows[i]);
     }

@@ -135,7 +135,11 @@ fn readme_examples(dir: &Path) -> Vec<Vec<String>> {
             // A C predictor is one solver's: `--solver all` (several predictors' answers) is
             // the CLI's; the example's C program does not take it.
             let all_solvers = words.windows(2).any(|w| w[0] == "--solver" && w[1] == "all");
-            if words.len() > 2 && words[0] == "tuneinfer" && (words[1] == "predict" || words[1] == "batch") && !all_solvers {
+            if words.len() > 2
+                && words[0] == "tuneinfer"
+                && (words[1] == "predict" || words[1] == "batch")
+                && !all_solvers
+            {
                 commands.push(words[1..].to_vec());
             }
         } else if let Some(name) = &cat {

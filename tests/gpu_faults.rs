@@ -89,7 +89,10 @@ fn auto_falls_back_to_the_cpu_when_the_gpu_fails() {
     ctx.simulate_device_loss();
     let got = engine.predict_batch(&problems, DecodeMode::Miopen);
     let notes = engine.take_notes();
-    assert!(notes.len() == 1 && notes[0].contains("computing on the CPU"), "{notes:?}");
+    assert!(
+        notes.len() == 1 && notes[0].contains("computing on the CPU"),
+        "{notes:?}"
+    );
     let want = cpu.predict_batch(&problems, DecodeMode::Miopen);
     for (g, w) in got.iter().zip(&want) {
         let (g, w) = (g.as_ref().expect("answered on the CPU"), w.as_ref().expect("cpu"));

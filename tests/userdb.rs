@@ -147,14 +147,20 @@ fn log_lines_in_every_form_miopen_writes_them() {
         assert_eq!(one(&line), expected, "{line}");
     }
     // Immediate mode adds `-S solver_id`; long flags as MIOpenDriver takes them.
-    assert_eq!(one(&format!("MIOpen(HIP): Command [LogCmdConvolution] {base} -S 0")), expected);
+    assert_eq!(
+        one(&format!("MIOpen(HIP): Command [LogCmdConvolution] {base} -S 0")),
+        expected
+    );
     assert_eq!(
         one("conv --batchsize 128 --in_channels 3 --in_h 32 --in_w 32 --out_channels 64 --fil_h 3 --fil_w 3 --pad_h 1 --pad_w 1 --forw 1"),
         expected
     );
     // -F 0: the three directions MIOpenDriver runs (no -F: the forward problem, as always here).
     assert_eq!(one("conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1").direction.as_char(), 'F');
-    for line in ["conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0", "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0"] {
+    for line in [
+        "conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0",
+        "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 2 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 0",
+    ] {
         match parse_line(line) {
             Ok(InputLine::Problems(p)) => {
                 let dirs: Vec<char> = p.iter().map(|p| p.direction.as_char()).collect();
@@ -176,7 +182,9 @@ fn log_lines_in_every_form_miopen_writes_them() {
         assert!(matches!(parse_line(line), Ok(InputLine::Skipped(_))), "{line}");
     }
     // Transposed convolutions are refused by name.
-    let e = parse_line(&base.replace("-m conv", "-m trans")).unwrap_err().to_string();
+    let e = parse_line(&base.replace("-m conv", "-m trans"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("transposed"), "{e}");
 }
 
@@ -188,10 +196,19 @@ fn basenames_and_file_names_as_miopen_builds_them() {
     assert_eq!(userdb::db_basename("gfx90a", 104), "gfx90a68");
     assert_eq!(userdb::db_basename("gfx942", 304), "gfx942130");
     // execution_context.hpp GetUserPerfDbPath; CMake's MIOPEN_USER_DB_SUFFIX.
-    assert_eq!(userdb::file_name("gfx906_60", Format::Text, "HIP.3_2_0"), "gfx906_60.HIP.3_2_0.udb.txt");
-    assert_eq!(userdb::file_name("gfx942130", Format::Sqlite, ""), "gfx942130_1.1.0.udb");
+    assert_eq!(
+        userdb::file_name("gfx906_60", Format::Text, "HIP.3_2_0"),
+        "gfx906_60.HIP.3_2_0.udb.txt"
+    );
+    assert_eq!(
+        userdb::file_name("gfx942130", Format::Sqlite, ""),
+        "gfx942130_1.1.0.udb"
+    );
     assert_eq!(userdb::suffix_from_version("3.2.0").unwrap(), "HIP.3_2_0");
-    assert_eq!(userdb::suffix_from_version("HIP.3_2_0_f6d4a1c").unwrap(), "HIP.3_2_0_f6d4a1c");
+    assert_eq!(
+        userdb::suffix_from_version("HIP.3_2_0_f6d4a1c").unwrap(),
+        "HIP.3_2_0_f6d4a1c"
+    );
     assert!(userdb::suffix_from_version("../x").is_err());
 }
 
@@ -200,10 +217,17 @@ fn sqlite_master(path: &Path) -> Vec<(String, String, String, String)> {
     let mut s = conn
         .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
         .unwrap();
-    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, Option<String>>(3)?.unwrap_or_default())))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
+    s.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+        ))
+    })
+    .unwrap()
+    .map(|r| r.unwrap())
+    .collect()
 }
 
 fn rusqlite_open(path: &Path) -> rusqlite::Connection {
@@ -242,9 +266,27 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
     // statement without "IF NOT EXISTS".
     let text_cols = ["layout", "data_type", "direction"];
     let int_cols = [
-        "spatial_dim", "in_channels", "in_h", "in_w", "in_d", "fil_h", "fil_w", "fil_d", "out_channels", "batchsize",
-        "pad_h", "pad_w", "pad_d", "conv_stride_h", "conv_stride_w", "conv_stride_d", "dilation_h", "dilation_w",
-        "dilation_d", "bias", "group_count",
+        "spatial_dim",
+        "in_channels",
+        "in_h",
+        "in_w",
+        "in_d",
+        "fil_h",
+        "fil_w",
+        "fil_d",
+        "out_channels",
+        "batchsize",
+        "pad_h",
+        "pad_w",
+        "pad_d",
+        "conv_stride_h",
+        "conv_stride_w",
+        "conv_stride_d",
+        "dilation_h",
+        "dilation_w",
+        "dilation_d",
+        "bias",
+        "group_count",
     ];
     let mut config_sql = String::from("CREATE TABLE `config` (`id` INTEGER PRIMARY KEY ASC");
     for c in text_cols {
@@ -254,20 +296,34 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
         config_sql.push_str(&format!(",`{c}` INT NOT NULL"));
     }
     config_sql.push(')');
-    let index_sql = format!("CREATE UNIQUE INDEX `idx_config` ON config( {}, {} )", text_cols.join(","), int_cols.join(","));
+    let index_sql = format!(
+        "CREATE UNIQUE INDEX `idx_config` ON config( {}, {} )",
+        text_cols.join(","),
+        int_cols.join(",")
+    );
     let ours = sqlite_master(&path);
-    let sql_of = |name: &str| ours.iter().find(|r| r.1 == name).map(|r| r.3.clone()).unwrap_or_default();
+    let sql_of = |name: &str| {
+        ours.iter()
+            .find(|r| r.1 == name)
+            .map(|r| r.3.clone())
+            .unwrap_or_default()
+    };
     assert_eq!(sql_of("config"), config_sql);
     assert_eq!(sql_of("idx_config"), index_sql);
     assert_eq!(
         sql_of("perf_db"),
         "CREATE TABLE `perf_db` (`id` INTEGER PRIMARY KEY ASC,`solver` TEXT NOT NULL,`config` INTEGER NOT NULL,`params` TEXT NOT NULL)"
     );
-    assert_eq!(sql_of("idx_perf_db"), "CREATE UNIQUE INDEX `idx_perf_db` ON perf_db(solver, config)");
+    assert_eq!(
+        sql_of("idx_perf_db"),
+        "CREATE UNIQUE INDEX `idx_perf_db` ON perf_db(solver, config)"
+    );
     // The system databases: the same objects, columns and indexes (their statements differ
     // from each other in spaces only).
     let normal = |rows: Vec<(String, String, String, String)>| -> Vec<(String, String, String, String)> {
-        rows.into_iter().map(|(a, b, c, d)| (a, b, c, d.split_whitespace().collect::<String>())).collect()
+        rows.into_iter()
+            .map(|(a, b, c, d)| (a, b, c, d.split_whitespace().collect::<String>()))
+            .collect()
     };
     let columns = |p: &Path| -> Vec<String> {
         let conn = rusqlite_open(p);
@@ -275,13 +331,23 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
         for table in ["config", "perf_db"] {
             let mut s = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
             let cols = s
-                .query_map([], |r| Ok(format!("{table}.{}:{}:{}:{}", r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(5)?)))
+                .query_map([], |r| {
+                    Ok(format!(
+                        "{table}.{}:{}:{}:{}",
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, i64>(5)?
+                    ))
+                })
                 .unwrap();
             out.extend(cols.map(|c| c.unwrap()));
         }
         for index in ["idx_config", "idx_perf_db"] {
             let mut s = conn.prepare(&format!("PRAGMA index_info({index})")).unwrap();
-            let cols = s.query_map([], |r| Ok(format!("{index}.{}", r.get::<_, String>(2)?))).unwrap();
+            let cols = s
+                .query_map([], |r| Ok(format!("{index}.{}", r.get::<_, String>(2)?)))
+                .unwrap();
             out.extend(cols.map(|c| c.unwrap()));
         }
         out
@@ -292,15 +358,21 @@ fn the_sqlite_schema_is_the_system_databases_and_reads_back_exactly() {
         if !system.exists() {
             continue;
         }
-        assert_eq!(normal(ours.clone()), normal(sqlite_master(&system)), "schema differs from {db}");
+        assert_eq!(
+            normal(ours.clone()),
+            normal(sqlite_master(&system)),
+            "schema differs from {db}"
+        );
         assert_eq!(columns(&path), columns(&system), "columns differ from {db}");
         compared += 1;
     }
     assert_eq!(compared, 4, "system databases under {}", common::perfdb_dir().display());
     // Read back through the library's reader and tuneinfer's training reader.
     let back = userdb::sqlite::read_entries(&path).unwrap();
-    let want: Vec<(String, String, String)> =
-        entries.iter().map(|e| (e.key.clone(), e.solver.to_string(), e.params.clone())).collect();
+    let want: Vec<(String, String, String)> = entries
+        .iter()
+        .map(|e| (e.key.clone(), e.solver.to_string(), e.params.clone()))
+        .collect();
     assert_eq!(back, want);
     let rows = tuneinfer::data::perfdb::solver_rows(&path, "ConvOclDirectFwd").unwrap();
     assert!(rows.rejected.is_empty(), "{:?}", rows.rejected);
@@ -344,7 +416,12 @@ impl Rng {
     }
 }
 
-const SOLVERS: [&str; 4] = ["ConvAsm1x1U", "ConvAsmBwdWrW1x1", "ConvOclDirectFwd", "ConvBinWinogradRxSf2x3"];
+const SOLVERS: [&str; 4] = [
+    "ConvAsm1x1U",
+    "ConvAsmBwdWrW1x1",
+    "ConvOclDirectFwd",
+    "ConvBinWinogradRxSf2x3",
+];
 
 fn random_problem(rng: &mut Rng) -> ConvProblem {
     let c = 1 + rng.below(64);
@@ -415,7 +492,10 @@ fn text_merges_never_lose_or_reorder_anything() {
             if !replace {
                 // Kept byte for byte, or extended at its end with new `;Solver:params` items.
                 assert!(n_body.starts_with(o_body), "case {case} line {i}: {o:?} became {n:?}");
-                assert!(n_body == o_body || n_body[o_body.len()..].starts_with(';'), "case {case} line {i}");
+                assert!(
+                    n_body == o_body || n_body[o_body.len()..].starts_with(';'),
+                    "case {case} line {i}"
+                );
             }
             // Line endings survive; a last line without one gets one only when lines follow.
             if o.ends_with('\n') {
@@ -428,7 +508,10 @@ fn text_merges_never_lose_or_reorder_anything() {
             let now = &new_read[key];
             for (solver, values) in items {
                 let found = now.iter().find(|(s, _)| s == solver).map(|(_, v)| v);
-                let replaced_by = new.iter().find(|e| &e.key == key && e.solver == solver).map(|e| &e.params);
+                let replaced_by = new
+                    .iter()
+                    .find(|e| &e.key == key && e.solver == solver)
+                    .map(|e| &e.params);
                 match (replace, replaced_by) {
                     (true, Some(p)) => assert_eq!(found, Some(p), "case {case}"),
                     _ => assert_eq!(found, Some(values), "case {case}: {key} {solver} lost"),
@@ -436,7 +519,9 @@ fn text_merges_never_lose_or_reorder_anything() {
             }
         }
         for e in &new {
-            let items = new_read.get(&e.key).unwrap_or_else(|| panic!("case {case}: {} not written", e.key));
+            let items = new_read
+                .get(&e.key)
+                .unwrap_or_else(|| panic!("case {case}: {} not written", e.key));
             assert!(items.iter().any(|(s, _)| s == e.solver), "case {case}");
         }
         // Merging the result again changes nothing.
@@ -462,10 +547,22 @@ fn sqlite_merges_never_lose_anything() {
             lock_wait: std::time::Duration::ZERO,
         };
         userdb::merge(&target, &old, false).unwrap();
-        let before = if path.exists() { userdb::sqlite::read_entries(&path).unwrap() } else { Vec::new() };
+        let before = if path.exists() {
+            userdb::sqlite::read_entries(&path).unwrap()
+        } else {
+            Vec::new()
+        };
         let new: Vec<Entry> = (0..rng.below(8)).map(|_| random_entry(&mut rng, &pool)).collect();
         let replace = rng.below(2) == 0;
-        userdb::merge(&Target { replace, ..target.clone() }, &new, false).unwrap();
+        userdb::merge(
+            &Target {
+                replace,
+                ..target.clone()
+            },
+            &new,
+            false,
+        )
+        .unwrap();
         let after = userdb::sqlite::read_entries(&path).unwrap();
         // Old rows keep their order (ids) and, without replace, their values.
         for row in &before {
@@ -475,11 +572,16 @@ fn sqlite_merges_never_lose_anything() {
                 assert_eq!(now, row, "case {case}");
             }
         }
-        let positions: Vec<usize> =
-            before.iter().map(|r| after.iter().position(|a| a.0 == r.0 && a.1 == r.1).unwrap()).collect();
+        let positions: Vec<usize> = before
+            .iter()
+            .map(|r| after.iter().position(|a| a.0 == r.0 && a.1 == r.1).unwrap())
+            .collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "case {case}: reordered");
         for e in &new {
-            assert!(after.iter().any(|r| r.0 == e.key && r.1 == e.solver), "case {case}: not written");
+            assert!(
+                after.iter().any(|r| r.0 == e.key && r.1 == e.solver),
+                "case {case}: not written"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -586,7 +688,10 @@ fn a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary() {
         let uptime: f64 = std::fs::read_to_string("/proc/uptime").map_or(0.0, |s| {
             s.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0.0)
         });
-        assert!(time > 0 && (time as f64) < (uptime + 10.0) * 1e9, "{time} ns vs uptime {uptime} s");
+        assert!(
+            time > 0 && (time as f64) < (uptime + 10.0) * 1e9,
+            "{time} ns vs uptime {uptime} s"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -641,7 +746,21 @@ fn a_held_miopen_lock_refuses_the_write() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
     // The command says so in one line, before predicting anything.
     let o = run(
-        &["userdb", "--arch", "gfx906_60", "--device", "cpu", "--out", dir.to_str().unwrap(), "--input", "-", "--miopen-version", "3.2.0", "--lock-wait", "1"],
+        &[
+            "userdb",
+            "--arch",
+            "gfx906_60",
+            "--device",
+            "cpu",
+            "--out",
+            dir.to_str().unwrap(),
+            "--input",
+            "-",
+            "--miopen-version",
+            "3.2.0",
+            "--lock-wait",
+            "1",
+        ],
         Some("1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-F\n"),
     );
     assert_eq!(o.status.code(), Some(3), "{}", text_of(&o.stderr));
@@ -657,36 +776,69 @@ fn a_held_miopen_lock_refuses_the_write() {
 fn driver_lines(db: &str, solver: &str, count: usize) -> Vec<String> {
     let path = common::perfdb_dir().join(format!("{db}.db"));
     let rows = tuneinfer::data::perfdb::solver_rows(&path, solver).unwrap();
-    rows.rows.iter().step_by((rows.rows.len() / count).max(1)).take(count).map(|r| r.problem.to_driver_line()).collect()
+    rows.rows
+        .iter()
+        .step_by((rows.rows.len() / count).max(1))
+        .take(count)
+        .map(|r| r.problem.to_driver_line())
+        .collect()
 }
 
 #[test]
 fn userdb_writes_only_valid_entries_that_read_back_and_counts_the_rest() {
     let dir = temp_dir("cli");
     let mut log = String::from("MIOpen(HIP): Info [Something] not a command\n");
-    for solver in ["ConvAsm1x1U", "ConvAsmBwdWrW1x1", "ConvOclDirectFwd", "ConvAsmBwdWrW3x3"] {
+    for solver in [
+        "ConvAsm1x1U",
+        "ConvAsmBwdWrW1x1",
+        "ConvOclDirectFwd",
+        "ConvAsmBwdWrW3x3",
+    ] {
         for line in driver_lines("gfx906_60", solver, 60) {
-            log.push_str(&format!("MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver {line} -t 1\n"));
+            log.push_str(&format!(
+                "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver {line} -t 1\n"
+            ));
             // Each problem twice, as Find and then the run log it.
-            log.push_str(&format!("MIOpen(HIP): Command [LogCmdFindConvolution] ./bin/MIOpenDriver {line} -t 1\n"));
+            log.push_str(&format!(
+                "MIOpen(HIP): Command [LogCmdFindConvolution] ./bin/MIOpenDriver {line} -t 1\n"
+            ));
         }
     }
     // A problem no model applies to (7x7 filter, stride 3, BF16): counted, never written.
     log.push_str("convbfp16 -n 1 -c 5 -H 31 -W 31 -k 7 -y 7 -x 7 -u 3 -v 3 -F 1\n");
     let dir_s = dir.to_str().unwrap();
-    let args = ["userdb", "--arch", "gfx906_60", "--device", "cpu", "--out", dir_s, "--miopen-version", "3.2.0"];
+    let args = [
+        "userdb",
+        "--arch",
+        "gfx906_60",
+        "--device",
+        "cpu",
+        "--out",
+        dir_s,
+        "--miopen-version",
+        "3.2.0",
+    ];
     let dry = run(&[&args[..], &["--dry-run"]].concat(), Some(&log));
     assert_eq!(dry.status.code(), Some(0), "{}", text_of(&dry.stderr));
-    assert!(text_of(&dry.stdout).contains("dry run: would write"), "{}", text_of(&dry.stdout));
+    assert!(
+        text_of(&dry.stdout).contains("dry run: would write"),
+        "{}",
+        text_of(&dry.stdout)
+    );
     assert!(files_in(&dir).is_empty(), "a dry run wrote {:?}", files_in(&dir));
     let o = run(&args, Some(&log));
     let stdout = text_of(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout, text_of(&o.stderr));
     assert!(stdout.contains("problem(s) no solver"), "{stdout}");
     let unsupported = one("convbfp16 -n 1 -c 5 -H 31 -W 31 -k 7 -y 7 -x 7 -u 3 -v 3 -F 1").to_db_key();
-    assert!(!std::fs::read_to_string(dir.join("gfx906_60.HIP.3_2_0.udb.txt")).unwrap().contains(&unsupported));
+    assert!(!std::fs::read_to_string(dir.join("gfx906_60.HIP.3_2_0.udb.txt"))
+        .unwrap()
+        .contains(&unsupported));
     assert!(stdout.contains("(240 repeated"), "{stdout}");
-    assert!(stdout.contains("1 log lines that are not convolutions skipped"), "{stdout}");
+    assert!(
+        stdout.contains("1 log lines that are not convolutions skipped"),
+        "{stdout}"
+    );
     let path = dir.join("gfx906_60.HIP.3_2_0.udb.txt");
     let content = std::fs::read_to_string(&path).unwrap();
     let mut checked = 0;
@@ -699,14 +851,21 @@ fn userdb_writes_only_valid_entries_that_read_back_and_counts_the_rest() {
             let t = s.tunable().expect("a tunable solver");
             let target = tuneinfer::solvers::Target::new("gfx906_60");
             let values = t.parse_params(params).unwrap();
-            assert!(t.rules(&target, &problem).is_valid(&values), "{key} {solver}:{params} breaks the rules");
+            assert!(
+                t.rules(&target, &problem).is_valid(&values),
+                "{key} {solver}:{params} breaks the rules"
+            );
             checked += 1;
         }
     }
     assert!(checked >= 150, "only {checked} entries written");
     // Again: everything is present, nothing changes.
     let o = run(&args, Some(&log));
-    assert!(text_of(&o.stdout).contains("nothing to write"), "{}", text_of(&o.stdout));
+    assert!(
+        text_of(&o.stdout).contains("nothing to write"),
+        "{}",
+        text_of(&o.stdout)
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), content);
     // The version is taken from the one database there; the sqlite form reads back the same.
     let o = run(&args[..7], Some(&log));
@@ -718,7 +877,11 @@ fn userdb_writes_only_valid_entries_that_read_back_and_counts_the_rest() {
     assert!(e.contains("HIP.3_1_0") && e.contains("HIP.3_2_0"), "{e}");
     // A system database's tuned problems are skipped.
     let system = common::perfdb_dir().join("gfx906_60.db");
-    let sq = [&args[..7], &["--format", "sqlite", "--system-db", system.to_str().unwrap()]].concat();
+    let sq = [
+        &args[..7],
+        &["--format", "sqlite", "--system-db", system.to_str().unwrap()],
+    ]
+    .concat();
     let o = run(&sq, Some(&log));
     let out = text_of(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}{}", text_of(&o.stderr));
@@ -745,7 +908,21 @@ fn concurrent_userdb_runs_into_one_file_lose_nothing() {
         .map(|input| {
             use std::io::Write;
             let mut child = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
-                .args(["userdb", "--arch", "gfx906_60", "--device", "cpu", "--threads", "1", "--out", &dir_s, "--miopen-version", "3.2.0", "--lock-wait", "120"])
+                .args([
+                    "userdb",
+                    "--arch",
+                    "gfx906_60",
+                    "--device",
+                    "cpu",
+                    "--threads",
+                    "1",
+                    "--out",
+                    &dir_s,
+                    "--miopen-version",
+                    "3.2.0",
+                    "--lock-wait",
+                    "120",
+                ])
                 .env_remove("TUNEINFER_MODELS")
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
@@ -765,7 +942,11 @@ fn concurrent_userdb_runs_into_one_file_lose_nothing() {
     for input in &inputs {
         for line in input.lines() {
             let key = one(line).to_db_key();
-            assert!(read.get(&key).is_some_and(|items| items.iter().any(|(s, _)| s == "ConvAsm1x1U")), "{key} lost");
+            assert!(
+                read.get(&key)
+                    .is_some_and(|items| items.iter().any(|(s, _)| s == "ConvAsm1x1U")),
+                "{key} lost"
+            );
         }
     }
     assert_eq!(read.len(), 100);

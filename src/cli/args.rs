@@ -104,7 +104,10 @@ impl Args {
                     } else {
                         format!("an integer in 1..={max}")
                     };
-                    Error::Usage(format!("--{name}: expected {range}, got '{}'", crate::error::quote_short(v)))
+                    Error::Usage(format!(
+                        "--{name}: expected {range}, got '{}'",
+                        crate::error::quote_short(v)
+                    ))
                 }),
         }
     }

@@ -80,11 +80,17 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
     // None: the loaded model's default decoding (`--decode auto`).
     let forced_mode = match (args.value("beam"), args.value("decode")) {
-        (Some(_), Some(_)) => return Err(Error::Usage("--decode and --beam exclude each other: choose one".into())),
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "--decode and --beam exclude each other: choose one".into(),
+            ))
+        }
         (None, None | Some("miopen")) => Some(DecodeMode::Miopen),
         (None, Some("auto")) => None,
         (None, Some(other)) => {
-            return Err(Error::Usage(format!("--decode: unknown mode '{other}' (auto or miopen; or use --beam K)")))
+            return Err(Error::Usage(format!(
+                "--decode: unknown mode '{other}' (auto or miopen; or use --beam K)"
+            )))
         }
         (Some(_), None) => {
             let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;

@@ -93,7 +93,6 @@ const VALUED: &[&str] = &[
     "precision",
 ];
 
-
 pub(super) struct Common {
     pub engines: Engines,
     /// None: each engine's own default decoding (`--decode auto`).
@@ -178,7 +177,9 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
         threads,
     } = settings;
     let configure = move |p: crate::predict::Predictor| {
-        let p = p.with_compute_units(compute_units).with_catalogue_dir(catalogue.clone());
+        let p = p
+            .with_compute_units(compute_units)
+            .with_catalogue_dir(catalogue.clone());
         match threads {
             Some(n) => p.with_threads(n),
             None => p,
@@ -230,7 +231,10 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         InputLine::Problems(p) => p,
         InputLine::Blank => return Err(Error::Usage("predict needs a PROBLEM; see --help".into())),
         InputLine::Skipped(what) => {
-            return Err(Error::problem(text.as_str(), format!("{what}, not a convolution problem")))
+            return Err(Error::problem(
+                text.as_str(),
+                format!("{what}, not a convolution problem"),
+            ))
         }
     };
     let c = common(settings)?;
@@ -307,9 +311,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
 
 fn default_note(solver: &str, mode: DecodeMode) {
     match mode {
-        DecodeMode::Miopen => eprintln!(
-            "note: MIOpen's walk found no valid config; this is {solver}'s default (MIOpen's fallback)"
-        ),
+        DecodeMode::Miopen => {
+            eprintln!("note: MIOpen's walk found no valid config; this is {solver}'s default (MIOpen's fallback)")
+        }
         DecodeMode::Beam { .. } => eprintln!("note: no valid config found; this is {solver}'s static default"),
     }
 }
@@ -345,7 +349,11 @@ pub(super) const SHOWN_BAD_LINES: usize = 20;
 
 impl<'a> BadLines<'a> {
     pub fn new(file: &'a str) -> BadLines<'a> {
-        BadLines { file, count: 0, first: None }
+        BadLines {
+            file,
+            count: 0,
+            first: None,
+        }
     }
 
     pub fn report(&mut self, line: usize, e: Error) {
@@ -498,7 +506,11 @@ pub(super) fn read_chunk(
                         continue;
                     }
                     // Tabs would break the TSV's columns: the problem column gets spaces instead.
-                    let label = if several { p.to_perfdb_key() } else { text.trim().replace('\t', " ") };
+                    let label = if several {
+                        p.to_perfdb_key()
+                    } else {
+                        text.trim().replace('\t', " ")
+                    };
                     chunk.push((line_no, label, p, several));
                 }
             }
@@ -576,7 +588,8 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let write_err = |e: std::io::Error| Error::io(out_name, e);
     let c = common(settings)?;
     let names = c.engines.solver_names();
-    sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n").map_err(write_err)?;
+    sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
+        .map_err(write_err)?;
     let mut bad = BadLines::new(if input_name == "-" { "<stdin>" } else { input_name });
     let mut counts = InputCounts::default();
     let mut seen = HashSet::new();
@@ -637,10 +650,15 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         notes.push(format!("{} repeated problem(s) predicted once", counts.repeated));
     }
     if counts.skipped_log_lines > 0 {
-        notes.push(format!("{} log line(s) that are not convolutions skipped", counts.skipped_log_lines));
+        notes.push(format!(
+            "{} log line(s) that are not convolutions skipped",
+            counts.skipped_log_lines
+        ));
     }
     if no_solver > 0 {
-        notes.push(format!("{no_solver} problem(s) that no solver applies to (directions of -F 0 lines included) left out"));
+        notes.push(format!(
+            "{no_solver} problem(s) that no solver applies to (directions of -F 0 lines included) left out"
+        ));
     }
     if !notes.is_empty() {
         eprintln!("note: {}", notes.join("; "));

@@ -139,7 +139,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let basename = userdb::db_basename(&db_id, cu);
     let model_arch = userdb::db_basename(base, cu);
     let format = Format::parse(args.value("format").unwrap_or("text"))?;
-    let version = args.value("miopen-version").map(userdb::suffix_from_version).transpose()?;
+    let version = args
+        .value("miopen-version")
+        .map(userdb::suffix_from_version)
+        .transpose()?;
     if format == Format::Sqlite && version.is_some() {
         return Err(Error::Usage(
             "--miopen-version names text databases; a sqlite user database is {basename}_1.1.0.udb".into(),
@@ -172,7 +175,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                         "several MIOpen versions' user databases of {basename} in {}: {}; choose \
                          one with --miopen-version",
                         dir.display(),
-                        many.iter().map(|s| format!("{basename}.{s}.udb.txt")).collect::<Vec<_>>().join(", ")
+                        many.iter()
+                            .map(|s| format!("{basename}.{s}.udb.txt"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )))
                 }
             }
@@ -246,7 +252,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 // Problems the system database tuned for this solver are not predicted.
                 let todo: Vec<usize> = (0..chunk.len())
                     .filter(|&i| {
-                        let tuned = system.as_ref().is_some_and(|set| set.contains(&(keys[i].clone(), solver_name.to_string())));
+                        let tuned = system
+                            .as_ref()
+                            .is_some_and(|set| set.contains(&(keys[i].clone(), solver_name.to_string())));
                         if tuned && engine.host().solver.check(&engine.host().target, &chunk[i].2).is_ok() {
                             per_solver[s].system += 1;
                             answered[i] = true;
@@ -422,4 +430,3 @@ fn valid(engine: &crate::gpu::Engine, problem: &ConvProblem, config: &str) -> bo
         None => true,
     }
 }
-

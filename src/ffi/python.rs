@@ -144,7 +144,9 @@ impl PyPredictor {
             compute_units,
             threads,
         };
-        let (engine, note) = py.detach(|| embed::load_noting(&opts)).map_err(|e| error(py, &e, None))?;
+        let (engine, note) = py
+            .detach(|| embed::load_noting(&opts))
+            .map_err(|e| error(py, &e, None))?;
         Ok(PyPredictor { engine, note })
     }
 

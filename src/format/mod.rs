@@ -113,7 +113,12 @@ impl AtomicFile {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| Error::io(path, std::io::Error::new(e.kind(), format!("cannot create a file in {}: {e}", dir.display()))))?;
+            .map_err(|e| {
+                Error::io(
+                    path,
+                    std::io::Error::new(e.kind(), format!("cannot create a file in {}: {e}", dir.display())),
+                )
+            })?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
             target,

@@ -27,10 +27,7 @@ pub(crate) fn map_parts<T: Sync, R: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| Error::Internal("a worker thread panicked".into()))
-            })
+            .map(|h| h.join().map_err(|_| Error::Internal("a worker thread panicked".into())))
             .collect()
     })
 }

@@ -173,7 +173,15 @@ impl ConvProblem {
         let dilation_w = num("--dilation_w", 1, Range::Positive)?;
         let groups = num("--group_count", 1, Range::Positive)?;
         let bias = num("--bias", 0, Range::Flag)? == 1;
-        for ignored in ["--time", "--verify", "--iter", "--search", "--wall", "--printconv", "--solution"] {
+        for ignored in [
+            "--time",
+            "--verify",
+            "--iter",
+            "--search",
+            "--wall",
+            "--printconv",
+            "--solution",
+        ] {
             num(ignored, 0, Range::NonNegative)?;
         }
         let directions: Vec<Direction> = match lookup("--forw") {
@@ -208,7 +216,11 @@ impl ConvProblem {
                             format!(
                                 "flag {written} (direction): expected 1 (forward), 2 (backward \
                                  data) or 4 (backward weights){}, got '{value}'",
-                                if several { ", a sum of them, or 0 (all three)" } else { "" }
+                                if several {
+                                    ", a sum of them, or 0 (all three)"
+                                } else {
+                                    ""
+                                }
                             ),
                         ))
                     }

@@ -8,8 +8,8 @@
 use crate::error::{Error, Result};
 
 mod driver;
-mod key;
 mod input;
+mod key;
 mod row;
 
 pub use input::{parse_line, InputLine};

@@ -304,7 +304,10 @@ impl ConvProblem {
                 ));
             }
             *slot = text.parse().map_err(|_| {
-                Error::problem(input, format!("field '{name}': expected a non-negative integer, got '{text}'"))
+                Error::problem(
+                    input,
+                    format!("field '{name}': expected a non-negative integer, got '{text}'"),
+                )
             })?;
         }
         let [spatial_dim, in_channels, in_h, in_w, in_d, fil_h, fil_w, fil_d, out_channels, batchsize, pad_h, pad_w, pad_d, conv_stride_h, conv_stride_w, conv_stride_d, dilation_h, dilation_w, dilation_d, bias, group_count] =

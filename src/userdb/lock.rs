@@ -22,7 +22,10 @@ pub fn lock_paths(db_file: &Path) -> Vec<PathBuf> {
         return paths;
     };
     let dir_of = |file: &Path| -> String {
-        let dir = file.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let dir = file
+            .parent()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let trimmed = dir.trim_end_matches('/');
         if trimmed.is_empty() && dir.starts_with('/') {
             "/".to_string()

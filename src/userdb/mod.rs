@@ -35,7 +35,9 @@ impl Format {
         match text {
             "text" => Ok(Format::Text),
             "sqlite" => Ok(Format::Sqlite),
-            other => Err(Error::Usage(format!("--format: expected text or sqlite, got '{other}'"))),
+            other => Err(Error::Usage(format!(
+                "--format: expected text or sqlite, got '{other}'"
+            ))),
         }
     }
 }
@@ -77,7 +79,11 @@ pub fn suffix_from_version(version: &str) -> Result<String> {
     }
     for backend in ["HIP.", "OpenCL.", "HIPOC.", "HIPNOGPU."] {
         if let Some(rest) = version.strip_prefix(backend) {
-            return if rest.is_empty() { Err(bad()) } else { Ok(version.to_string()) };
+            return if rest.is_empty() {
+                Err(bad())
+            } else {
+                Ok(version.to_string())
+            };
         }
     }
     if !version.starts_with(|c: char| c.is_ascii_digit()) {
@@ -249,20 +255,30 @@ pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged
             let (merged, counts) = text::merge(&content, entries, target.replace);
             let changed = merged != content;
             if dry_run || !changed {
-                return Ok(Merged { counts, backup: None, written: false });
+                return Ok(Merged {
+                    counts,
+                    backup: None,
+                    written: false,
+                });
             }
-            let backup = replace::replace_file(path, |tmp| {
-                replace::write_all_synced(tmp, merged.as_bytes())
-            })?;
+            let backup = replace::replace_file(path, |tmp| replace::write_all_synced(tmp, merged.as_bytes()))?;
             update_time_file(path)?;
-            Ok(Merged { counts, backup: backup.filter(|_| existed), written: true })
+            Ok(Merged {
+                counts,
+                backup: backup.filter(|_| existed),
+                written: true,
+            })
         }
         Format::Sqlite => {
             let rows: Vec<_> = entries.iter().map(|e| (e.problem.to_perfdb_columns(), e)).collect();
             if dry_run {
                 // The same merge on a copy in memory of the file's content.
                 let counts = sqlite_dry_run(path, &rows, target.replace)?;
-                return Ok(Merged { counts, backup: None, written: false });
+                return Ok(Merged {
+                    counts,
+                    backup: None,
+                    written: false,
+                });
             }
             let mut counts = MergeCounts::default();
             let backup = replace::replace_file(path, |tmp| {
@@ -272,12 +288,20 @@ pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged
                 counts = sqlite::merge(tmp, &rows, target.replace)?;
                 replace::sync_file(tmp)
             })?;
-            Ok(Merged { counts, backup: backup.filter(|_| existed), written: true })
+            Ok(Merged {
+                counts,
+                backup: backup.filter(|_| existed),
+                written: true,
+            })
         }
     }
 }
 
-fn sqlite_dry_run(path: &Path, rows: &[(crate::problem::PerfDbConfigRow, &Entry)], replace: bool) -> Result<MergeCounts> {
+fn sqlite_dry_run(
+    path: &Path,
+    rows: &[(crate::problem::PerfDbConfigRow, &Entry)],
+    replace: bool,
+) -> Result<MergeCounts> {
     let scratch = std::env::temp_dir().join(format!("tuneinfer-dry-run-{}.udb", std::process::id()));
     let _ = std::fs::remove_file(&scratch);
     if path.exists() {

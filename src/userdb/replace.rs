@@ -62,7 +62,11 @@ fn keep_backup(path: &Path) -> Result<PathBuf> {
 /// Writes `bytes` to a new file at `path` and syncs it.
 pub fn write_all_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |e: std::io::Error| Error::io(path, e);
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(io)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
     f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)
 }

@@ -102,7 +102,8 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
         _ => {
             return Err(Error::Database {
                 path: path.display().to_string(),
-                detail: "has one of MIOpen's tables 'config' and 'perf_db' but not the other: not a perf database".into(),
+                detail: "has one of MIOpen's tables 'config' and 'perf_db' but not the other: not a perf database"
+                    .into(),
             })
         }
     }
@@ -180,7 +181,11 @@ pub fn read_entries(path: &Path) -> Result<Vec<(String, String, String)>> {
     let mut statement = conn
         .prepare(&format!(
             "SELECT {}, p.solver, p.params FROM perf_db p JOIN config c ON c.id = p.config ORDER BY p.id",
-            CONFIG_COLUMNS.iter().map(|c| format!("c.{c}")).collect::<Vec<_>>().join(",")
+            CONFIG_COLUMNS
+                .iter()
+                .map(|c| format!("c.{c}"))
+                .collect::<Vec<_>>()
+                .join(",")
         ))
         .map_err(db)?;
     let rows = statement

@@ -21,10 +21,7 @@ struct Line<'a> {
 
 fn parse_line(line: &str) -> Option<Line<'_>> {
     let (key, rest) = line.split_once('=')?;
-    let items = rest
-        .split(';')
-        .filter_map(|item| item.split_once(':'))
-        .collect();
+    let items = rest.split(';').filter_map(|item| item.split_once(':')).collect();
     Some(Line { key, items })
 }
 
@@ -77,9 +74,14 @@ pub fn merge(content: &str, entries: &[Entry], replace: bool) -> (String, MergeC
             Some(&i) => {
                 let body = lines[i].trim_end_matches(['\n', '\r']);
                 let present = parse_line(body).and_then(|l| {
-                    l.items.iter().find(|(id, _)| *id == entry.solver).map(|(_, v)| v.to_string())
+                    l.items
+                        .iter()
+                        .find(|(id, _)| *id == entry.solver)
+                        .map(|(_, v)| v.to_string())
                 });
-                let pending = appended.get(&i).is_some_and(|v| v.iter().any(|e| e.solver == entry.solver));
+                let pending = appended
+                    .get(&i)
+                    .is_some_and(|v| v.iter().any(|e| e.solver == entry.solver));
                 match present {
                     _ if pending => counts.note(entry.solver, Outcome::Present),
                     Some(values) if values == entry.params => counts.note(entry.solver, Outcome::Present),
