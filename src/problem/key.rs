@@ -14,7 +14,22 @@ impl ConvProblem {
     pub fn from_perfdb_key(key: &str) -> Result<ConvProblem> {
         let input = key;
         let key = key.trim();
-        let fields: Vec<&str> = key.split('-').collect();
+        let mut fields: Vec<&str> = key.split('-').collect();
+        // MIOpen writes a layout other than NCHW three times, for x, w and y
+        // (`ProblemDescription::Serialize`: `...-0-NHWC-NHWC-NHWC-FP16-F`); tuneinfer writes it
+        // once. Both are read; three layouts must agree (mixed layouts are not supported).
+        if fields.len() == PERFDB_KEY_FIELDS + 2 && fields[12..15].iter().all(|f| Layout::from_name(f).is_some()) {
+            if fields[12] != fields[13] || fields[12] != fields[14] {
+                return Err(Error::problem(
+                    input,
+                    format!(
+                        "fields 'layout': input, weights and output layouts {}, {}, {} differ; mixed layouts are not supported",
+                        fields[12], fields[13], fields[14]
+                    ),
+                ));
+            }
+            fields.drain(13..15);
+        }
         let fields: [&str; PERFDB_KEY_FIELDS] = match fields.as_slice().try_into() {
             Ok(f) => f,
             Err(_) => {
@@ -141,7 +156,10 @@ impl ConvProblem {
     }
 
     /// The MIOpen perf-db key of this problem, in the direction convention, with a `_g{G}`
-    /// suffix only when `groups != 1`. [`ConvProblem::from_perfdb_key`] inverts it.
+    /// suffix only when `groups != 1`. [`ConvProblem::from_perfdb_key`] inverts it. A layout other
+    /// than NCHW is written once (`-NHWC-FP16-F`), where MIOpen's own key repeats it for the three
+    /// tensors (`-NHWC-NHWC-NHWC-FP16-F`); both parse. MIOpen's user perf databases use the
+    /// 24-field key ([`ConvProblem::to_db_key`]), which holds one layout.
     pub fn to_perfdb_key(&self) -> String {
         let (c_in, (h_in, w_in)) = (self.in_channels(), self.in_hw());
         let (c_out, (h_out, w_out)) = (self.out_channels(), self.out_hw());
