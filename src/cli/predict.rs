@@ -396,6 +396,9 @@ pub(super) struct LineReader {
     name: String,
     pub line_no: usize,
     buf: Vec<u8>,
+    /// Bytes read so far, and the input's size when it is a file (for progress).
+    pub bytes_read: u64,
+    pub total_bytes: Option<u64>,
 }
 
 /// Longest line kept whole, in bytes.
@@ -403,13 +406,16 @@ pub(super) const MAX_LINE: usize = 64 * 1024;
 
 impl LineReader {
     pub fn open(name: &str) -> Result<LineReader> {
+        let mut total_bytes = None;
         let reader: Box<dyn BufRead> = if name == "-" {
             Box::new(std::io::BufReader::new(std::io::stdin()))
         } else {
             let f = std::fs::File::open(name).map_err(|e| Error::io(name, e))?;
-            if f.metadata().is_ok_and(|m| m.is_dir()) {
+            let meta = f.metadata().ok();
+            if meta.as_ref().is_some_and(|m| m.is_dir()) {
                 return Err(Error::io(name, std::io::Error::other("is a directory")));
             }
+            total_bytes = meta.filter(|m| m.is_file()).map(|m| m.len());
             Box::new(std::io::BufReader::with_capacity(1 << 16, f))
         };
         Ok(LineReader {
@@ -417,6 +423,8 @@ impl LineReader {
             name: if name == "-" { "<stdin>".into() } else { name.into() },
             line_no: 0,
             buf: Vec::new(),
+            bytes_read: 0,
+            total_bytes,
         })
     }
 
@@ -443,6 +451,7 @@ impl LineReader {
             let room = MAX_LINE.saturating_sub(self.buf.len());
             self.buf.extend_from_slice(&available[..used.min(room)]);
             total += used;
+            self.bytes_read += used as u64;
             self.reader.consume(used);
             if done {
                 break;
@@ -540,15 +549,24 @@ impl Progress {
         }
     }
 
-    pub fn tick(&mut self, lines: usize, predicted: usize) {
+    pub fn tick(&mut self, reader: &LineReader, predicted: usize) {
         if !self.enabled || self.last.elapsed().as_secs_f64() < 5.0 {
             return;
         }
         self.last = std::time::Instant::now();
         let secs = self.start.elapsed().as_secs_f64();
+        // Time left from the share of the file read so far (a file only; stdin has no size).
+        let left = match reader.total_bytes {
+            Some(total) if total > 0 && reader.bytes_read > 0 => {
+                let done = reader.bytes_read as f64 / total as f64;
+                format!(", {:.0}% of the input, about {:.0} s left", 100.0 * done, secs * (1.0 - done) / done)
+            }
+            _ => String::new(),
+        };
         eprintln!(
-            "{}: {lines} lines read, {predicted} problems predicted, {:.0} problems/s",
+            "{}: {} lines read, {predicted} problems predicted, {:.0} problems/s{left}",
             self.what,
+            reader.line_no,
             predicted as f64 / secs.max(1e-9)
         );
     }
@@ -635,7 +653,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
             for note in c.engines.take_notes() {
                 eprintln!("{note}");
             }
-            progress.tick(counts.lines, predicted);
+            progress.tick(&reader, predicted);
         }
         if !more {
             break;

@@ -303,7 +303,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             for note in engines.take_notes() {
                 eprintln!("{note}");
             }
-            progress.tick(counts.lines, entries.len());
+            progress.tick(&reader, entries.len());
         }
         if !more {
             break;
