@@ -926,3 +926,25 @@ fn batch_streams_chunks_and_predicts_a_repeated_problem_once() {
         assert_eq!(fields[3], text(&single.stdout).trim(), "row {i}: {}", rows[i]);
     }
 }
+
+#[test]
+fn a_killed_runs_temporary_file_is_removed_by_the_next_write() {
+    let dir = temp_dir("stale");
+    let out = dir.join("out.tsv");
+    // A run killed between writing and renaming left its temporary file; pid 4194303 is above
+    // any pid in use here (the kernel's largest), so that process does not run.
+    let stale = dir.join(".out.tsv.4194303.tmp-write");
+    std::fs::write(&stale, "half").unwrap();
+    // The temporary file of a process that runs (this test) is not touched.
+    let live = dir.join(format!(".out.tsv.{}.tmp-write", std::process::id()));
+    std::fs::write(&live, "mine").unwrap();
+    let o = run(
+        &["batch", "--device", "cpu", "--output", out.to_str().unwrap()],
+        Some(&format!("{KEY}\n")),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!stale.exists(), "the dead run's temporary file is still there");
+    assert!(live.exists());
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("problem\t"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -53,7 +53,9 @@ fn one_predictor_shared_by_8_threads_answers_as_one_thread() {
         ("gfx908 beam 4", &ktn, DecodeMode::Beam { width: 4, top: 4 }),
         ("gfx906 default", &ours, ours.default_mode()),
     ] {
-        let checked = shared_by_threads(&problems, |batch| common::config_lines(&predictor.predict_batch(batch, mode)));
+        let checked = shared_by_threads(&problems, |batch| {
+            common::config_lines(&predictor.predict_batch(batch, mode))
+        });
         assert_eq!(checked, THREADS * problems.len(), "{name}");
     }
 }
@@ -65,8 +67,14 @@ fn one_gpu_engine_shared_by_8_threads_answers_as_one_thread() {
     }
     let problems = tuneinfer::workload::asm1x1u_problems(41, 12);
     let engine = Arc::new(
-        Engine::load("gfx908", "ConvAsm1x1U", &[common::models_dir()], DeviceChoice::Gpu, Precision::F32)
-            .expect("gpu engine"),
+        Engine::load(
+            "gfx908",
+            "ConvAsm1x1U",
+            &[common::models_dir()],
+            DeviceChoice::Gpu,
+            Precision::F32,
+        )
+        .expect("gpu engine"),
     );
     let cpu = Predictor::load("gfx908", "ConvAsm1x1U", &[common::models_dir()]).expect("cpu model");
     let mode = DecodeMode::Beam { width: 4, top: 4 };
@@ -75,6 +83,8 @@ fn one_gpu_engine_shared_by_8_threads_answers_as_one_thread() {
         common::config_lines(&cpu.predict_batch(&problems, mode)),
         "GPU and CPU differ before any sharing"
     );
-    let checked = shared_by_threads(&problems, |batch| common::config_lines(&engine.predict_batch(batch, mode)));
+    let checked = shared_by_threads(&problems, |batch| {
+        common::config_lines(&engine.predict_batch(batch, mode))
+    });
     assert_eq!(checked, THREADS * problems.len());
 }

@@ -559,7 +559,11 @@ impl Progress {
         let left = match reader.total_bytes {
             Some(total) if total > 0 && reader.bytes_read > 0 => {
                 let done = reader.bytes_read as f64 / total as f64;
-                format!(", {:.0}% of the input, about {:.0} s left", 100.0 * done, secs * (1.0 - done) / done)
+                format!(
+                    ", {:.0}% of the input, about {:.0} s left",
+                    100.0 * done,
+                    secs * (1.0 - done) / done
+                )
             }
             _ => String::new(),
         };

@@ -108,6 +108,7 @@ impl AtomicFile {
         let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("output");
         let tmp = target.with_file_name(format!(".{name}.{}.tmp-write", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
+        remove_stale_temps(&dir, &format!(".{name}."), ".tmp-write");
         // create_new: never follow a link someone left at the temporary name.
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -178,6 +179,43 @@ impl Drop for AtomicFile {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// Removes the temporary files `{prefix}{pid}{suffix}` in `dir` that a process which no longer
+/// runs left behind (killed between writing and renaming): a later write of the same file
+/// cleans up after it. Files of running processes are left alone.
+pub fn remove_stale_temps(dir: &Path, prefix: &str, suffix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|n| n.strip_suffix(suffix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_runs(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Does a process with this id run (or exist, as far as this user can tell)?
+#[cfg(unix)]
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks that the process exists; no signal is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_runs(_pid: u32) -> bool {
+    true
 }
 
 /// Creates `dir` and its parents; a path in the way that is not a directory is named as such

@@ -18,6 +18,7 @@ pub fn replace_file(path: &Path, build: impl FnOnce(&Path) -> Result<()>) -> Res
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("userdb");
     let tmp = dir.join(format!(".{name}.{}.tuneinfer-tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
+    crate::format::remove_stale_temps(&dir, &format!(".{name}."), ".tuneinfer-tmp");
     let old = std::fs::metadata(path).ok();
     let result = (|| -> Result<Option<PathBuf>> {
         build(&tmp)?;
