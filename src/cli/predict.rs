@@ -176,15 +176,7 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
         catalogue,
         threads,
     } = settings;
-    let configure = move |p: crate::predict::Predictor| {
-        let p = p
-            .with_compute_units(compute_units)
-            .with_catalogue_dir(catalogue.clone());
-        match threads {
-            Some(n) => p.with_threads(n),
-            None => p,
-        }
-    };
+    let configure = configure(compute_units, catalogue, threads);
     let engines = Engines::load(
         solver,
         &LoadOptions {
@@ -200,6 +192,24 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
     }
     let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
     Ok(Common { engines, mode, ranked })
+}
+
+/// What every engine's host predictor gets from the options: compute units, the catalogue
+/// directory, worker threads.
+pub(super) fn configure(
+    compute_units: Option<u32>,
+    catalogue: Option<PathBuf>,
+    threads: Option<usize>,
+) -> impl Fn(crate::predict::Predictor) -> crate::predict::Predictor {
+    move |p| {
+        let p = p
+            .with_compute_units(compute_units)
+            .with_catalogue_dir(catalogue.clone());
+        match threads {
+            Some(n) => p.with_threads(n),
+            None => p,
+        }
+    }
 }
 
 pub(super) fn predict(words: &[String]) -> Result<i32> {

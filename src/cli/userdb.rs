@@ -209,13 +209,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
 
     // --- Models.
-    let configure = move |p: crate::predict::Predictor| {
-        let p = p.with_catalogue_dir(catalogue.clone());
-        match threads {
-            Some(n) => p.with_threads(n),
-            None => p,
-        }
-    };
+    let configure = super::predict::configure(None, catalogue, threads);
     let engines = Engines::load(
         solver,
         &LoadOptions {

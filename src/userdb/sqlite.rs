@@ -11,7 +11,7 @@ use rusqlite::{params_from_iter, Connection, OptionalExtension};
 
 use super::{Entry, MergeCounts, Outcome};
 use crate::error::{Error, Result};
-use crate::problem::PerfDbConfigRow;
+use crate::problem::{PerfDbConfigRow, DB_KEY_INT_COLUMNS};
 
 /// The statements that create a perf database, as MIOpen's own `SQLitePerfDb` creates a user
 /// database (`src/sqlite_db.cpp`; `SQLiteSerializable::CreateQuery` for `config`: the text
@@ -35,33 +35,13 @@ dilation_h,dilation_w,dilation_d,bias,group_count )",
     "CREATE UNIQUE INDEX `idx_perf_db` ON perf_db(solver, config)",
 ];
 
-/// The columns of `config` after `id`, in table order.
-const CONFIG_COLUMNS: [&str; 24] = [
-    "layout",
-    "data_type",
-    "direction",
-    "spatial_dim",
-    "in_channels",
-    "in_h",
-    "in_w",
-    "in_d",
-    "fil_h",
-    "fil_w",
-    "fil_d",
-    "out_channels",
-    "batchsize",
-    "pad_h",
-    "pad_w",
-    "pad_d",
-    "conv_stride_h",
-    "conv_stride_w",
-    "conv_stride_d",
-    "dilation_h",
-    "dilation_w",
-    "dilation_d",
-    "bias",
-    "group_count",
-];
+/// The columns of `config` after `id`, in table order: the three text columns, then the
+/// integer ones in MIOpen's `Visit` order.
+fn config_columns() -> Vec<&'static str> {
+    let mut columns = vec!["layout", "data_type", "direction"];
+    columns.extend(DB_KEY_INT_COLUMNS);
+    columns
+}
 
 fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
     use rusqlite::types::Value;
@@ -109,15 +89,16 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
     }
     let mut counts = MergeCounts::default();
     {
-        let where_clause: Vec<String> = CONFIG_COLUMNS.iter().map(|c| format!("{c} = ?")).collect();
+        let columns = config_columns();
+        let where_clause: Vec<String> = columns.iter().map(|c| format!("{c} = ?")).collect();
         let mut find_config = tx
             .prepare(&format!("SELECT id FROM config WHERE {}", where_clause.join(" AND ")))
             .map_err(db)?;
         let mut insert_config = tx
             .prepare(&format!(
                 "INSERT INTO config ({}) VALUES ({})",
-                CONFIG_COLUMNS.join(","),
-                vec!["?"; CONFIG_COLUMNS.len()].join(",")
+                columns.join(","),
+                vec!["?"; columns.len()].join(",")
             ))
             .map_err(db)?;
         let mut find_perf = tx
@@ -181,7 +162,7 @@ pub fn read_entries(path: &Path) -> Result<Vec<(String, String, String)>> {
     let mut statement = conn
         .prepare(&format!(
             "SELECT {}, p.solver, p.params FROM perf_db p JOIN config c ON c.id = p.config ORDER BY p.id",
-            CONFIG_COLUMNS
+            config_columns()
                 .iter()
                 .map(|c| format!("c.{c}"))
                 .collect::<Vec<_>>()
