@@ -451,7 +451,7 @@ impl Ctx<'_> {
                     return Err(unsupported("mask_zero = true".into()));
                 }
                 let table = weights("weights")?;
-                if table.len() != input_dim * output_dim || table.is_empty() {
+                if input_dim.checked_mul(output_dim) != Some(table.len()) || table.is_empty() {
                     return Err(Error::Shape {
                         what: format!("Embedding '{name}' table"),
                         expected: format!("{input_dim}x{output_dim}"),
