@@ -373,7 +373,8 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
         for (i, (o, n)) in old_lines.iter().zip(&new_lines).enumerate() {
             let o_body = o.trim_end_matches(['\n', '\r']);
             let n_body = n.trim_end_matches(['\n', '\r']);
-            if !replace && !(n_body == o_body || n_body.starts_with(o_body) && n_body[o_body.len()..].starts_with(';')) {
+            let kept = n_body == o_body || n_body.starts_with(o_body) && n_body[o_body.len()..].starts_with(';');
+            if !replace && !kept {
                 return Err(format!("line {i}: {o:?} became {n:?}"));
             }
             if o.ends_with('\n') && o[o_body.len()..] != n[n_body.len()..] {
@@ -411,8 +412,11 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// A harness: bytes in, `Ok(())` or the broken invariant out.
+pub type Harness = fn(&[u8]) -> Outcome;
+
 /// Every harness by name (the cargo-fuzz target names and `tools/fuzz.sh`'s fallback).
-pub const HARNESSES: [(&str, fn(&[u8]) -> Outcome); 12] = [
+pub const HARNESSES: [(&str, Harness); 12] = [
     ("problem_line", problem_line),
     ("perfdb_key", perfdb_key),
     ("db_key", db_key),

@@ -108,7 +108,7 @@ impl WeightsCopy {
     /// The tensors file with its JSON header replaced by `header` (padded to 8 bytes).
     fn with_header(&self, header: &Value) -> Vec<u8> {
         let mut text = header.to_string().into_bytes();
-        while text.len() % 8 != 0 {
+        while !text.len().is_multiple_of(8) {
             text.push(b' ');
         }
         let mut out = (text.len() as u64).to_le_bytes().to_vec();

@@ -12,7 +12,7 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use tuneinfer::fuzzing::{self, Outcome};
+use tuneinfer::fuzzing;
 
 /// xorshift64*: the tests' own random numbers (deterministic, so a failure reproduces).
 struct Rng(u64);
@@ -164,7 +164,7 @@ fn known_open(violation: &str) -> bool {
 static KNOWN_OPEN_SEEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Runs `harness` on one input; a panic or a broken invariant is described with the input.
-fn run_one(name: &str, harness: fn(&[u8]) -> Outcome, input: &[u8]) -> Option<String> {
+fn run_one(name: &str, harness: fuzzing::Harness, input: &[u8]) -> Option<String> {
     let why = match catch_unwind(AssertUnwindSafe(|| harness(input))) {
         Ok(Ok(())) => return None,
         Ok(Err(violation)) if known_open(&violation) => {

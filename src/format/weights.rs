@@ -198,7 +198,7 @@ pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
 /// in errors. Returns the info and the tensors file's expected sha256.
 pub fn parse_info(text: &str, source: &str) -> Result<(WeightsInfo, String)> {
     let err = |d: String| Error::format(source, d);
-    let v: Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     if v.get("format").and_then(Value::as_str) != Some(MAGIC) {
         return Err(err(format!(
             "not a tuneinfer weights metadata file ('format' is not \"{MAGIC}\")"
