@@ -11,6 +11,7 @@ pub mod solvers;
 pub use error::{Error, Result};
 pub mod cpu;
 pub mod format;
+pub mod fuzzing;
 pub mod models;
 pub mod predict;
 pub mod seq2seq;

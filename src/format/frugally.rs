@@ -362,7 +362,7 @@ impl Ctx<'_> {
                 let kernel = weights("weights")?;
                 if units == 0 || kernel.is_empty() || kernel.len() % units != 0 {
                     return Err(Error::Shape {
-                        what: format!("Dense '{name}' kernel"),
+                        what: format!("{}: Dense '{name}' kernel", self.source),
                         expected: format!("a multiple of {units} values"),
                         got: kernel.len().to_string(),
                     });
@@ -371,7 +371,7 @@ impl Ctx<'_> {
                     let b = weights("bias")?;
                     if b.len() != units {
                         return Err(Error::Shape {
-                            what: format!("Dense '{name}' bias"),
+                            what: format!("{}: Dense '{name}' bias", self.source),
                             expected: units.to_string(),
                             got: b.len().to_string(),
                         });
@@ -411,14 +411,14 @@ impl Ctx<'_> {
                 let four_u = 4 * units;
                 if units == 0 || kernel.is_empty() || kernel.len() % four_u != 0 {
                     return Err(Error::Shape {
-                        what: format!("LSTM '{name}' kernel"),
+                        what: format!("{}: LSTM '{name}' kernel", self.source),
                         expected: format!("a multiple of {four_u} values"),
                         got: kernel.len().to_string(),
                     });
                 }
                 if recurrent.len() != units * four_u {
                     return Err(Error::Shape {
-                        what: format!("LSTM '{name}' recurrent kernel"),
+                        what: format!("{}: LSTM '{name}' recurrent kernel", self.source),
                         expected: (units * four_u).to_string(),
                         got: recurrent.len().to_string(),
                     });
@@ -430,7 +430,7 @@ impl Ctx<'_> {
                 };
                 if bias.len() != four_u {
                     return Err(Error::Shape {
-                        what: format!("LSTM '{name}' bias"),
+                        what: format!("{}: LSTM '{name}' bias", self.source),
                         expected: four_u.to_string(),
                         got: bias.len().to_string(),
                     });
@@ -451,9 +451,9 @@ impl Ctx<'_> {
                     return Err(unsupported("mask_zero = true".into()));
                 }
                 let table = weights("weights")?;
-                if table.len() != input_dim * output_dim || table.is_empty() {
+                if input_dim.checked_mul(output_dim) != Some(table.len()) || table.is_empty() {
                     return Err(Error::Shape {
-                        what: format!("Embedding '{name}' table"),
+                        what: format!("{}: Embedding '{name}' table", self.source),
                         expected: format!("{input_dim}x{output_dim}"),
                         got: format!("{} values", table.len()),
                     });

@@ -190,10 +190,15 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
 
 /// Reads and checks the metadata JSON.
 pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
-    let source = path.display().to_string();
-    let err = |d: String| Error::format(source.clone(), d);
     let text = crate::format::read_text(path)?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    parse_info(&text, &path.display().to_string())
+}
+
+/// Parses and checks the metadata JSON text ([`read_info`] without the file); `source` names it
+/// in errors. Returns the info and the tensors file's expected sha256.
+pub fn parse_info(text: &str, source: &str) -> Result<(WeightsInfo, String)> {
+    let err = |d: String| Error::format(source, d);
+    let v: Value = serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     if v.get("format").and_then(Value::as_str) != Some(MAGIC) {
         return Err(err(format!(
             "not a tuneinfer weights metadata file ('format' is not \"{MAGIC}\")"

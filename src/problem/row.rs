@@ -101,7 +101,7 @@ impl ConvProblem {
             (c_in, c_out, h_in, w_in)
         } else {
             let recover = |name: &str, dy: u64, pad: u64, fil: u64, stride: u64, dil: u64| {
-                smallest_input(dy, pad, fil, stride, dil).ok_or_else(|| {
+                let x = smallest_input(dy, pad, fil, stride, dil).ok_or_else(|| {
                     Error::problem(
                         input,
                         format!(
@@ -109,7 +109,17 @@ impl ConvProblem {
                              with filter {fil}, pad {pad}, stride {stride}, dilation {dil}"
                         ),
                     )
-                })
+                })?;
+                if x > MAX_FIELD_VALUE {
+                    return Err(Error::problem(
+                        input,
+                        format!(
+                            "column '{name}': the forward input size {x} that gives output size \
+                             {dy} with stride {stride} is out of range (at most {MAX_FIELD_VALUE})"
+                        ),
+                    ));
+                }
+                Ok(x)
             };
             let x_h = recover("in_h", h_in, pad_h, filter_h, stride_h, dilation_h)?;
             let x_w = recover("in_w", w_in, pad_w, filter_w, stride_w, dilation_w)?;

@@ -436,7 +436,12 @@ pub fn prefetch_stages(version: u32, p: &Params, elem_bytes: u64) -> u64 {
     match version {
         2 => {
             let lds = 32768 / (256 / p.block_size).max(1);
-            let per_k = (p.m_per_block + p.n_per_block) * elem_bytes * p.k_per_block;
+            // Saturating: a catalogue's sizes are outside input (a damaged file must not overflow).
+            let per_k = p
+                .m_per_block
+                .saturating_add(p.n_per_block)
+                .saturating_mul(elem_bytes)
+                .saturating_mul(p.k_per_block);
             lds.div_ceil(per_k.max(1)).clamp(2, 8)
         }
         3 => 2,

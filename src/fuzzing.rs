@@ -1,0 +1,432 @@
+//! Fuzz harnesses: one function per parser of outside input, shared by the cargo-fuzz targets
+//! (`fuzz/fuzz_targets/*.rs`, libFuzzer) and the seeded mutation tests of `cargo test`
+//! (`tests/fuzz_parsers.rs`).
+//!
+//! Each harness takes arbitrary bytes, hands them to the parser and checks what must hold for
+//! any input: the parser returns (an answer or an [`Error`](crate::Error)) and never panics,
+//! aborts or hangs, and what it accepts is consistent (a parsed problem's keys and driver line
+//! parse back to the same problem, a parsed safetensors file writes back to the same tensors, a
+//! merge into a user perf-db keeps every old line). A panic inside a parser propagates (that is
+//! the crash the fuzzer reports); a broken invariant comes back as `Err(description)`, which the
+//! fuzz targets turn into a panic. Nothing here prints.
+
+use std::path::{Path, PathBuf};
+
+use crate::data::{perfdb, textdb};
+use crate::format::{frugally::KerasModel, metadata::KtnMetadata, safetensors, weights};
+use crate::problem::{self, ConvProblem, Direction, InputLine, Precision};
+use crate::seq2seq::{verify::verify_model, Decoder, Encoder};
+use crate::solvers::ck::catalogue::{self, Catalogue, CkDims};
+use crate::userdb::{text as udb, Entry};
+
+/// What a harness found wrong (an invariant that does not hold), as one line.
+pub type Violation = String;
+
+/// `Ok(())`, or the first broken invariant.
+pub type Outcome = std::result::Result<(), Violation>;
+
+/// The input as text: the parsers read `&str`; invalid UTF-8 becomes U+FFFD, so every byte
+/// sequence still reaches them.
+fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(data)
+}
+
+/// A parsed problem's three printed forms parse back to it: the dash key and the driver line
+/// exactly, the 24-field key (which, like a sqlite row, has no x size for backward problems) to
+/// [`ConvProblem::as_stored_in_sqlite`], as do its `config` columns.
+pub fn check_problem_round_trips(p: &ConvProblem, input: &str) -> Outcome {
+    let key = p.to_perfdb_key();
+    match ConvProblem::from_perfdb_key(&key) {
+        Ok(q) if &q == p => {}
+        other => return Err(format!("{input:?}: dash key {key:?} parses back as {other:?}, not {p:?}")),
+    }
+    let stored = p.as_stored_in_sqlite();
+    let db_key = p.to_db_key();
+    match ConvProblem::from_db_key(&db_key) {
+        Ok(q) if q == stored => {}
+        other => return Err(format!("{input:?}: 24-field key {db_key:?} parses back as {other:?}, not {stored:?}")),
+    }
+    match ConvProblem::from_perfdb_columns(&p.to_perfdb_columns()) {
+        Ok(q) if q == stored => {}
+        other => return Err(format!("{input:?}: config columns parse back as {other:?}, not {stored:?}")),
+    }
+    let line = p.to_driver_line();
+    match ConvProblem::from_driver_line(&line) {
+        Ok(q) if &q == p => {}
+        other => return Err(format!("{input:?}: driver line {line:?} parses back as {other:?}, not {p:?}")),
+    }
+    Ok(())
+}
+
+/// [`problem::parse_line`]: any line (dash key, 24-field key, MIOpenDriver arguments, MIOpen
+/// log line); every problem it gives round-trips, and [`ConvProblem::parse`] agrees on it.
+pub fn problem_line(data: &[u8]) -> Outcome {
+    let line = text(data);
+    let parsed = problem::parse_line(&line);
+    if let Ok(InputLine::Problems(problems)) = &parsed {
+        if problems.is_empty() || problems.len() > 3 {
+            return Err(format!("{line:?}: {} problems from one line", problems.len()));
+        }
+        for p in problems {
+            check_problem_round_trips(p, &line)?;
+        }
+    }
+    if let Ok(p) = ConvProblem::parse(&line) {
+        check_problem_round_trips(&p, &line)?;
+    }
+    Ok(())
+}
+
+/// [`ConvProblem::from_perfdb_key`] (dash key).
+pub fn perfdb_key(data: &[u8]) -> Outcome {
+    let key = text(data);
+    match ConvProblem::from_perfdb_key(&key) {
+        Ok(p) => check_problem_round_trips(&p, &key),
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`ConvProblem::from_db_key`] (MIOpen's 24-field key): a parsed key is already as a sqlite
+/// row stores it, and it round-trips.
+pub fn db_key(data: &[u8]) -> Outcome {
+    let key = text(data);
+    match ConvProblem::from_db_key(&key) {
+        Ok(p) => {
+            if p.as_stored_in_sqlite() != p {
+                return Err(format!("{key:?}: parsed {p:?} is not its own sqlite form"));
+            }
+            check_problem_round_trips(&p, &key)
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`ConvProblem::from_driver_line`] and [`ConvProblem::from_driver_line_all`].
+pub fn driver_line(data: &[u8]) -> Outcome {
+    let line = text(data);
+    if let Ok(p) = ConvProblem::from_driver_line(&line) {
+        check_problem_round_trips(&p, &line)?;
+    }
+    if let Ok(all) = ConvProblem::from_driver_line_all(&line) {
+        for p in &all {
+            check_problem_round_trips(p, &line)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`KerasModel::parse`] (a frugally-deep JSON model), then what loading does with a parsed
+/// model: [`Encoder::from_keras`], [`Decoder::from_keras`] and running its embedded tests
+/// ([`verify_model`]).
+pub fn frugally_model(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(model) = KerasModel::parse(text, "fuzz.ktn.model") else {
+        return Ok(());
+    };
+    let encoder = Encoder::from_keras(&model).is_ok();
+    let decoder = Decoder::from_keras(&model).is_ok();
+    if encoder && decoder {
+        return Err("one model is both an encoder and a decoder".into());
+    }
+    if encoder || decoder {
+        if let Ok(report) = verify_model(&model) {
+            if report.tests != model.tests.len() {
+                return Err(format!("{} tests run of {}", report.tests, model.tests.len()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`KtnMetadata::parse`]: a parsed metadata has a vocabulary and sequence lengths in 1..=64.
+pub fn ktn_metadata(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(m) = KtnMetadata::parse(text, "fuzz_metadata.ktn.model") else {
+        return Ok(());
+    };
+    if m.token_values.is_empty() || m.predict_type > 1 {
+        return Err(format!("accepted {m:?}"));
+    }
+    if m.num_tuning_params.values().any(|&n| n == 0 || n > 64) {
+        return Err(format!("accepted counts {:?}", m.num_tuning_params));
+    }
+    Ok(())
+}
+
+/// [`safetensors::from_bytes`]: whatever parses writes back ([`safetensors::to_bytes`]) to the
+/// same tensors (bit for bit) and metadata.
+pub fn safetensors(data: &[u8]) -> Outcome {
+    let Ok((tensors, metadata)) = safetensors::from_bytes(data, "fuzz.safetensors") else {
+        return Ok(());
+    };
+    for t in &tensors {
+        let count = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if count != Some(t.data.len()) {
+            return Err(format!("tensor '{}': shape {:?} but {} values", t.name, t.shape, t.data.len()));
+        }
+    }
+    let bytes = safetensors::to_bytes(&tensors, &metadata);
+    let (again, meta_again) =
+        safetensors::from_bytes(&bytes, "rewritten").map_err(|e| format!("a parsed file, written back, fails: {e}"))?;
+    let bits = |ts: &[safetensors::Tensor]| -> Vec<(String, Vec<usize>, Vec<u32>)> {
+        ts.iter()
+            .map(|t| (t.name.clone(), t.shape.clone(), t.data.iter().map(|v| v.to_bits()).collect()))
+            .collect()
+    };
+    if bits(&again) != bits(&tensors) || meta_again != metadata {
+        return Err("safetensors written back differ from what was read".into());
+    }
+    Ok(())
+}
+
+/// [`weights::parse_info`] (tuneinfer's weights metadata JSON): accepted sizes are within the
+/// limits, and the KTN-style metadata derived from it is consistent.
+pub fn weights_info(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok((info, _digest)) = weights::parse_info(text, "fuzz.json") else {
+        return Ok(());
+    };
+    let c = info.config;
+    if [c.steps, c.hidden, c.embed, c.vocab, c.seq_len]
+        .iter()
+        .any(|&n| n == 0 || n > weights::MAX_MODEL_SIZE)
+        || info.members == 0
+        || info.members > weights::MAX_MEMBERS
+    {
+        return Err(format!("accepted sizes {c:?}, {} members", info.members));
+    }
+    let meta = weights::ktn_metadata(&info.token_values, c.seq_len);
+    if meta.token_values != info.token_values {
+        return Err("the vocabulary changed on the way to the search".into());
+    }
+    Ok(())
+}
+
+/// Solvers whose rows the perf-db harnesses ask for (rows of others are skipped, not parsed).
+const DB_SOLVERS: [&str; 4] = ["ConvAsm1x1U", "ConvOclDirectFwd", "ConvAsmBwdWrW1x1", "ConvHipImplicitGemmGroupFwdXdlops"];
+
+/// Every row's problem round-trips; ids name lines or rows that exist.
+fn check_rows(rows: &perfdb::SolverRows, max_id: Option<i64>, input: &str) -> Outcome {
+    for r in &rows.rows {
+        check_problem_round_trips(&r.problem, input)?;
+        if max_id.is_some_and(|m| r.config_id < 1 || r.config_id > m) {
+            return Err(format!("row id {} outside 1..={max_id:?}", r.config_id));
+        }
+    }
+    for (id, _) in &rows.rejected {
+        if max_id.is_some_and(|m| *id < 1 || *id > m) {
+            return Err(format!("rejected line {id} outside 1..={max_id:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// [`textdb::solver_rows_from_text`] (MIOpen's text perf db, `KEY=Solver:params;...`): every
+/// row is a problem that round-trips and names a line of the text.
+pub fn text_perfdb(data: &[u8]) -> Outcome {
+    let content = text(data);
+    let lines = content.lines().count() as i64;
+    for solver in DB_SOLVERS {
+        let rows = textdb::solver_rows_from_text(&content, solver);
+        if (rows.rows.len() + rows.rejected.len()) as i64 > lines {
+            return Err(format!("{solver}: more rows than lines"));
+        }
+        check_rows(&rows, Some(lines), "text perf db")?;
+    }
+    Ok(())
+}
+
+/// A file of this thread's own under the temporary directory (the sqlite harness writes its
+/// input there; threads of one test binary and parallel fuzz jobs never share one).
+fn scratch_file(suffix: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    thread_local! {
+        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    let id = ID.with(|id| *id);
+    std::env::temp_dir().join(format!("tuneinfer-fuzz-{}-{id}{suffix}", std::process::id()))
+}
+
+/// [`perfdb::solver_rows`] on the bytes written to a temporary file (sqlite reads files): an
+/// error or rows whose problems round-trip; opening never writes next to the file.
+pub fn sqlite_perfdb(data: &[u8]) -> Outcome {
+    let path = scratch_file(".db");
+    if std::fs::write(&path, data).is_err() {
+        return Ok(());
+    }
+    let result = sqlite_rows(&path);
+    let journal = Path::new(&format!("{}-journal", path.display())).exists()
+        || Path::new(&format!("{}-wal", path.display())).exists();
+    let _ = std::fs::remove_file(&path);
+    if journal {
+        return Err("reading the database left a journal beside it".into());
+    }
+    result
+}
+
+fn sqlite_rows(path: &Path) -> Outcome {
+    for solver in DB_SOLVERS {
+        if let Ok(rows) = perfdb::solver_rows(path, solver) {
+            check_rows(&rows, None, "sqlite perf db")?;
+            for r in &rows.rows {
+                if r.problem.as_stored_in_sqlite() != r.problem {
+                    return Err(format!("row {} is not in its own sqlite form", r.config_id));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Problems the CK support rules are asked about for every instance a fuzzed catalogue holds:
+/// 1x1, 3x3, strided, grouped, tiny and huge sizes.
+const CK_PROBLEMS: [&str; 5] = [
+    "conv -n 128 -c 64 -H 56 -W 56 -k 128 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -g 1 -F 1 --in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+    "convfp16 -n 256 -c 2016 -H 7 -W 7 -k 192 -y 1 -x 1 -g 16 -F 2 --in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+    "conv -n 1 -c 3 -H 219 -W 219 -k 64 -y 11 -x 11 -p 2 -q 2 -u 4 -v 4 -F 4 --in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+    "convfp16 -n 1 -c 1 -H 1 -W 1 -k 1 -y 1 -x 1 -g 1 -F 4 --in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+    "conv -n 4000000 -c 4000000 -H 4000000 -W 4000000 -k 4000000 -y 3 -x 3 -F 1 --in_layout NHWC --out_layout NHWC --fil_layout NHWC",
+];
+
+/// [`Catalogue::parse`] (a composable_kernel instance list, `../shared/miopen/ck/*.tsv`) for
+/// every direction and data type; every parsed instance's tokens are its type string's
+/// template arguments, and the support rules answer for each instance on a few problems.
+pub fn ck_catalogue(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let problems: Vec<ConvProblem> = CK_PROBLEMS.iter().filter_map(|l| ConvProblem::parse(l).ok()).collect();
+    for direction in [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights] {
+        for precision in [Precision::Fp32, Precision::Fp16] {
+            let Ok(cat) = Catalogue::parse(text, Path::new("fuzz.tsv"), direction, precision) else {
+                continue;
+            };
+            for (i, inst) in cat.instances.iter().enumerate() {
+                if inst.factory_index != i || catalogue::kernel_tokens(&inst.type_string).as_ref() != Some(&inst.tokens) {
+                    return Err(format!("instance {i}: index or tokens disagree with its type string"));
+                }
+            }
+            for p in &problems {
+                let mut p = p.clone();
+                p.direction = direction;
+                p.precision = precision;
+                let Ok(dims) = CkDims::new(&p) else { continue };
+                let _ = cat.supported(&dims).count();
+                for inst in &cat.instances {
+                    for split_k in catalogue::SPLIT_K_VALUES {
+                        let _ = catalogue::supports_split_k(inst, &dims, split_k);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solvers the user perf-db harness merges entries of.
+const USERDB_SOLVERS: [&str; 3] = ["ConvAsm1x1U", "ConvOclDirectFwd", "ConvAsmBwdWrW1x1"];
+
+/// [`udb::read_entries`] and [`udb::merge`] (a user perf-db text file, `*.udb.txt`): merging
+/// entries for keys of the file and a new key keeps every old line (byte for byte, or extended
+/// at its end with `;Solver:params`; with `replace`, values of merged (key, solver)s change),
+/// keeps what MIOpen reads of every other (key, solver), makes every entry readable, and a
+/// second merge of the same entries changes nothing.
+pub fn userdb_text(data: &[u8]) -> Outcome {
+    let old = text(data);
+    let old_read = udb::read_entries(&old);
+    let Ok(problem) = ConvProblem::parse("conv -n 1 -c 8 -H 7 -W 7 -k 8 -y 1 -x 1 -F 1") else {
+        return Err("the harness's own problem does not parse".into());
+    };
+    // Entries for up to four keys of the file (in a fixed order) and one key it may lack.
+    let mut keys: Vec<&String> = old_read.keys().collect();
+    keys.sort();
+    let mut entries: Vec<Entry> = Vec::new();
+    let seed = data.iter().fold(0usize, |h, &b| h.wrapping_mul(31).wrapping_add(b as usize));
+    for (n, key) in keys
+        .iter()
+        .map(|k| k.as_str())
+        .take(4)
+        .chain([problem.to_db_key().as_str()])
+        .enumerate()
+    {
+        entries.push(Entry {
+            key: key.to_string(),
+            problem: problem.clone(),
+            solver: USERDB_SOLVERS[(seed + n) % USERDB_SOLVERS.len()],
+            params: format!("{},{}", n, seed % 7),
+        });
+    }
+    for replace in [false, true] {
+        let (merged, _counts) = udb::merge(&old, &entries, replace);
+        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let new_lines: Vec<&str> = merged.split_inclusive('\n').collect();
+        if new_lines.len() < old_lines.len() {
+            return Err(format!("replace {replace}: {} lines became {}", old_lines.len(), new_lines.len()));
+        }
+        for (i, (o, n)) in old_lines.iter().zip(&new_lines).enumerate() {
+            let o_body = o.trim_end_matches(['\n', '\r']);
+            let n_body = n.trim_end_matches(['\n', '\r']);
+            let kept = n_body == o_body || n_body.starts_with(o_body) && n_body[o_body.len()..].starts_with(';');
+            if !replace && !kept {
+                return Err(format!("line {i}: {o:?} became {n:?}"));
+            }
+            if o.ends_with('\n') && o[o_body.len()..] != n[n_body.len()..] {
+                return Err(format!("line {i}: its ending {:?} changed", &o[o_body.len()..]));
+            }
+        }
+        let new_read = udb::read_entries(&merged);
+        for (key, items) in &old_read {
+            let Some(now) = new_read.get(key) else {
+                return Err(format!("replace {replace}: key {key:?} lost"));
+            };
+            for (solver, values) in items {
+                let found = now.iter().find(|(s, _)| s == solver).map(|(_, v)| v);
+                let merged_value = entries.iter().find(|e| &e.key == key && e.solver == solver).map(|e| &e.params);
+                let want = match (replace, merged_value) {
+                    (true, Some(p)) => p,
+                    _ => values,
+                };
+                if found != Some(want) {
+                    return Err(format!("replace {replace}: {key:?} {solver:?} reads {found:?}, not {want:?}"));
+                }
+            }
+        }
+        for e in &entries {
+            let readable = new_read.get(&e.key).is_some_and(|items| items.iter().any(|(s, _)| s == e.solver));
+            if !readable {
+                return Err(format!("replace {replace}: entry {:?} {} not readable", e.key, e.solver));
+            }
+        }
+        let (again, counts) = udb::merge(&merged, &entries, replace);
+        if again != merged || counts.added != 0 {
+            return Err(format!("replace {replace}: a second merge changed the file"));
+        }
+    }
+    Ok(())
+}
+
+/// A harness: bytes in, `Ok(())` or the broken invariant out.
+pub type Harness = fn(&[u8]) -> Outcome;
+
+/// Every harness by name (the cargo-fuzz target names and `tools/fuzz.sh`'s fallback).
+pub const HARNESSES: [(&str, Harness); 12] = [
+    ("problem_line", problem_line),
+    ("perfdb_key", perfdb_key),
+    ("db_key", db_key),
+    ("driver_line", driver_line),
+    ("frugally_model", frugally_model),
+    ("ktn_metadata", ktn_metadata),
+    ("safetensors", safetensors),
+    ("weights_info", weights_info),
+    ("text_perfdb", text_perfdb),
+    ("sqlite_perfdb", sqlite_perfdb),
+    ("ck_catalogue", ck_catalogue),
+    ("userdb_text", userdb_text),
+];
