@@ -29,6 +29,8 @@ mod context;
 #[cfg(feature = "gpu")]
 mod decode;
 #[cfg(feature = "gpu")]
+mod driver;
+#[cfg(feature = "gpu")]
 pub mod kernels;
 #[cfg(feature = "gpu")]
 mod model;

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use super::attention::{self, GpuAttention, GpuAttentionDecoder};
 use super::buffers::Pool;
 use super::context::GpuContext;
-use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
+use super::decode::{self, GpuStepDecoder};
+use super::driver::{self, BeamJob, GreedyJob};
 use super::kernels::BindCache;
 use super::model::GpuKtn;
 use super::parallel;
@@ -399,8 +400,8 @@ impl GpuPredictor {
                     max_len,
                 };
                 let found = self.with_pool(|pool, cache| match &self.model {
-                    DeviceModel::Ktn(m) => decode::greedy_resident(&self.ctx, pool, cache, m, &job),
-                    DeviceModel::Attention(m) => attention::greedy_resident(&self.ctx, pool, cache, m, &job),
+                    DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                    DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
                 })?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
@@ -423,8 +424,8 @@ impl GpuPredictor {
                         threads: self.host.threads(),
                     };
                     return self.with_pool(|pool, cache| match &self.model {
-                        DeviceModel::Ktn(m) => decode::beam_resident(&self.ctx, pool, cache, m, &job),
-                        DeviceModel::Attention(m) => attention::beam_resident(&self.ctx, pool, cache, m, &job),
+                        DeviceModel::Ktn(m) => driver::beam_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                        DeviceModel::Attention(m) => driver::beam_resident(&self.ctx, pool, cache, m, &job),
                     });
                 }
                 self.decode_on_host(inputs, constraints, mode)
@@ -531,7 +532,7 @@ impl GpuPredictor {
                     threads: self.host.threads(),
                     max_len,
                 };
-                let found = self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, ktn, &job))?;
+                let found = self.with_pool(|pool, cache| driver::greedy_resident(&self.ctx, pool, cache, ktn, &job))?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             DecodeMode::Beam { width, top } => {
@@ -550,7 +551,7 @@ impl GpuPredictor {
                     top: top.clamp(1, width.max(1)),
                     threads: self.host.threads(),
                 };
-                self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, ktn, &job))
+                self.with_pool(|pool, cache| driver::beam_resident(&self.ctx, pool, cache, ktn, &job))
             }
         }
     }
