@@ -440,7 +440,13 @@ impl ResidentModel for GpuAttention {
     /// One decoder step of every member, then the step's scores (the raw output with one
     /// member, the mean log-probabilities with several) and their log-softmax, as
     /// `AttentionModel`'s step and the host's searches compute them.
-    fn record_step(&self, ctx: &GpuContext, rec: &mut Recorder<'_>, w: &AttentionWork, s: DecoderStep<'_>) -> Result<()> {
+    fn record_step(
+        &self,
+        ctx: &GpuContext,
+        rec: &mut Recorder<'_>,
+        w: &AttentionWork,
+        s: DecoderStep<'_>,
+    ) -> Result<()> {
         let c = self.config;
         let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
         let (k, rows) = (self.members.len(), s.rows);

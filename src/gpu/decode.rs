@@ -17,24 +17,6 @@ use super::model::GpuKtn;
 use crate::error::{Error, Result};
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
-/// Largest width x vocabulary `beam_step.wgsl` takes (its bit set of value prefixes).
-pub(crate) const MAX_BEAM_CANDIDATES: usize = 2048;
-/// Widest beam `beam_step.wgsl` takes (its `MAX_WIDTH`).
-pub(crate) const MAX_BEAM_WIDTH: usize = 64;
-
-/// Whether `beam_step.wgsl` takes a beam of `width` over `vocab` tokens on this device: at most
-/// [`MAX_BEAM_WIDTH`] slots, [`MAX_BEAM_CANDIDATES`] candidates, and sort keys that fit the
-/// device's workgroup memory.
-pub(crate) fn beam_step_fits(ctx: &GpuContext, width: usize, vocab: usize) -> bool {
-    let bytes = kernels::beam_workgroup_bytes(kernels::beam_sort_entries(width, vocab));
-    width <= MAX_BEAM_WIDTH
-        && width * vocab <= MAX_BEAM_CANDIDATES
-        && bytes <= u64::from(ctx.limits.max_compute_workgroup_storage_size)
-}
-
-/// Largest look-ahead domain of the WGSL rules libraries (`SOLVER_DOMAIN_MAX`).
-pub(crate) const MAX_DOMAIN: usize = 64;
-
 /// Encoder words per problem: input, dense output, sequences between LSTMs, both state copies.
 fn encoder_words(m: &GpuKtn) -> usize {
     let t = m.steps;

@@ -69,8 +69,13 @@ pub(crate) trait ResidentModel {
     ) -> Result<(Vec<wgpu::Buffer>, Self::Work)>;
 
     /// Records one decoder step.
-    fn record_step(&self, ctx: &GpuContext, rec: &mut Recorder<'_>, work: &Self::Work, step: DecoderStep<'_>)
-        -> Result<()>;
+    fn record_step(
+        &self,
+        ctx: &GpuContext,
+        rec: &mut Recorder<'_>,
+        work: &Self::Work,
+        step: DecoderStep<'_>,
+    ) -> Result<()>;
 }
 
 /// Words of one row's hypothesis record in `greedy_step.wgsl` / `beam_step.wgsl` for configs
@@ -125,8 +130,14 @@ struct Uploads {
 }
 
 impl Uploads {
-    fn new(ctx: &GpuContext, pool: &mut Pool, inputs: &[f32], rules: &[[i32; 8]], tables: &[i32], vocab_words: &[i32])
-        -> Result<Uploads> {
+    fn new(
+        ctx: &GpuContext,
+        pool: &mut Pool,
+        inputs: &[f32],
+        rules: &[[i32; 8]],
+        tables: &[i32],
+        vocab_words: &[i32],
+    ) -> Result<Uploads> {
         let words: Vec<i32> = rules.iter().flatten().chain(tables).copied().collect();
         Ok(Uploads {
             input: pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?,
@@ -264,7 +275,15 @@ pub(crate) fn greedy_resident<M: ResidentModel>(
     let search = up.search(job.rules_library, m.vocab(), job.max_len);
     for step in 0..job.max_len {
         d.record_step(ctx, pool, &mut rec, m, step, None)?;
-        kernels::greedy_step(ctx, &mut rec, search, d.step_scores(), (&hyp).into(), (&d.feed).into(), rows)?;
+        kernels::greedy_step(
+            ctx,
+            &mut rec,
+            search,
+            d.step_scores(),
+            (&hyp).into(),
+            (&d.feed).into(),
+            rows,
+        )?;
     }
     let bytes = 4 * (rows * words) as u64;
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
@@ -362,8 +381,14 @@ pub(crate) fn beam_row_words(max_len: usize) -> usize {
 /// `hyp_a`, slot 0 of each problem live with an empty prefix and everything else dead; row r's
 /// parent is problem r / w's encoder state. Those initial records and parents are pooled
 /// constants, built and uploaded once per (size, width, length).
-fn beam_start(ctx: &GpuContext, pool: &mut Pool, rec: &mut Recorder<'_>, rows: usize, w: usize, l: usize)
-    -> Result<BeamStart> {
+fn beam_start(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    rec: &mut Recorder<'_>,
+    rows: usize,
+    w: usize,
+    l: usize,
+) -> Result<BeamStart> {
     let hyp_bytes = 4 * (2 * rows * hyp_words(l)) as u64;
     let initial_hypotheses = pool.constant(
         ctx,
