@@ -72,7 +72,7 @@ pub(crate) fn attention(
         ],
     )
     .with_half(half);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let params = [
         u32_of("rows", rows)?,
         u32_of("h stride", h_rows.stride)?,

@@ -103,7 +103,7 @@ pub(crate) fn beam_step(
         ],
     )
     .with_rules(rules_library);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let params = [
         u32_of("problems", problems)?,
         u32_of("values", values)?,

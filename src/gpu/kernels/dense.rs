@@ -80,7 +80,7 @@ pub(crate) fn dense_on(
         ],
     )
     .with_half(half);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let bias = bias.unwrap_or(b);
     let params = [
         u32_of("rows", rows)?,

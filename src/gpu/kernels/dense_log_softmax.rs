@@ -36,7 +36,7 @@ pub(crate) fn dense_log_softmax(
         ],
     )
     .with_half(half);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let bias = bias.unwrap_or(b);
     let params = [
         u32_of("rows", rows)?,

@@ -33,7 +33,7 @@ pub(crate) fn embedding_gather(
             ("WG", WG),
         ],
     );
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     dispatch(
         ctx,
         rec,

@@ -17,7 +17,7 @@ pub(crate) fn ensemble_mean(
     share: f32,
 ) -> Result<()> {
     let key = KernelKey::new("ensemble_mean", &[("WG", WG)]);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     dispatch(
         ctx,
         rec,

@@ -39,7 +39,7 @@ pub(crate) fn greedy_step(
         ],
     )
     .with_rules(rules_library);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     // One workgroup per row.
     dispatch(
         ctx,

@@ -413,7 +413,7 @@ pub fn rules_check(
     let d = buffers::upload_i32(ctx, "domain", domain)?;
     let ok = buffers::zeroed(ctx, "ok", 4 * cases.len() as u64)?;
     let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let mut rec = Recorder::new(ctx, "rules_check");
     dispatch(
         ctx,
@@ -450,7 +450,7 @@ pub fn rules_check_words(
     let d = buffers::upload_i32(ctx, "domain", domain)?;
     let ok = buffers::zeroed(ctx, "ok", 4 * n as u64)?;
     let key = KernelKey::new("rules_check", &[("WG", WG)]).with_rules(rules_library);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let mut rec = Recorder::new(ctx, "rules_check");
     dispatch(
         ctx,

@@ -16,6 +16,6 @@ pub(crate) fn log_softmax(
     width: usize,
 ) -> Result<()> {
     let key = KernelKey::new("log_softmax", &[("V", u32_of("width", width)?), ("WG", WG)]);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     dispatch(ctx, rec, &kernel, &[x, out], &[u32_of("rows", rows)?], rows as u64)
 }

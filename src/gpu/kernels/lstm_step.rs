@@ -126,7 +126,7 @@ pub(crate) fn lstm_step_on(
     if embed.is_some_and(|(_, v)| v == 0) {
         return Err(Error::Gpu("lstm_step: an embedding of 0 rows".into()));
     }
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let ids = embed.map_or((&ctx.unused_input).into(), |(ids, _)| ids);
     let (parents, prev_rows) = gather.map_or(((&ctx.unused_input).into(), rows), |g| (g.parents, g.prev_rows));
     // Without a sequence output the slot still needs a buffer of its own.

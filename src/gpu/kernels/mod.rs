@@ -38,11 +38,6 @@ pub const WG: u32 = 64;
 
 /// Workgroup size of `lstm_step.wgsl` and `dense.wgsl` (their tiled paths need 256).
 pub(crate) const TILE_WG: u32 = 256;
-/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl` (the default of
-/// [`GpuContext::set_tiled_min_rows`]): below it the tiled path has too few workgroups to fill a
-/// large GPU, and each of its threads does 8 to 16 times the SMALL path's work (latency). An
-/// estimate for a ~130-SM GPU, not a measurement.
-pub const TILED_MIN_ROWS: usize = 2048;
 
 /// Which of the two paths of `lstm_step.wgsl` / `dense.wgsl` runs (same results, bit for bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

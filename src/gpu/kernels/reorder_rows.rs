@@ -23,7 +23,7 @@ pub(crate) fn reorder_rows(
         prev_rows: src_rows,
     } = gather;
     let key = KernelKey::new("reorder_rows", &[("UNITS", u32_of("units", units)?), ("WG", WG)]);
-    let kernel = ctx.registry.get(ctx, &key)?;
+    let kernel = ctx.kernel(&key)?;
     let params = [u32_of("rows", dst_rows)?, u32_of("rows", src_rows)?];
     dispatch(ctx, rec, &kernel, &[rows, src, dst], &params, (dst_rows * units) as u64)
 }
