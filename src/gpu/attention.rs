@@ -1,10 +1,11 @@
 //! tuneinfer's own attention seq2seq model ([`AttentionModel`], `weights/`) on the GPU: the
 //! weights of every ensemble member on the device, and two ways to decode, as for KTN models:
 //!
-//! - `greedy_resident` / `beam_resident`: everything in device buffers (encoder, every decoder
-//!   step of every member, the ensemble mean, `greedy_step` / `beam_step` with the solver's
-//!   WGSL rules); one command buffer, one read-back. A beam's rows read their problem's encoder
-//!   outputs in place (`attention.wgsl`'s `enc_div`), only (h, c) follow the beam's reorders.
+//! - [`ResidentModel`] for the driver's resident greedy walk and beam (`driver.rs`): every
+//!   member's encoder, and per step every member's decoder and the ensemble mean, so the search
+//!   (`greedy_step` / `beam_step` with the solver's WGSL rules) stays in device buffers. A beam's
+//!   rows read their problem's encoder outputs in place (`attention.wgsl`'s `enc_div`) and their
+//!   parent's (h, c) in place (`lstm_step`'s gather).
 //! - `encode_to_states` + [`GpuAttentionDecoder`]: the decoder step behind [`StepDecoder`] for
 //!   the host's searches (solvers without a rules library, beams wider than `beam_step` takes).
 //!   The states are the CPU model's: layer m of [`States`] is member m's decoder (h, c), side
@@ -17,13 +18,12 @@
 
 use super::buffers::{self, Pool};
 use super::context::GpuContext;
-use super::decode::{self, hyp_words, BeamJob, GreedyJob, StepError};
+use super::driver::{self, DecoderStep, ResidentModel, StepError};
 use super::kernels::{
-    self, AttentionLayer, AttentionOut, BeamRecords, BeamShape, BindCache, DenseLayer, DenseOut, Embedding,
-    EncoderOutputs, Gather, LstmInput, LstmLayer, LstmState, Recorder, Rows, RowsOf, SearchRules, StepScores,
+    self, AttentionLayer, AttentionOut, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput, LstmLayer,
+    LstmState, Recorder, Rows, RowsOf,
 };
 use crate::error::{Error, Result};
-use crate::search::Hypothesis;
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
@@ -136,8 +136,8 @@ impl GpuAttention {
     pub fn bytes_per_row(&self) -> u64 {
         let c = self.config;
         let per_member = 2 * 2 * c.hidden + c.steps * c.hidden + c.embed + c.steps + 2 * c.hidden + 2 * c.vocab;
-        // What decode::beam_start takes, and the feed.
-        let search = decode::beam_start_words(c.seq_len) + 1;
+        // What the driver takes per beam row (records, parents, feed).
+        let search = driver::beam_row_words(c.seq_len);
         4 * (search + self.members.len() * per_member) as u64
     }
 
@@ -355,329 +355,159 @@ impl StepDecoder for GpuAttentionDecoder<'_> {
     }
 }
 
-/// Device buffers of a resident decode: every member's encoder outputs (`[problems, steps,
-/// hidden]`) and decoder states (`[h | c]`, current and next).
-struct Resident {
+/// What a resident decode's steps read besides the states: every member's encoder outputs
+/// (`[problems, steps, hidden]`) and the steps' work buffers.
+pub(crate) struct AttentionWork {
     enc: Vec<wgpu::Buffer>,
-    cur: Vec<wgpu::Buffer>,
-    next: Vec<wgpu::Buffer>,
-}
-
-/// How the encoder's final states become the decoder's rows.
-enum DecoderRows<'a> {
-    /// One row per problem: the final states as they are.
-    PerProblem,
-    /// `rows` rows, row r starting from problem `parents[r]` (a beam's slots).
-    Gathered { parents: &'a wgpu::Buffer, rows: usize },
-}
-
-/// Records every member's encoder for `problems` problems and makes each member's final state
-/// the decoder's starting rows as `decoder_rows` says.
-fn record_resident_encoder(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    rec: &mut Recorder<'_>,
-    m: &GpuAttention,
-    input: &wgpu::Buffer,
-    problems: usize,
-    decoder_rows: DecoderRows<'_>,
-) -> Result<Resident> {
-    let (rows, parents) = match decoder_rows {
-        DecoderRows::PerProblem => (problems, None),
-        DecoderRows::Gathered { parents, rows } => (rows, Some(parents)),
-    };
-    let c = m.config;
-    let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
-    let mut out = Resident {
-        enc: Vec::new(),
-        cur: Vec::new(),
-        next: Vec::new(),
-    };
-    for member in &m.members {
-        let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
-        let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
-        let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
-        rec.encoder().clear_buffer(&a, 0, None);
-        for t in 0..steps {
-            let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let layer = m.encoder_layer(member);
-            let step_input = LstmInput::Rows {
-                x: input.into(),
-                rows: Rows {
-                    stride: steps * fin,
-                    offset: t * fin,
-                },
-            };
-            let state = LstmState {
-                seq: Some(RowsOf {
-                    view: (&seq).into(),
-                    rows: Rows {
-                        stride: steps * h,
-                        offset: t * h,
-                    },
-                }),
-                ..LstmState::new(prev.into(), next.into())
-            };
-            kernels::lstm_step(ctx, rec, layer, step_input, state, problems)?;
-        }
-        let last = if steps.is_multiple_of(2) { a } else { b };
-        let cur = match parents {
-            Some(parents) => {
-                let cur = pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
-                let gather = Gather {
-                    parents: parents.into(),
-                    prev_rows: problems,
-                };
-                kernels::reorder_rows(ctx, rec, gather, (&last).into(), (&cur).into(), rows, h)?;
-                cur
-            }
-            None => last,
-        };
-        out.enc.push(seq);
-        out.cur.push(cur);
-        out.next
-            .push(pool.take(ctx, "decoder state", 4 * (2 * rows * h) as u64)?);
-    }
-    Ok(out)
-}
-
-/// Per-step work buffers of a resident decode.
-struct StepBuffers {
-    feed: wgpu::Buffer,
     embedded: wgpu::Buffer,
     weights: wgpu::Buffer,
     context: wgpu::Buffer,
     combined: wgpu::Buffer,
     raw: wgpu::Buffer,
     member_logp: wgpu::Buffer,
-    /// The step's scores (the raw output with one member, the mean log-probabilities with several).
-    scores: wgpu::Buffer,
-    logp: wgpu::Buffer,
 }
 
-impl StepBuffers {
-    fn take(ctx: &GpuContext, pool: &mut Pool, m: &GpuAttention, rows: usize) -> Result<StepBuffers> {
-        let c = m.config;
+impl ResidentModel for GpuAttention {
+    type Work = AttentionWork;
+
+    fn vocab(&self) -> usize {
+        self.config.vocab
+    }
+
+    /// One state layer per member: its decoder's (h, c).
+    fn state_units(&self) -> Vec<usize> {
+        vec![self.config.hidden; self.members.len()]
+    }
+
+    /// Every member's encoder for `problems` problems: its final state starts the decoder and
+    /// its outputs stay per problem (a beam's rows read their problem's in place).
+    fn record_encoder(
+        &self,
+        ctx: &GpuContext,
+        pool: &mut Pool,
+        rec: &mut Recorder<'_>,
+        input: &wgpu::Buffer,
+        problems: usize,
+        rows: usize,
+    ) -> Result<(Vec<wgpu::Buffer>, AttentionWork)> {
+        let c = self.config;
+        let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
+        let mut finals = Vec::with_capacity(self.members.len());
+        let mut enc = Vec::with_capacity(self.members.len());
+        for member in &self.members {
+            let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+            let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
+            let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
+            rec.encoder().clear_buffer(&a, 0, None);
+            for t in 0..steps {
+                let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                let layer = self.encoder_layer(member);
+                let step_input = LstmInput::Rows {
+                    x: input.into(),
+                    rows: Rows {
+                        stride: steps * fin,
+                        offset: t * fin,
+                    },
+                };
+                let state = LstmState {
+                    seq: Some(RowsOf {
+                        view: (&seq).into(),
+                        rows: Rows {
+                            stride: steps * h,
+                            offset: t * h,
+                        },
+                    }),
+                    ..LstmState::new(prev.into(), next.into())
+                };
+                kernels::lstm_step(ctx, rec, layer, step_input, state, problems)?;
+            }
+            finals.push(if steps.is_multiple_of(2) { a } else { b });
+            enc.push(seq);
+        }
         let mut f32s = |label: &'static str, n: usize| pool.take(ctx, label, 4 * n as u64);
-        Ok(StepBuffers {
-            feed: f32s("feed", rows)?,
+        let work = AttentionWork {
+            enc,
             embedded: f32s("embedded", rows * c.embed)?,
             weights: f32s("attention weights", rows * c.steps)?,
             context: f32s("context", rows * c.hidden)?,
             combined: f32s("combined", rows * c.hidden)?,
             raw: f32s("raw scores", rows * c.vocab)?,
             member_logp: f32s("member log-probabilities", rows * c.vocab)?,
-            scores: f32s("scores", rows * c.vocab)?,
-            logp: f32s("log-probabilities", rows * c.vocab)?,
-        })
+        };
+        Ok((finals, work))
     }
-}
 
-/// Records one decoder step of every member for `rows` rows (reading `s.feed`, `r.cur`, writing
-/// `r.next`), then the step's scores and their log-softmax, as `AttentionModel`'s step and the
-/// host's searches compute them.
-fn record_resident_step(
-    ctx: &GpuContext,
-    rec: &mut Recorder<'_>,
-    m: &GpuAttention,
-    r: &Resident,
-    s: &StepBuffers,
-    rows: usize,
-    enc_div: usize,
-) -> Result<()> {
-    let c = m.config;
-    let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
-    let k = m.members.len();
-    if k > 1 {
-        rec.encoder().clear_buffer(&s.scores, 0, None);
-    }
-    for (i, member) in m.members.iter().enumerate() {
-        let embedding = m.embedding(member);
-        kernels::embedding_gather(ctx, rec, embedding, (&s.feed).into(), (&s.embedded).into(), rows)?;
-        let layer = m.decoder_layer(member);
-        let input = LstmInput::Rows {
-            x: (&s.embedded).into(),
-            rows: Rows::packed(e),
-        };
-        let state = LstmState::new((&r.cur[i]).into(), (&r.next[i]).into());
-        kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
-        let combine = m.combine_layer(member);
-        let encoded = EncoderOutputs {
-            view: (&r.enc[i]).into(),
-            steps,
-            rows_per_block: enc_div,
-        };
-        let written = AttentionOut {
-            weights: (&s.weights).into(),
-            context: (&s.context).into(),
-            out: (&s.combined).into(),
-        };
-        kernels::attention(
-            ctx,
-            rec,
-            combine,
-            RowsOf::packed((&r.next[i]).into(), h),
-            encoded,
-            written,
-            rows,
-        )?;
-        let raw = if k == 1 { &s.scores } else { &s.raw };
-        let output = DenseLayer {
-            kernel: (&member.output_kernel).into(),
-            bias: Some((&member.output_bias).into()),
-            in_dim: h,
-            units: v,
-            half: m.half,
-        };
-        let a = RowsOf::packed((&s.combined).into(), h);
-        kernels::dense(ctx, rec, output, a, DenseOut::Write(raw.into()), rows)?;
+    /// One decoder step of every member, then the step's scores (the raw output with one
+    /// member, the mean log-probabilities with several) and their log-softmax, as
+    /// `AttentionModel`'s step and the host's searches compute them.
+    fn record_step(
+        &self,
+        ctx: &GpuContext,
+        rec: &mut Recorder<'_>,
+        w: &AttentionWork,
+        s: DecoderStep<'_>,
+    ) -> Result<()> {
+        let c = self.config;
+        let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+        let (k, rows) = (self.members.len(), s.rows);
         if k > 1 {
-            kernels::log_softmax(ctx, rec, raw.into(), (&s.member_logp).into(), rows, v)?;
-            kernels::ensemble_mean(
+            rec.encoder().clear_buffer(s.scores, 0, None);
+        }
+        for (i, member) in self.members.iter().enumerate() {
+            let embedding = self.embedding(member);
+            kernels::embedding_gather(ctx, rec, embedding, s.feed.into(), (&w.embedded).into(), rows)?;
+            let layer = self.decoder_layer(member);
+            let input = LstmInput::Rows {
+                x: (&w.embedded).into(),
+                rows: Rows::packed(e),
+            };
+            let state = LstmState {
+                gather: s.gather,
+                ..LstmState::new((&s.cur[i]).into(), (&s.next[i]).into())
+            };
+            kernels::lstm_step(ctx, rec, layer, input, state, rows)?;
+            let combine = self.combine_layer(member);
+            let encoded = EncoderOutputs {
+                view: (&w.enc[i]).into(),
+                steps,
+                rows_per_block: s.rows_per_problem,
+            };
+            let written = AttentionOut {
+                weights: (&w.weights).into(),
+                context: (&w.context).into(),
+                out: (&w.combined).into(),
+            };
+            kernels::attention(
                 ctx,
                 rec,
-                (&s.member_logp).into(),
-                (&s.scores).into(),
-                rows * v,
-                1.0 / k as f32,
+                combine,
+                RowsOf::packed((&s.next[i]).into(), h),
+                encoded,
+                written,
+                rows,
             )?;
-        }
-    }
-    kernels::log_softmax(ctx, rec, (&s.scores).into(), (&s.logp).into(), rows, v)
-}
-
-/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU (as
-/// `decode::greedy_resident` for KTN models). Per problem: the hypothesis, or None where the
-/// walk fails.
-pub(crate) fn greedy_resident(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    cache: &mut BindCache,
-    m: &GpuAttention,
-    job: &GreedyJob<'_>,
-) -> Result<Vec<Option<Hypothesis>>> {
-    let rows = job.rules.len();
-    if rows == 0 {
-        return Ok(Vec::new());
-    }
-    let v = m.config.vocab;
-    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
-    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
-    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    let words = hyp_words(job.max_len);
-    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
-    let s = StepBuffers::take(ctx, pool, m, rows)?;
-    let mut rec = Recorder::with_cache(ctx, "attention greedy", cache);
-    // Every walk starts running, empty, with score 0, fed token 0.
-    rec.encoder().clear_buffer(&hyp, 0, None);
-    rec.encoder().clear_buffer(&s.feed, 0, None);
-    let mut r = record_resident_encoder(ctx, pool, &mut rec, m, &input, rows, DecoderRows::PerProblem)?;
-    let search = SearchRules {
-        library: job.rules_library,
-        rules: (&rules).into(),
-        vocab_words: (&vocab_words).into(),
-        vocab: v,
-        max_len: job.max_len,
-    };
-    let step_scores = StepScores {
-        scores: (&s.scores).into(),
-        logp: (&s.logp).into(),
-    };
-    for _ in 0..job.max_len {
-        record_resident_step(ctx, &mut rec, m, &r, &s, rows, 1)?;
-        kernels::greedy_step(
-            ctx,
-            &mut rec,
-            search,
-            step_scores,
-            (&hyp).into(),
-            (&s.feed).into(),
-            rows,
-        )?;
-        std::mem::swap(&mut r.cur, &mut r.next);
-    }
-    let bytes = 4 * (rows * words) as u64;
-    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
-    rec.copy_out(&hyp, 0, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "attention greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    decode::greedy_records(&buffers::words_u32(&read[0]), job.max_len, job.threads)
-}
-
-/// The constrained beam search for every problem, resident on the GPU (as
-/// `decode::beam_resident` for KTN models): per problem, up to `top` finished hypotheses, best
-/// first. A beam's rows read their problem's encoder outputs in place (never copied per row).
-pub(crate) fn beam_resident(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    cache: &mut BindCache,
-    m: &GpuAttention,
-    job: &BeamJob<'_>,
-) -> Result<Vec<Vec<Hypothesis>>> {
-    let problems = job.rules.len();
-    if problems == 0 {
-        return Ok(Vec::new());
-    }
-    let (w, v, l, h) = (job.width.max(1), m.config.vocab, job.max_len, m.config.hidden);
-    let rows = problems * w;
-    let words = hyp_words(l);
-    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().copied().collect();
-    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
-    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    let mut rec = Recorder::with_cache(ctx, "attention beam", cache);
-    let decode::BeamStart {
-        mut hyp_a,
-        mut hyp_b,
-        parents,
-    } = decode::beam_start(ctx, pool, &mut rec, rows, w, l)?;
-    let s = StepBuffers::take(ctx, pool, m, rows)?;
-    rec.encoder().clear_buffer(&s.feed, 0, None);
-    let gathered = DecoderRows::Gathered {
-        parents: &parents,
-        rows,
-    };
-    let r = record_resident_encoder(ctx, pool, &mut rec, m, &input, problems, gathered)?;
-    let search = SearchRules {
-        library: job.rules_library,
-        rules: (&rules).into(),
-        vocab_words: (&vocab_words).into(),
-        vocab: v,
-        max_len: l,
-    };
-    let step_scores = StepScores {
-        scores: (&s.scores).into(),
-        logp: (&s.logp).into(),
-    };
-    for _ in 0..l {
-        record_resident_step(ctx, &mut rec, m, &r, &s, rows, w)?;
-        let records = BeamRecords {
-            hyp_in: (&hyp_a).into(),
-            hyp_out: (&hyp_b).into(),
-            parents: (&parents).into(),
-            feed: (&s.feed).into(),
-        };
-        let shape = BeamShape {
-            problems,
-            width: w,
-            values: job.values,
-            domain_len: job.domain_len,
-        };
-        kernels::beam_step(ctx, &mut rec, search, step_scores, records, shape)?;
-        // Slots keep their parent's state; the encoder outputs stay per problem.
-        for (next, cur) in r.next.iter().zip(&r.cur) {
-            let gather = Gather {
-                parents: (&parents).into(),
-                prev_rows: rows,
+            let raw = if k == 1 { s.scores } else { &w.raw };
+            let output = DenseLayer {
+                kernel: (&member.output_kernel).into(),
+                bias: Some((&member.output_bias).into()),
+                in_dim: h,
+                units: v,
+                half: self.half,
             };
-            kernels::reorder_rows(ctx, &mut rec, gather, next.into(), cur.into(), rows, h)?;
+            let a = RowsOf::packed((&w.combined).into(), h);
+            kernels::dense(ctx, rec, output, a, DenseOut::Write(raw.into()), rows)?;
+            if k > 1 {
+                kernels::log_softmax(ctx, rec, raw.into(), (&w.member_logp).into(), rows, v)?;
+                kernels::ensemble_mean(
+                    ctx,
+                    rec,
+                    (&w.member_logp).into(),
+                    s.scores.into(),
+                    rows * v,
+                    1.0 / k as f32,
+                )?;
+            }
         }
-        std::mem::swap(&mut hyp_a, &mut hyp_b);
+        kernels::log_softmax(ctx, rec, s.scores.into(), s.logp.into(), rows, v)
     }
-    // The finished lists, already in search::beam_search's final order.
-    let bytes = 4 * (rows * words) as u64;
-    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
-    rec.copy_out(&hyp_a, bytes, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "attention beam search", rec.finish(), &[(&staging, bytes)])?;
-    decode::finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
 }

@@ -11,6 +11,12 @@ use crate::error::{Error, Result};
 /// healthy device finishes a 100,000-problem batch far sooner, lavapipe included).
 const WAIT_LIMIT: Duration = Duration::from_secs(600);
 
+/// Fewer rows than this take the SMALL path of `lstm_step.wgsl` and `dense.wgsl` (the default of
+/// [`GpuContext::set_tiled_min_rows`]): below it the tiled path has too few workgroups to fill a
+/// large GPU, and each of its threads does 8 to 16 times the SMALL path's work (latency). An
+/// estimate for a ~130-SM GPU, not a measurement.
+pub const TILED_MIN_ROWS: usize = 2048;
+
 /// What `tuneinfer info` and messages say about an adapter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdapterSummary {
@@ -202,7 +208,7 @@ impl GpuContext {
             unused,
             summary,
             fault,
-            tiled_min_rows: std::sync::atomic::AtomicUsize::new(super::kernels::TILED_MIN_ROWS),
+            tiled_min_rows: std::sync::atomic::AtomicUsize::new(TILED_MIN_ROWS),
             groups_cap: std::sync::atomic::AtomicU32::new(u32::MAX),
             profiler: super::profile::Profiler::default(),
         })
@@ -224,6 +230,13 @@ impl GpuContext {
 
     pub fn adapter(&self) -> &AdapterSummary {
         &self.summary
+    }
+
+    /// The pipeline of `key` (compiled on first use, inside the error scopes).
+    pub(crate) fn kernel(&self, key: &super::registry::KernelKey) -> Result<std::sync::Arc<super::registry::Kernel>> {
+        self.registry.get(key, |k| {
+            self.checked(&format!("compiling {k}"), || super::registry::compile(&self.device, k))?
+        })
     }
 
     /// Runs `work` inside validation and out-of-memory error scopes; the first error caught
@@ -291,7 +304,7 @@ impl GpuContext {
 
     /// From how many rows `lstm_step` and `dense` use their tiled (throughput) paths instead of
     /// the SMALL (latency) ones; both give the same bits. Default
-    /// [`TILED_MIN_ROWS`](super::kernels::TILED_MIN_ROWS); 0 tiles everything (tests, tuning).
+    /// [`TILED_MIN_ROWS`]; 0 tiles everything (tests, tuning).
     pub fn set_tiled_min_rows(&self, rows: usize) {
         self.tiled_min_rows.store(rows, std::sync::atomic::Ordering::Relaxed);
     }

@@ -1,53 +1,21 @@
-//! Decoding on the GPU.
+//! MIOpen's KTN models decoding on the GPU.
 //!
-//! `greedy_resident`: MIOpen's greedy walk with everything in device buffers — encoder, every
-//! decoder step, log-softmax, the solver's rule check and the hypotheses (tokens, values,
-//! scores, states). All steps go into one command buffer; the host reads back only the final
-//! hypotheses. `beam_resident`: the constrained beam search the same way. A config's length may
-//! depend on its first value (the rules library's `solver_config_len`; catalogue solvers), so
-//! hypotheses finish at different steps; the beam keeps each problem's finished ones in a list
-//! after the live slots.
+//! [`GpuKtn`] is a [`ResidentModel`]: its encoder (optional dense layer, LSTM layers) and its
+//! decoder step (LSTM layers, the first reading the embedding of the fed token itself, output
+//! dense layer and log-softmax) for the driver's resident greedy walk and beam search
+//! (`driver.rs`).
 //!
 //! `GpuStepDecoder`: the decoder step on the GPU behind the [`StepDecoder`] trait, so the host's
 //! search (for solvers without a WGSL rules library, or configs and beams wider than the
 //! kernels take) runs the model on the GPU with one upload and one read-back per step.
 
-use std::sync::Mutex;
-
 use super::buffers::{self, Pool};
 use super::context::GpuContext;
-use super::kernels::{
-    self, BeamRecords, BeamShape, BindCache, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf,
-    SearchRules, StepScores,
-};
+use super::driver::{self, DecoderStep, ResidentModel, StepError};
+use super::kernels::{self, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf};
 use super::model::GpuKtn;
-use super::parallel;
 use crate::error::{Error, Result};
-use crate::search::Hypothesis;
 use crate::seq2seq::{DecoderScratch, States, StepDecoder};
-
-/// Largest width x vocabulary `beam_step.wgsl` takes (its bit set of value prefixes).
-pub(crate) const MAX_BEAM_CANDIDATES: usize = 2048;
-/// Widest beam `beam_step.wgsl` takes (its `MAX_WIDTH`).
-pub(crate) const MAX_BEAM_WIDTH: usize = 64;
-
-/// Whether `beam_step.wgsl` takes a beam of `width` over `vocab` tokens on this device: at most
-/// [`MAX_BEAM_WIDTH`] slots, [`MAX_BEAM_CANDIDATES`] candidates, and sort keys that fit the
-/// device's workgroup memory.
-pub(crate) fn beam_step_fits(ctx: &GpuContext, width: usize, vocab: usize) -> bool {
-    let bytes = kernels::beam_workgroup_bytes(kernels::beam_sort_entries(width, vocab));
-    width <= MAX_BEAM_WIDTH
-        && width * vocab <= MAX_BEAM_CANDIDATES
-        && bytes <= u64::from(ctx.limits.max_compute_workgroup_storage_size)
-}
-
-/// Largest look-ahead domain of the WGSL rules libraries (`SOLVER_DOMAIN_MAX`).
-pub(crate) const MAX_DOMAIN: usize = 64;
-
-/// Words of one row's hypothesis record in `greedy_step.wgsl` for configs of `max_len`.
-pub(crate) fn hyp_words(max_len: usize) -> usize {
-    2 * max_len + 4
-}
 
 /// Encoder words per problem: input, dense output, sequences between LSTMs, both state copies.
 fn encoder_words(m: &GpuKtn) -> usize {
@@ -64,11 +32,11 @@ fn encoder_words(m: &GpuKtn) -> usize {
 fn decoder_row_words(m: &GpuKtn, max_len: usize, beam: bool) -> usize {
     let states: usize = m.dec_lstms.iter().map(|l| 2 * 2 * l.units).sum();
     let records = if beam {
-        beam_start_words(max_len)
+        driver::beam_row_words(max_len)
     } else {
-        hyp_words(max_len)
+        driver::hyp_words(max_len) + 1
     };
-    records + 1 + 2 * m.output.units + states
+    records + 2 * m.output.units + states
 }
 
 /// Device bytes one problem needs in `greedy_resident` (`width` 1) or `beam_resident`: every
@@ -233,314 +201,42 @@ fn record_decoder_step(
     }
 }
 
-/// What the greedy walk needs besides the model.
-pub(crate) struct GreedyJob<'a> {
-    /// `[rows, T, F]` encoder inputs.
-    pub inputs: &'a [f32],
-    /// The solver's rule words per row.
-    pub rules: &'a [[i32; 8]],
-    /// Data the rules library reads by offset, uploaded after the rule words (catalogue tables).
-    pub tables: &'a [i32],
-    /// `greedy_step.wgsl`'s vocabulary words: value id per token, then each value as i32.
-    pub vocab_words: &'a [i32],
-    pub rules_library: &'static str,
-    /// Host threads for parsing the read-back (the predictor's `--threads`).
-    pub threads: usize,
-    /// Longest config length (positions to decode).
-    pub max_len: usize,
-}
+impl ResidentModel for GpuKtn {
+    /// Nothing besides the states: the output layer writes the driver's scores.
+    type Work = ();
 
-/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU. Per problem: the
-/// hypothesis, or None where the walk fails.
-pub(crate) fn greedy_resident(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    cache: &mut BindCache,
-    m: &GpuKtn,
-    job: &GreedyJob<'_>,
-) -> Result<Vec<Option<Hypothesis>>> {
-    let rows = job.rules.len();
-    if rows == 0 {
-        return Ok(Vec::new());
+    fn vocab(&self) -> usize {
+        self.output.units
     }
-    let v = m.output.units;
-    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
-    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
-    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    let words = hyp_words(job.max_len);
-    let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
-    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
-    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
-    let mut rec = Recorder::with_cache(ctx, "greedy", cache);
-    // Every walk starts running, empty, with score 0, fed token 0.
-    rec.encoder().clear_buffer(&hyp, 0, None);
-    rec.encoder().clear_buffer(&feed, 0, None);
-    let mut cur = record_encoder(ctx, pool, &mut rec, m, &input, rows)?;
-    let mut next: Vec<wgpu::Buffer> = m
-        .dec_lstms
-        .iter()
-        .map(|l| pool.take(ctx, "decoder state", 4 * (2 * rows * l.units) as u64))
-        .collect::<Result<_>>()?;
-    let search = SearchRules {
-        library: job.rules_library,
-        rules: (&rules).into(),
-        vocab_words: (&vocab_words).into(),
-        vocab: v,
-        max_len: job.max_len,
-    };
-    let step_scores = StepScores {
-        scores: (&scores).into(),
-        logp: (&logp).into(),
-    };
-    for _ in 0..job.max_len {
+
+    fn state_units(&self) -> Vec<usize> {
+        self.dec_lstms.iter().map(|l| l.units).collect()
+    }
+
+    fn record_encoder(
+        &self,
+        ctx: &GpuContext,
+        pool: &mut Pool,
+        rec: &mut Recorder<'_>,
+        input: &wgpu::Buffer,
+        problems: usize,
+        _rows: usize,
+    ) -> Result<(Vec<wgpu::Buffer>, ())> {
+        Ok((record_encoder(ctx, pool, rec, self, input, problems)?, ()))
+    }
+
+    fn record_step(&self, ctx: &GpuContext, rec: &mut Recorder<'_>, _work: &(), s: DecoderStep<'_>) -> Result<()> {
         let states = DecoderStates {
-            cur: &cur,
-            next: &next,
-            gather: None,
+            cur: s.cur,
+            next: s.next,
+            gather: s.gather,
         };
         let out = DecoderScores {
-            scores: &scores,
-            logp: Some(&logp),
+            scores: s.scores,
+            logp: Some(s.logp),
         };
-        record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
-        kernels::greedy_step(ctx, &mut rec, search, step_scores, (&hyp).into(), (&feed).into(), rows)?;
-        std::mem::swap(&mut cur, &mut next);
+        record_decoder_step(ctx, rec, self, s.feed, states, out, s.rows)
     }
-    let bytes = 4 * (rows * words) as u64;
-    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
-    rec.copy_out(&hyp, 0, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    greedy_records(&buffers::words_u32(&read[0]), job.max_len, job.threads)
-}
-
-/// Each row's greedy walk: its hypothesis when the walk finished (status 1), else `None`.
-pub(crate) fn greedy_records(out: &[u32], l: usize, threads: usize) -> Result<Vec<Option<Hypothesis>>> {
-    let records: Vec<&[u32]> = out.chunks_exact(hyp_words(l)).collect();
-    let parts = parallel::map_parts(&records, threads.max(1), |_, part| {
-        part.iter()
-            .map(|h| {
-                let (len, status, score) = (h[2 * l] as usize, h[2 * l + 1], f32::from_bits(h[2 * l + 2]));
-                (status == 1 && len <= l).then(|| Hypothesis {
-                    tokens: h[..len].to_vec(),
-                    values: h[l..l + len].to_vec(),
-                    score,
-                })
-            })
-            .collect::<Vec<_>>()
-    })?;
-    Ok(parts.into_iter().flatten().collect())
-}
-
-/// What the resident beam search needs besides the model.
-pub(crate) struct BeamJob<'a> {
-    /// `[problems, T, F]` encoder inputs.
-    pub inputs: &'a [f32],
-    pub rules: &'a [[i32; 8]],
-    /// Data the rules library reads by offset, uploaded after the rule words (catalogue tables).
-    pub tables: &'a [i32],
-    /// `vocab_words` (tokens | values | domain length | domain).
-    pub vocab_words: &'a [i32],
-    /// Number of distinct values and of domain entries in `vocab_words`.
-    pub values: usize,
-    pub domain_len: usize,
-    pub rules_library: &'static str,
-    pub max_len: usize,
-    pub width: usize,
-    pub top: usize,
-    /// Host threads for parsing the read-back (the predictor's `--threads`).
-    pub threads: usize,
-}
-
-/// The constrained beam search for every problem, resident on the GPU: per problem, up to
-/// `top` finished hypotheses, best first (as `search::beam_search` orders them).
-pub(crate) fn beam_resident(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    cache: &mut BindCache,
-    m: &GpuKtn,
-    job: &BeamJob<'_>,
-) -> Result<Vec<Vec<Hypothesis>>> {
-    let problems = job.rules.len();
-    if problems == 0 {
-        return Ok(Vec::new());
-    }
-    let (w, v, l) = (job.width.max(1), m.output.units, job.max_len);
-    let rows = problems * w;
-    let words = hyp_words(l);
-    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(job.inputs))?;
-    let rules: Vec<i32> = job.rules.iter().flatten().chain(job.tables).copied().collect();
-    let rules = pool.upload(ctx, "rules", bytemuck::cast_slice(&rules))?;
-    let vocab_words = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
-    let mut rec = Recorder::with_cache(ctx, "beam", cache);
-    let BeamStart {
-        mut hyp_a,
-        mut hyp_b,
-        parents,
-    } = beam_start(ctx, pool, &mut rec, rows, w, l)?;
-    let feed = pool.take(ctx, "feed", 4 * rows as u64)?;
-    let scores = pool.take(ctx, "scores", 4 * (rows * v) as u64)?;
-    let logp = pool.take(ctx, "log-probabilities", 4 * (rows * v) as u64)?;
-    rec.encoder().clear_buffer(&feed, 0, None);
-    // The decoder's LSTMs read each row's state from its parent row (the beam's reorder, and
-    // at the first step the problem's encoder state) in place.
-    // Step i writes states[i % 2] and reads the previous step's (at step 0 the encoder's).
-    let encoded = record_encoder(ctx, pool, &mut rec, m, &input, problems)?;
-    let mut states: [Vec<wgpu::Buffer>; 2] = [Vec::new(), Vec::new()];
-    for lstm in &m.dec_lstms {
-        let bytes = 4 * (2 * rows * lstm.units) as u64;
-        states[0].push(pool.take(ctx, "beam state", bytes)?);
-        states[1].push(pool.take(ctx, "beam state", bytes)?);
-    }
-    let search = SearchRules {
-        library: job.rules_library,
-        rules: (&rules).into(),
-        vocab_words: (&vocab_words).into(),
-        vocab: v,
-        max_len: l,
-    };
-    let step_scores = StepScores {
-        scores: (&scores).into(),
-        logp: (&logp).into(),
-    };
-    for step in 0..l {
-        let (cur, cur_rows) = if step == 0 {
-            (&encoded, problems)
-        } else {
-            (&states[(step - 1) % 2], rows)
-        };
-        let next = &states[step % 2];
-        let states = DecoderStates {
-            cur,
-            next,
-            gather: Some(Gather {
-                parents: (&parents).into(),
-                prev_rows: cur_rows,
-            }),
-        };
-        let out = DecoderScores {
-            scores: &scores,
-            logp: Some(&logp),
-        };
-        record_decoder_step(ctx, &mut rec, m, &feed, states, out, rows)?;
-        let records = BeamRecords {
-            hyp_in: (&hyp_a).into(),
-            hyp_out: (&hyp_b).into(),
-            parents: (&parents).into(),
-            feed: (&feed).into(),
-        };
-        let shape = BeamShape {
-            problems,
-            width: w,
-            values: job.values,
-            domain_len: job.domain_len,
-        };
-        kernels::beam_step(ctx, &mut rec, search, step_scores, records, shape)?;
-        std::mem::swap(&mut hyp_a, &mut hyp_b);
-    }
-    // The finished lists, already in search::beam_search's final order.
-    let bytes = 4 * (rows * words) as u64;
-    let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
-    rec.copy_out(&hyp_a, bytes, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
-    finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
-}
-
-/// The buffers a resident beam search starts from, for both model kinds: two hypothesis
-/// buffers (live slots, then each problem's finished list) and the parent row of each slot.
-pub(crate) struct BeamStart {
-    pub hyp_a: wgpu::Buffer,
-    pub hyp_b: wgpu::Buffer,
-    pub parents: wgpu::Buffer,
-}
-
-/// Device words per beam row that [`beam_start`] takes: three record buffers of live slots
-/// and finished lists (the pooled initial one is kept for the next search of the same size),
-/// the parent and the pooled initial parent.
-pub(crate) fn beam_start_words(max_len: usize) -> usize {
-    3 * 2 * hyp_words(max_len) + 2
-}
-
-/// Takes a beam's buffers from the pool and records the copies that start the search: in
-/// `hyp_a`, slot 0 of each problem live with an empty prefix and everything else dead; row r's
-/// parent is problem r / w's encoder state. Those initial records and parents are pooled
-/// constants, built and uploaded once per (size, width, length).
-pub(crate) fn beam_start(
-    ctx: &GpuContext,
-    pool: &mut Pool,
-    rec: &mut Recorder<'_>,
-    rows: usize,
-    w: usize,
-    l: usize,
-) -> Result<BeamStart> {
-    let hyp_bytes = 4 * (2 * rows * hyp_words(l)) as u64;
-    let initial_hypotheses = pool.constant(
-        ctx,
-        "initial hypotheses",
-        ((w as u64) << 32) | l as u64,
-        hyp_bytes,
-        || bytemuck::cast_slice(&initial_hypotheses(rows, w, l)).to_vec(),
-    )?;
-    let parent_bytes = 4 * rows as u64;
-    let initial_parents = pool.constant(ctx, "initial parents", w as u64, parent_bytes, || {
-        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
-        bytemuck::cast_slice(&first).to_vec()
-    })?;
-    let start = BeamStart {
-        hyp_a: pool.take(ctx, "hypotheses", hyp_bytes)?,
-        hyp_b: pool.take(ctx, "hypotheses", hyp_bytes)?,
-        parents: pool.take(ctx, "parents", parent_bytes)?,
-    };
-    rec.encoder()
-        .copy_buffer_to_buffer(&initial_hypotheses, 0, &start.hyp_a, 0, hyp_bytes);
-    rec.encoder()
-        .copy_buffer_to_buffer(&initial_parents, 0, &start.parents, 0, parent_bytes);
-    Ok(start)
-}
-
-/// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
-/// live with an empty prefix, the others dead), then every problem's `w` finished records (dead).
-pub(crate) fn initial_hypotheses(rows: usize, w: usize, l: usize) -> Vec<u32> {
-    let words = hyp_words(l);
-    let mut init = vec![0u32; 2 * rows * words];
-    for (r, h) in init.chunks_exact_mut(words).enumerate() {
-        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
-    }
-    init
-}
-
-/// Each problem's finished list (`w` records, already in search::beam_search's final order) as
-/// its first `top` hypotheses.
-pub(crate) fn finished_lists(
-    out: &[u32],
-    w: usize,
-    l: usize,
-    top: usize,
-    threads: usize,
-) -> Result<Vec<Vec<Hypothesis>>> {
-    let words = hyp_words(l);
-    let lists: Vec<&[u32]> = out.chunks_exact(words * w).collect();
-    let parts = parallel::map_parts(&lists, threads.max(1), |_, part| {
-        part.iter()
-            .map(|list| {
-                list.chunks_exact(words)
-                    .take_while(|h| h[2 * l + 1] == 1)
-                    .filter(|h| (1..=l).contains(&(h[2 * l] as usize)))
-                    .take(top)
-                    .map(|h| {
-                        let len = h[2 * l] as usize;
-                        Hypothesis {
-                            tokens: h[..len].to_vec(),
-                            values: h[l..l + len].to_vec(),
-                            score: f32::from_bits(h[2 * l + 2]),
-                        }
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>()
-    })?;
-    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Encodes `rows` problems on the GPU and reads the decoder's initial states back.
@@ -660,25 +356,5 @@ impl StepDecoder for GpuStepDecoder<'_> {
         if let Err(e) = self.try_step(tokens, states, scores) {
             self.error.fail(e, scores, states.batch * self.model.output.units);
         }
-    }
-}
-
-/// The first failure of a GPU decoder's steps: the `StepDecoder` interface has no error channel,
-/// so a failed step keeps its error here for the caller to report after the search, and hands
-/// the search NaN scores, which no candidate survives.
-#[derive(Debug, Default)]
-pub(crate) struct StepError(Mutex<Option<String>>);
-
-impl StepError {
-    pub(crate) fn fail(&self, e: Error, scores: &mut Vec<f32>, len: usize) {
-        if let Ok(mut slot) = self.0.lock() {
-            slot.get_or_insert(e.to_string());
-        }
-        scores.clear();
-        scores.resize(len, f32::NAN);
-    }
-
-    pub(crate) fn take(&self) -> Option<Error> {
-        self.0.lock().ok().and_then(|mut e| e.take()).map(Error::Gpu)
     }
 }

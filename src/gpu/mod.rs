@@ -7,8 +7,8 @@
 //! - `model`, `decode`, `predictor`: weights on the device, GPU decoding, [`GpuPredictor`].
 //! - `attention`: tuneinfer's own attention models (`weights/`) on the device, stepped by the
 //!   host's searches.
-//! - `profile`: per-kernel GPU times (timestamp queries), host phases and round-trip floors for
-//!   `tuneinfer bench --profile`.
+//! - `profile`: per-kernel GPU times (timestamp queries) and host phases for `tuneinfer bench
+//!   --profile`; `probe`: its round-trip floors.
 //!
 //! [`Engine`] is what the CLI and embedders use: CPU or GPU chosen by a [`DeviceChoice`], the
 //! same answers either way. Built without the `gpu` feature, every GPU request fails with
@@ -29,6 +29,8 @@ mod context;
 #[cfg(feature = "gpu")]
 mod decode;
 #[cfg(feature = "gpu")]
+mod driver;
+#[cfg(feature = "gpu")]
 pub mod kernels;
 #[cfg(feature = "gpu")]
 mod model;
@@ -36,6 +38,8 @@ mod model;
 mod parallel;
 #[cfg(feature = "gpu")]
 mod predictor;
+#[cfg(feature = "gpu")]
+mod probe;
 #[cfg(feature = "gpu")]
 pub mod profile;
 #[cfg(feature = "gpu")]

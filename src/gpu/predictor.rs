@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use super::attention::{self, GpuAttention, GpuAttentionDecoder};
 use super::buffers::Pool;
 use super::context::GpuContext;
-use super::decode::{self, BeamJob, GpuStepDecoder, GreedyJob};
-use super::kernels::BindCache;
+use super::decode::{self, GpuStepDecoder};
+use super::driver::{self, BeamJob, GreedyJob};
+use super::kernels::{self, BindCache, END_VALUE, NEVER_VALUE};
 use super::model::GpuKtn;
 use super::parallel;
 use super::Precision;
@@ -25,11 +26,6 @@ const CHUNK_BUDGET: u64 = 1 << 30;
 
 /// `catalogue_rules.wgsl`'s `SOLVER_MAX_LEN`: the longest catalogue config decoded on the GPU.
 const CATALOGUE_MAX_LEN: usize = 24;
-
-/// `greedy_step.wgsl`'s marker for the "-1" value (ends a walk).
-const END_VALUE: i32 = i32::MIN;
-/// Its marker for values never accepted (not integers).
-const NEVER_VALUE: i32 = i32::MIN + 1;
 
 /// The weights on the device: a KTN model or tuneinfer's attention model (both decode resident
 /// when the solver has a WGSL rules library, else step the model under the host's search).
@@ -194,7 +190,7 @@ impl GpuPredictor {
             .max_storage_buffer_binding_size
             .min(self.ctx.limits.max_buffer_size);
         let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
-        let max_threads = per_dim * per_dim * u64::from(super::kernels::WG);
+        let max_threads = per_dim * per_dim * u64::from(kernels::WG);
         let by_threads = max_threads / (largest / 4).max(1);
         ((CHUNK_BUDGET / per_problem.max(1))
             .min(limit / largest.max(1))
@@ -399,16 +395,16 @@ impl GpuPredictor {
                     max_len,
                 };
                 let found = self.with_pool(|pool, cache| match &self.model {
-                    DeviceModel::Ktn(m) => decode::greedy_resident(&self.ctx, pool, cache, m, &job),
-                    DeviceModel::Attention(m) => attention::greedy_resident(&self.ctx, pool, cache, m, &job),
+                    DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                    DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
                 })?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             (DecodeMode::Beam { width, top }, Some(lib))
-                if fixed_len && fits(lib) && decode::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
+                if fixed_len && fits(lib) && kernels::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
             {
                 let (words, values, domain_len) = beam_vocab_words(vocab);
-                if domain_len <= decode::MAX_DOMAIN {
+                if domain_len <= kernels::MAX_DOMAIN {
                     let job = BeamJob {
                         inputs,
                         rules,
@@ -423,8 +419,8 @@ impl GpuPredictor {
                         threads: self.host.threads(),
                     };
                     return self.with_pool(|pool, cache| match &self.model {
-                        DeviceModel::Ktn(m) => decode::beam_resident(&self.ctx, pool, cache, m, &job),
-                        DeviceModel::Attention(m) => attention::beam_resident(&self.ctx, pool, cache, m, &job),
+                        DeviceModel::Ktn(m) => driver::beam_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                        DeviceModel::Attention(m) => driver::beam_resident(&self.ctx, pool, cache, m, &job),
                     });
                 }
                 self.decode_on_host(inputs, constraints, mode)
@@ -455,7 +451,7 @@ impl GpuPredictor {
             .map(|b| b.get(1).copied().unwrap_or(0).max(1) as usize)
             .max();
         let max_len = max_len.unwrap_or(1);
-        let beam_fits = |width: usize| decode::beam_step_fits(&self.ctx, width, vocab.len());
+        let beam_fits = |width: usize| kernels::beam_step_fits(&self.ctx, width, vocab.len());
         let fits = max_len <= CATALOGUE_MAX_LEN
             && match mode {
                 DecodeMode::Miopen => true,
@@ -505,10 +501,6 @@ impl GpuPredictor {
         max_len: usize,
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
-        let DeviceModel::Ktn(ktn) = &self.model else {
-            return Err(Error::Gpu("catalogue solvers run on MIOpen's KTN models only".into()));
-        };
-        let ktn: &GpuKtn = ktn;
         let vocab = self.host.model.vocab();
         let miopen = i32::from(mode == DecodeMode::Miopen);
         let mut offset = 8 * blocks.len();
@@ -531,7 +523,10 @@ impl GpuPredictor {
                     threads: self.host.threads(),
                     max_len,
                 };
-                let found = self.with_pool(|pool, cache| decode::greedy_resident(&self.ctx, pool, cache, ktn, &job))?;
+                let found = self.with_pool(|pool, cache| match &self.model {
+                    DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                    DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
+                })?;
                 Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
             }
             DecodeMode::Beam { width, top } => {
@@ -550,7 +545,10 @@ impl GpuPredictor {
                     top: top.clamp(1, width.max(1)),
                     threads: self.host.threads(),
                 };
-                self.with_pool(|pool, cache| decode::beam_resident(&self.ctx, pool, cache, ktn, &job))
+                self.with_pool(|pool, cache| match &self.model {
+                    DeviceModel::Ktn(m) => driver::beam_resident(&self.ctx, pool, cache, m.as_ref(), &job),
+                    DeviceModel::Attention(m) => driver::beam_resident(&self.ctx, pool, cache, m, &job),
+                })
             }
         }
     }

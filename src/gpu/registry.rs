@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use super::context::GpuContext;
 use crate::error::{Error, Result};
 
 /// How a kernel's binding is used.
@@ -290,12 +289,14 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// The pipeline of `key`, compiled on first use.
-    pub fn get(&self, ctx: &GpuContext, key: &KernelKey) -> Result<Arc<Kernel>> {
+    /// The pipeline of `key`, compiled by `compile` on first use (the context's
+    /// [`GpuContext::kernel`](super::context::GpuContext::kernel) compiles with [`compile`]
+    /// inside its error scopes).
+    pub fn get(&self, key: &KernelKey, compile: impl FnOnce(&KernelKey) -> Result<Kernel>) -> Result<Arc<Kernel>> {
         if let Some(k) = self.cache.lock().ok().and_then(|c| c.get(key).cloned()) {
             return Ok(k);
         }
-        let kernel = Arc::new(compile(ctx, key)?);
+        let kernel = Arc::new(compile(key)?);
         if let Ok(mut c) = self.cache.lock() {
             c.insert(key.clone(), kernel.clone());
         }
@@ -314,7 +315,9 @@ impl Registry {
     }
 }
 
-fn compile(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
+/// Compiles the pipeline of `key` on `device` (device errors surface in the caller's error
+/// scopes).
+pub(crate) fn compile(device: &wgpu::Device, key: &KernelKey) -> Result<Kernel> {
     let file = shader(key.kernel)?;
     let slots = file
         .slots
@@ -350,36 +353,34 @@ fn compile(ctx: &GpuContext, key: &KernelKey) -> Result<Kernel> {
         .find(|(k, _)| *k == "WG")
         .map(|&(_, v)| v)
         .unwrap_or(64);
-    ctx.checked(&format!("compiling {name}"), || {
-        let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(&name),
-            source: wgpu::ShaderSource::Wgsl(text.as_str().into()),
-        });
-        let layout = ctx.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(&name),
-            entries: &entries,
-        });
-        let pipeline_layout = ctx.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(&name),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(&name),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-        Kernel {
-            pipeline,
-            layout,
-            key: key.clone(),
-            workgroup,
-        }
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(&name),
+        source: wgpu::ShaderSource::Wgsl(text.as_str().into()),
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(&name),
+        entries: &entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&name),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(&name),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    Ok(Kernel {
+        pipeline,
+        layout,
+        key: key.clone(),
+        workgroup,
     })
 }

@@ -1,0 +1,284 @@
+//! One launch file per kernel of `shaders/` (recording into a command encoder, with the
+//! kernel's constants), and `host`: versions that take and return slices, what the GPU-vs-CPU
+//! tests and benchmarks call. This file: what every launch shares (the dispatch, the
+//! [`Recorder`], bind-group caching, row addressing, the two paths of the tiled kernels, what
+//! both search kernels read).
+
+mod attention;
+mod beam_step;
+mod dense;
+mod dense_log_softmax;
+mod embedding_gather;
+mod ensemble_mean;
+mod greedy_step;
+pub mod host;
+mod log_softmax;
+mod lstm_step;
+mod reorder_rows;
+
+pub use attention::ATTENTION_MAX_STEPS;
+pub(crate) use attention::{attention, AttentionLayer, AttentionOut, EncoderOutputs};
+pub(crate) use beam_step::{beam_step, beam_step_fits, BeamRecords, BeamShape, MAX_DOMAIN};
+pub(crate) use dense::{dense, dense_on, DenseLayer, DenseOut};
+pub(crate) use dense_log_softmax::dense_log_softmax;
+pub(crate) use embedding_gather::{embedding_gather, Embedding};
+pub(crate) use ensemble_mean::ensemble_mean;
+pub(crate) use greedy_step::{greedy_step, END_VALUE, NEVER_VALUE};
+pub(crate) use log_softmax::log_softmax;
+pub(crate) use lstm_step::{lstm_step, lstm_step_on, Gather, LstmInput, LstmLayer, LstmState};
+pub(crate) use reorder_rows::reorder_rows;
+
+use super::buffers::{self, View};
+use super::context::GpuContext;
+use super::registry::{Kernel, KernelKey};
+use crate::error::{Error, Result};
+
+/// Workgroup size of every kernel (an override constant of each shader).
+pub const WG: u32 = 64;
+
+/// Workgroup size of `lstm_step.wgsl` and `dense.wgsl` (their tiled paths need 256).
+pub(crate) const TILE_WG: u32 = 256;
+
+/// Which of the two paths of `lstm_step.wgsl` / `dense.wgsl` runs (same results, bit for bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TilePath {
+    /// SMALL below [`GpuContext::tiled_min_rows`] rows, tiled from there.
+    Auto,
+    /// One thread per output column (unit) of 4 rows, straight from storage (latency).
+    Small,
+    /// Workgroup-memory tiles (throughput).
+    Tiled,
+}
+
+impl TilePath {
+    fn small(self, ctx: &GpuContext, rows: usize) -> bool {
+        match self {
+            TilePath::Auto => rows < ctx.tiled_min_rows(),
+            TilePath::Small => true,
+            TilePath::Tiled => false,
+        }
+    }
+}
+
+/// Records one dispatch of `kernel` over `threads` invocations (a 2-D grid when the count
+/// exceeds the per-dimension limit).
+pub(crate) fn dispatch(
+    ctx: &GpuContext,
+    rec: &mut Recorder<'_>,
+    kernel: &Kernel,
+    views: &[View<'_>],
+    params: &[u32],
+    threads: u64,
+) -> Result<()> {
+    if threads == 0 {
+        return Ok(());
+    }
+    let groups = threads.div_ceil(u64::from(kernel.workgroup));
+    let max = u64::from(ctx.groups_per_dimension());
+    let x = groups.min(max);
+    let y = groups.div_ceil(x);
+    if y > max {
+        return Err(Error::Gpu(format!(
+            "{}: {threads} threads exceed one dispatch (split the batch)",
+            kernel.key
+        )));
+    }
+    let make = || {
+        let uniform = buffers::uniform(ctx, params);
+        let mut entries: Vec<wgpu::BindGroupEntry> = views
+            .iter()
+            .enumerate()
+            .map(|(i, v)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: v.binding(),
+            })
+            .collect();
+        entries.push(wgpu::BindGroupEntry {
+            binding: views.len() as u32,
+            resource: uniform.as_entire_binding(),
+        });
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &kernel.layout,
+            entries: &entries,
+        })
+    };
+    let group = match rec.cache.as_deref_mut() {
+        Some(cache) => {
+            let key = BindKey {
+                kernel: kernel.key.clone(),
+                views: views.iter().map(|v| (v.buf.clone(), v.offset, v.size)).collect(),
+                params: params.to_vec(),
+            };
+            cache.groups.entry(key).or_insert_with(make).clone()
+        }
+        None => make(),
+    };
+    let pass = rec.pass_for(&kernel.key);
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, &group, &[]);
+    pass.dispatch_workgroups(x as u32, y as u32, 1);
+    Ok(())
+}
+
+/// What a bind group is made of: the kernel, its buffers (with offset and size) and its
+/// parameters.
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct BindKey {
+    kernel: KernelKey,
+    views: Vec<(wgpu::Buffer, u64, Option<u64>)>,
+    params: Vec<u32>,
+}
+
+/// Bind groups (with their parameter buffers) of decodes that reuse the same pooled buffers, so
+/// a repeated decode of the same size creates no wgpu objects at all.
+#[derive(Default)]
+pub(crate) struct BindCache {
+    groups: std::collections::HashMap<BindKey, wgpu::BindGroup>,
+}
+
+impl BindCache {
+    pub fn clear(&mut self) {
+        self.groups.clear();
+    }
+}
+
+/// A command encoder being recorded, with the bind-group cache of the decode (if any). Dispatches
+/// go into one compute pass, kept open until a copy or clear needs the encoder (wgpu orders
+/// dispatches within a pass by their buffer use, as between passes). While the context profiles
+/// ([`GpuContext::start_profile`]), each dispatch gets a timestamped pass of its own instead.
+pub(crate) struct Recorder<'a> {
+    enc: wgpu::CommandEncoder,
+    open: Option<wgpu::ComputePass<'static>>,
+    cache: Option<&'a mut BindCache>,
+    profile: Option<super::profile::RecProfile>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(ctx: &GpuContext, label: &str) -> Recorder<'a> {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        let profile = ctx.profiler.recording(ctx, &mut enc);
+        Recorder {
+            enc,
+            open: None,
+            cache: None,
+            profile,
+        }
+    }
+
+    pub fn with_cache(ctx: &GpuContext, label: &str, cache: &'a mut BindCache) -> Recorder<'a> {
+        let mut r = Recorder::new(ctx, label);
+        r.cache = Some(cache);
+        r
+    }
+
+    /// The open compute pass (begun on first use).
+    fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
+        let enc = &mut self.enc;
+        self.open.get_or_insert_with(|| {
+            enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            })
+            .forget_lifetime()
+        })
+    }
+
+    /// The compute pass for the next dispatch (of `key`): the open one, or while profiling a
+    /// new one that writes timestamps at its beginning and end.
+    fn pass_for(&mut self, key: &KernelKey) -> &mut wgpu::ComputePass<'static> {
+        let Some(profile) = self.profile.as_mut() else {
+            return self.pass();
+        };
+        self.open = None;
+        let pass = self
+            .enc
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: Some(profile.next_pass(key)),
+            })
+            .forget_lifetime();
+        self.open.insert(pass)
+    }
+
+    /// The encoder, for copies and clears (ends the open compute pass).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.open = None;
+        &mut self.enc
+    }
+
+    /// Records a copy of `bytes` of `src` at `offset` into the read-back buffer `dst` (from
+    /// [`Pool::take_read_back`](super::buffers::Pool::take_read_back)).
+    pub fn copy_out(&mut self, src: &wgpu::Buffer, offset: u64, dst: &wgpu::Buffer, bytes: u64) {
+        self.encoder()
+            .copy_buffer_to_buffer(src, offset, dst, 0, bytes.max(4).next_multiple_of(4));
+    }
+
+    pub fn finish(mut self) -> wgpu::CommandEncoder {
+        self.open = None;
+        if let Some(profile) = self.profile.take() {
+            profile.finish(&mut self.enc);
+        }
+        self.enc
+    }
+}
+
+pub(crate) fn u32_of(what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Gpu(format!("{what} = {v} does not fit the kernels' 32-bit indices")))
+}
+
+/// Row addressing of a kernel input: row r starts at `offset + r * stride` (in f32 words).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rows {
+    pub stride: usize,
+    pub offset: usize,
+}
+
+impl Rows {
+    /// Rows of `width` values stored one after another from the start.
+    pub fn packed(width: usize) -> Rows {
+        Rows {
+            stride: width,
+            offset: 0,
+        }
+    }
+}
+
+/// Rows of a kernel input: row r of `view` starts at `rows.offset + r * rows.stride`.
+#[derive(Clone, Copy)]
+pub(crate) struct RowsOf<'a> {
+    pub view: View<'a>,
+    pub rows: Rows,
+}
+
+impl<'a> RowsOf<'a> {
+    /// Rows of `width` values stored one after another from the start of `view`.
+    pub fn packed(view: View<'a>, width: usize) -> RowsOf<'a> {
+        RowsOf {
+            view,
+            rows: Rows::packed(width),
+        }
+    }
+}
+
+/// What a search step checks candidates against: the solver's WGSL rules `library` (e.g.
+/// "conv_asm_1x1u_rules"), each row's (or problem's) 8 `rules` words followed by any data the
+/// library reads by offset, and `vocab_words` (as `vocab_words` builds it for the greedy walk,
+/// `beam_vocab_words` for the beam); `vocab` tokens, configs of at most `max_len` values.
+#[derive(Clone, Copy)]
+pub(crate) struct SearchRules<'a> {
+    pub library: &'static str,
+    pub rules: View<'a>,
+    pub vocab_words: View<'a>,
+    pub vocab: usize,
+    pub max_len: usize,
+}
+
+/// One decoder step's raw `scores` and their row-wise log-softmax `logp` (`[rows, vocab]` each).
+#[derive(Clone, Copy)]
+pub(crate) struct StepScores<'a> {
+    pub scores: View<'a>,
+    pub logp: View<'a>,
+}
