@@ -38,22 +38,38 @@ pub fn check_problem_round_trips(p: &ConvProblem, input: &str) -> Outcome {
     let key = p.to_perfdb_key();
     match ConvProblem::from_perfdb_key(&key) {
         Ok(q) if &q == p => {}
-        other => return Err(format!("{input:?}: dash key {key:?} parses back as {other:?}, not {p:?}")),
+        other => {
+            return Err(format!(
+                "{input:?}: dash key {key:?} parses back as {other:?}, not {p:?}"
+            ))
+        }
     }
     let stored = p.as_stored_in_sqlite();
     let db_key = p.to_db_key();
     match ConvProblem::from_db_key(&db_key) {
         Ok(q) if q == stored => {}
-        other => return Err(format!("{input:?}: 24-field key {db_key:?} parses back as {other:?}, not {stored:?}")),
+        other => {
+            return Err(format!(
+                "{input:?}: 24-field key {db_key:?} parses back as {other:?}, not {stored:?}"
+            ))
+        }
     }
     match ConvProblem::from_perfdb_columns(&p.to_perfdb_columns()) {
         Ok(q) if q == stored => {}
-        other => return Err(format!("{input:?}: config columns parse back as {other:?}, not {stored:?}")),
+        other => {
+            return Err(format!(
+                "{input:?}: config columns parse back as {other:?}, not {stored:?}"
+            ))
+        }
     }
     let line = p.to_driver_line();
     match ConvProblem::from_driver_line(&line) {
         Ok(q) if &q == p => {}
-        other => return Err(format!("{input:?}: driver line {line:?} parses back as {other:?}, not {p:?}")),
+        other => {
+            return Err(format!(
+                "{input:?}: driver line {line:?} parses back as {other:?}, not {p:?}"
+            ))
+        }
     }
     Ok(())
 }
@@ -166,7 +182,12 @@ pub fn safetensors(data: &[u8]) -> Outcome {
     for t in &tensors {
         let count = t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         if count != Some(t.data.len()) {
-            return Err(format!("tensor '{}': shape {:?} but {} values", t.name, t.shape, t.data.len()));
+            return Err(format!(
+                "tensor '{}': shape {:?} but {} values",
+                t.name,
+                t.shape,
+                t.data.len()
+            ));
         }
     }
     let bytes = safetensors::to_bytes(&tensors, &metadata);
@@ -174,7 +195,13 @@ pub fn safetensors(data: &[u8]) -> Outcome {
         safetensors::from_bytes(&bytes, "rewritten").map_err(|e| format!("a parsed file, written back, fails: {e}"))?;
     let bits = |ts: &[safetensors::Tensor]| -> Vec<(String, Vec<usize>, Vec<u32>)> {
         ts.iter()
-            .map(|t| (t.name.clone(), t.shape.clone(), t.data.iter().map(|v| v.to_bits()).collect()))
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.shape.clone(),
+                    t.data.iter().map(|v| v.to_bits()).collect(),
+                )
+            })
             .collect()
     };
     if bits(&again) != bits(&tensors) || meta_again != metadata {
@@ -209,7 +236,12 @@ pub fn weights_info(data: &[u8]) -> Outcome {
 }
 
 /// Solvers whose rows the perf-db harnesses ask for (rows of others are skipped, not parsed).
-const DB_SOLVERS: [&str; 4] = ["ConvAsm1x1U", "ConvOclDirectFwd", "ConvAsmBwdWrW1x1", "ConvHipImplicitGemmGroupFwdXdlops"];
+const DB_SOLVERS: [&str; 4] = [
+    "ConvAsm1x1U",
+    "ConvOclDirectFwd",
+    "ConvAsmBwdWrW1x1",
+    "ConvHipImplicitGemmGroupFwdXdlops",
+];
 
 /// Every row's problem round-trips; ids name lines or rows that exist.
 fn check_rows(rows: &perfdb::SolverRows, max_id: Option<i64>, input: &str) -> Outcome {
@@ -309,7 +341,8 @@ pub fn ck_catalogue(data: &[u8]) -> Outcome {
                 continue;
             };
             for (i, inst) in cat.instances.iter().enumerate() {
-                if inst.factory_index != i || catalogue::kernel_tokens(&inst.type_string).as_ref() != Some(&inst.tokens) {
+                if inst.factory_index != i || catalogue::kernel_tokens(&inst.type_string).as_ref() != Some(&inst.tokens)
+                {
                     return Err(format!("instance {i}: index or tokens disagree with its type string"));
                 }
             }
@@ -348,7 +381,9 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
     let mut keys: Vec<&String> = old_read.keys().collect();
     keys.sort();
     let mut entries: Vec<Entry> = Vec::new();
-    let seed = data.iter().fold(0usize, |h, &b| h.wrapping_mul(31).wrapping_add(b as usize));
+    let seed = data
+        .iter()
+        .fold(0usize, |h, &b| h.wrapping_mul(31).wrapping_add(b as usize));
     for (n, key) in keys
         .iter()
         .map(|k| k.as_str())
@@ -368,7 +403,11 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
         let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
         let new_lines: Vec<&str> = merged.split_inclusive('\n').collect();
         if new_lines.len() < old_lines.len() {
-            return Err(format!("replace {replace}: {} lines became {}", old_lines.len(), new_lines.len()));
+            return Err(format!(
+                "replace {replace}: {} lines became {}",
+                old_lines.len(),
+                new_lines.len()
+            ));
         }
         for (i, (o, n)) in old_lines.iter().zip(&new_lines).enumerate() {
             let o_body = o.trim_end_matches(['\n', '\r']);
@@ -388,20 +427,30 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
             };
             for (solver, values) in items {
                 let found = now.iter().find(|(s, _)| s == solver).map(|(_, v)| v);
-                let merged_value = entries.iter().find(|e| &e.key == key && e.solver == solver).map(|e| &e.params);
+                let merged_value = entries
+                    .iter()
+                    .find(|e| &e.key == key && e.solver == solver)
+                    .map(|e| &e.params);
                 let want = match (replace, merged_value) {
                     (true, Some(p)) => p,
                     _ => values,
                 };
                 if found != Some(want) {
-                    return Err(format!("replace {replace}: {key:?} {solver:?} reads {found:?}, not {want:?}"));
+                    return Err(format!(
+                        "replace {replace}: {key:?} {solver:?} reads {found:?}, not {want:?}"
+                    ));
                 }
             }
         }
         for e in &entries {
-            let readable = new_read.get(&e.key).is_some_and(|items| items.iter().any(|(s, _)| s == e.solver));
+            let readable = new_read
+                .get(&e.key)
+                .is_some_and(|items| items.iter().any(|(s, _)| s == e.solver));
             if !readable {
-                return Err(format!("replace {replace}: entry {:?} {} not readable", e.key, e.solver));
+                return Err(format!(
+                    "replace {replace}: entry {:?} {} not readable",
+                    e.key, e.solver
+                ));
             }
         }
         let (again, counts) = udb::merge(&merged, &entries, replace);

@@ -144,7 +144,14 @@ fn safetensors_declaring_huge_sizes_are_refused_naming_the_file() {
         b[..8].copy_from_slice(&claimed.to_le_bytes());
         cases.push((format!("header length {claimed}"), b));
     }
-    let name = w.header().as_object().unwrap().keys().find(|k| *k != "__metadata__").unwrap().clone();
+    let name = w
+        .header()
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|k| *k != "__metadata__")
+        .unwrap()
+        .clone();
     for (field, value) in [
         ("data_offsets", json!([0u64, 1u64 << 60])),
         ("data_offsets", json!([u64::MAX, u64::MAX])),
@@ -308,7 +315,9 @@ fn damage_json(path: &Path, good: &Value, damage: impl FnOnce(&mut Value)) {
 fn ktn_files_declaring_huge_sizes_or_wrong_types_are_refused_naming_the_file() {
     let dir = temp_dir("ktn-huge");
     common::copy_gfx908_asm1x1u_model(&dir);
-    let read = |part: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(ktn_path(&dir, part)).unwrap()).unwrap() };
+    let read = |part: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(ktn_path(&dir, part)).unwrap()).unwrap()
+    };
     let (encoder, decoder, metadata) = (read("encoder"), read("decoder"), read("metadata"));
     let layer_index = |model: &Value, class: &str| {
         model["architecture"]["config"]["layers"]
@@ -323,45 +332,109 @@ fn ktn_files_declaring_huge_sizes_or_wrong_types_are_refused_naming_the_file() {
     let dec_embedding = layer_index(&decoder, "Embedding");
     type Damage = Box<dyn Fn(&mut Value)>;
     let encoder_cases: Vec<(&str, Damage)> = vec![
-        ("LSTM units 10^9", Box::new(move |v| v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!(1_000_000_000u64))),
-        ("LSTM units 2^63", Box::new(move |v| v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!(1u64 << 63))),
-        ("LSTM units as text", Box::new(move |v| v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!("128"))),
-        ("input shape 10^9 x 10^9", Box::new(move |v| {
-            v["architecture"]["config"]["layers"][enc_input]["config"]["batch_input_shape"] =
-                json!([null, 1_000_000_000u64, 1_000_000_000u64])
-        })),
-        ("input shape as an object", Box::new(move |v| v["architecture"]["config"]["layers"][enc_input]["config"]["batch_input_shape"] = json!({}))),
-        ("layers as an object", Box::new(|v| v["architecture"]["config"]["layers"] = json!({"a": 1}))),
-        ("trainable_params as a list", Box::new(|v| v["trainable_params"] = json!([1, 2]))),
-        ("test shape of 10^9 elements", Box::new(|v| v["tests"][0]["inputs"][0]["shape"] = json!([1_000_000_000u64]))),
-        ("test values as a number", Box::new(|v| v["tests"][0]["inputs"][0]["values"] = json!(3))),
-        ("an enormous base64 chunk list", Box::new(|v| {
-            // 400,000 chunks of one float each: ~4 MB of JSON declaring 400,000 weights.
-            v["trainable_params"]["lstm"]["weights"] = Value::Array(vec![json!("AAAAAA=="); 400_000]);
-        })),
-        ("one enormous base64 chunk", Box::new(|v| v["trainable_params"]["lstm"]["weights"] = json!(["AAAA".repeat(1_000_000)]))),
+        (
+            "LSTM units 10^9",
+            Box::new(move |v| {
+                v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!(1_000_000_000u64)
+            }),
+        ),
+        (
+            "LSTM units 2^63",
+            Box::new(move |v| v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!(1u64 << 63)),
+        ),
+        (
+            "LSTM units as text",
+            Box::new(move |v| v["architecture"]["config"]["layers"][enc_lstm]["config"]["units"] = json!("128")),
+        ),
+        (
+            "input shape 10^9 x 10^9",
+            Box::new(move |v| {
+                v["architecture"]["config"]["layers"][enc_input]["config"]["batch_input_shape"] =
+                    json!([null, 1_000_000_000u64, 1_000_000_000u64])
+            }),
+        ),
+        (
+            "input shape as an object",
+            Box::new(move |v| {
+                v["architecture"]["config"]["layers"][enc_input]["config"]["batch_input_shape"] = json!({})
+            }),
+        ),
+        (
+            "layers as an object",
+            Box::new(|v| v["architecture"]["config"]["layers"] = json!({"a": 1})),
+        ),
+        (
+            "trainable_params as a list",
+            Box::new(|v| v["trainable_params"] = json!([1, 2])),
+        ),
+        (
+            "test shape of 10^9 elements",
+            Box::new(|v| v["tests"][0]["inputs"][0]["shape"] = json!([1_000_000_000u64])),
+        ),
+        (
+            "test values as a number",
+            Box::new(|v| v["tests"][0]["inputs"][0]["values"] = json!(3)),
+        ),
+        (
+            "an enormous base64 chunk list",
+            Box::new(|v| {
+                // 400,000 chunks of one float each: ~4 MB of JSON declaring 400,000 weights.
+                v["trainable_params"]["lstm"]["weights"] = Value::Array(vec![json!("AAAAAA=="); 400_000]);
+            }),
+        ),
+        (
+            "one enormous base64 chunk",
+            Box::new(|v| v["trainable_params"]["lstm"]["weights"] = json!(["AAAA".repeat(1_000_000)])),
+        ),
     ];
     let decoder_cases: Vec<(&str, Damage)> = vec![
-        ("Embedding 10^9 x 10^9", Box::new(move |v| {
-            let cfg = &mut v["architecture"]["config"]["layers"][dec_embedding]["config"];
-            cfg["input_dim"] = json!(1_000_000_000u64);
-            cfg["output_dim"] = json!(1_000_000_000u64);
-        })),
-        ("Embedding 2^32 x 2^32 (wraps to 0 in 64 bits)", Box::new(move |v| {
-            let cfg = &mut v["architecture"]["config"]["layers"][dec_embedding]["config"];
-            cfg["input_dim"] = json!(1u64 << 32);
-            cfg["output_dim"] = json!(1u64 << 32);
-        })),
-        ("Embedding input_dim as a list", Box::new(move |v| v["architecture"]["config"]["layers"][dec_embedding]["config"]["input_dim"] = json!([38]))),
+        (
+            "Embedding 10^9 x 10^9",
+            Box::new(move |v| {
+                let cfg = &mut v["architecture"]["config"]["layers"][dec_embedding]["config"];
+                cfg["input_dim"] = json!(1_000_000_000u64);
+                cfg["output_dim"] = json!(1_000_000_000u64);
+            }),
+        ),
+        (
+            "Embedding 2^32 x 2^32 (wraps to 0 in 64 bits)",
+            Box::new(move |v| {
+                let cfg = &mut v["architecture"]["config"]["layers"][dec_embedding]["config"];
+                cfg["input_dim"] = json!(1u64 << 32);
+                cfg["output_dim"] = json!(1u64 << 32);
+            }),
+        ),
+        (
+            "Embedding input_dim as a list",
+            Box::new(move |v| {
+                v["architecture"]["config"]["layers"][dec_embedding]["config"]["input_dim"] = json!([38])
+            }),
+        ),
     ];
     let metadata_cases: Vec<(&str, Damage)> = vec![
-        ("num_tuning_params 10^9", Box::new(|v| v["num_tuning_params"]["fwd"] = json!(1_000_000_000u64))),
-        ("token id 10^9", Box::new(|v| v["decodings"]["tunings"]["1000000000"] = json!("4"))),
-        ("tunings as a list", Box::new(|v| v["decodings"]["tunings"] = json!(["-1", "4"]))),
+        (
+            "num_tuning_params 10^9",
+            Box::new(|v| v["num_tuning_params"]["fwd"] = json!(1_000_000_000u64)),
+        ),
+        (
+            "token id 10^9",
+            Box::new(|v| v["decodings"]["tunings"]["1000000000"] = json!("4")),
+        ),
+        (
+            "tunings as a list",
+            Box::new(|v| v["decodings"]["tunings"] = json!(["-1", "4"])),
+        ),
         ("predict_type as text", Box::new(|v| v["predict_type"] = json!("0"))),
-        ("a token value as an object", Box::new(|v| v["decodings"]["tunings"]["3"] = json!({"v": 4}))),
+        (
+            "a token value as an object",
+            Box::new(|v| v["decodings"]["tunings"]["3"] = json!({"v": 4})),
+        ),
     ];
-    for (part, good, cases) in [("encoder", &encoder, encoder_cases), ("decoder", &decoder, decoder_cases), ("metadata", &metadata, metadata_cases)] {
+    for (part, good, cases) in [
+        ("encoder", &encoder, encoder_cases),
+        ("decoder", &decoder, decoder_cases),
+        ("metadata", &metadata, metadata_cases),
+    ] {
         let path = ktn_path(&dir, part);
         for (what, damage) in cases {
             damage_json(&path, good, damage);
@@ -410,7 +483,11 @@ fn damaged_ck_catalogues_are_refused_naming_the_file() {
         lines[1] = cols.join("\t");
         lines.join("\n")
     };
-    for (what, bytes) in [("not UTF-8", binary), ("huge number", huge.into_bytes()), ("10^9 tokens", many.into_bytes())] {
+    for (what, bytes) in [
+        ("not UTF-8", binary),
+        ("huge number", huge.into_bytes()),
+        ("10^9 tokens", many.into_bytes()),
+    ] {
         std::fs::write(&path, &bytes).unwrap();
         fails_naming(what, &path, load);
     }
@@ -439,7 +516,9 @@ fn damaged_perf_databases_are_refused_naming_the_file_or_read_partly() {
     }
     for cut in [0usize, 1, 16, 100] {
         std::fs::write(&path, &good[..cut]).unwrap();
-        fails_naming(&format!("sqlite cut at {cut}"), &path, || perfdb::solver_rows(&path, "ConvOclDirectFwd"));
+        fails_naming(&format!("sqlite cut at {cut}"), &path, || {
+            perfdb::solver_rows(&path, "ConvOclDirectFwd")
+        });
     }
     // Bit flips in the header and the schema page.
     for at in [0usize, 16, 17, 18, 24, 28, 40, 44, 52, 56, 96, 100, 105, 200, page - 1] {
@@ -458,6 +537,8 @@ fn damaged_perf_databases_are_refused_naming_the_file_or_read_partly() {
     text.truncate(5000);
     text[4000] = 0xfe;
     std::fs::write(&text_path, &text).unwrap();
-    fails_naming("text db not UTF-8", &text_path, || textdb::solver_rows(&text_path, "ConvAsm1x1U"));
+    fails_naming("text db not UTF-8", &text_path, || {
+        textdb::solver_rows(&text_path, "ConvAsm1x1U")
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -105,8 +105,17 @@ fn mutate(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
                 // Replace a run of digits with a huge or zero number.
                 let i = rng.below(len);
                 let start = (0..=i).rev().take_while(|&j| v[j].is_ascii_digit()).last().unwrap_or(i);
-                let end = (i..len).take_while(|&j| v[j].is_ascii_digit()).last().map_or(i, |e| e + 1);
-                let t = ["0", "99999999999999999999", "18446744073709551616", "4294967296", "1000000000"][rng.below(5)];
+                let end = (i..len)
+                    .take_while(|&j| v[j].is_ascii_digit())
+                    .last()
+                    .map_or(i, |e| e + 1);
+                let t = [
+                    "0",
+                    "99999999999999999999",
+                    "18446744073709551616",
+                    "4294967296",
+                    "1000000000",
+                ][rng.below(5)];
                 v.splice(start..end.max(start), t.bytes());
             }
             7 if len > 0 => {
@@ -160,16 +169,26 @@ fn run_one(name: &str, harness: fuzzing::Harness, input: &[u8]) -> Option<String
             format!("panicked: {msg}")
         }
     };
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-failures").join(name);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/fuzz-failures")
+        .join(name);
     let _ = std::fs::create_dir_all(&dir);
     let file = dir.join(format!("{:016x}", fnv(input)));
     let _ = std::fs::write(&file, input);
-    let shown: String = String::from_utf8_lossy(&input[..input.len().min(300)]).escape_debug().collect();
-    Some(format!("{name}: {why}\n  input ({} bytes, saved as {}): \"{shown}\"", input.len(), file.display()))
+    let shown: String = String::from_utf8_lossy(&input[..input.len().min(300)])
+        .escape_debug()
+        .collect();
+    Some(format!(
+        "{name}: {why}\n  input ({} bytes, saved as {}): \"{shown}\"",
+        input.len(),
+        file.display()
+    ))
 }
 
 fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// The harness over its seeds (each must pass as it is), every cut of each (up to
@@ -209,7 +228,12 @@ fn fuzz(name: &str, seeds: &[Vec<u8>], cuts_per_seed: usize, mutations: usize) {
         started.elapsed().as_secs_f64(),
         failures.len()
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn read(path: &Path) -> Vec<u8> {
@@ -218,20 +242,34 @@ fn read(path: &Path) -> Vec<u8> {
 
 /// Lines `from..from+count` of a text file.
 fn lines_of(path: &Path, from: usize, count: usize) -> Vec<String> {
-    String::from_utf8_lossy(&read(path)).lines().skip(from).take(count).map(String::from).collect()
+    String::from_utf8_lossy(&read(path))
+        .lines()
+        .skip(from)
+        .take(count)
+        .map(String::from)
+        .collect()
 }
 
 fn history(name: &str) -> PathBuf {
     common::perfdb_dir().join("history").join(name)
 }
 
-const HISTORY: [&str; 3] = ["gfx906_60.2019.cd.pdb.txt", "gfx900_56.2019.cd.pdb.txt", "gfx906_64.2019.cd.pdb.txt"];
+const HISTORY: [&str; 3] = [
+    "gfx906_60.2019.cd.pdb.txt",
+    "gfx900_56.2019.cd.pdb.txt",
+    "gfx906_64.2019.cd.pdb.txt",
+];
 
 /// Problems of the shared sqlite databases (a few rows of several solvers each).
 fn sqlite_problems() -> Vec<tuneinfer::ConvProblem> {
     let mut out = Vec::new();
     for db in ["gfx906_60.db", "gfx942130.db", "gfx1030_36.db"] {
-        for solver in ["ConvAsm1x1U", "ConvOclDirectFwd", "ConvHipImplicitGemmGroupFwdXdlops", "ConvAsmBwdWrW1x1"] {
+        for solver in [
+            "ConvAsm1x1U",
+            "ConvOclDirectFwd",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            "ConvAsmBwdWrW1x1",
+        ] {
             let rows = tuneinfer::data::perfdb::solver_rows(&common::perfdb_dir().join(db), solver).unwrap();
             out.extend(rows.rows.into_iter().step_by(97).take(8).map(|r| r.problem));
         }
@@ -276,11 +314,23 @@ fn problem_parsers_survive_mutations() {
     for (d, k) in driver.iter().zip(&db) {
         assert!(tuneinfer::ConvProblem::from_driver_line(d).is_ok() && tuneinfer::ConvProblem::from_db_key(k).is_ok());
     }
-    let parsed = dash.iter().filter(|k| tuneinfer::ConvProblem::from_perfdb_key(k).is_ok()).count();
-    assert!(parsed * 10 >= dash.len() * 9, "{parsed} of {} dash keys parse", dash.len());
+    let parsed = dash
+        .iter()
+        .filter(|k| tuneinfer::ConvProblem::from_perfdb_key(k).is_ok())
+        .count();
+    assert!(
+        parsed * 10 >= dash.len() * 9,
+        "{parsed} of {} dash keys parse",
+        dash.len()
+    );
     let mut all: Vec<String> = dash.iter().chain(&db).chain(&driver).cloned().collect();
     all.extend(log_lines(&driver));
-    all.extend(driver.iter().take(5).map(|d| format!("./bin/MIOpenDriver {}", d.replace(" -F 1", " -F 0"))));
+    all.extend(
+        driver
+            .iter()
+            .take(5)
+            .map(|d| format!("./bin/MIOpenDriver {}", d.replace(" -F 1", " -F 0"))),
+    );
     fuzz("problem_line", &bytes_of(all), 24, 40000);
     fuzz("perfdb_key", &bytes_of(dash), 16, 20000);
     fuzz("db_key", &bytes_of(db), 16, 20000);
@@ -302,7 +352,10 @@ fn frugally_models_survive_mutations() {
     // The mutations start from files the parser reads (the KTN ones also build).
     for seed in &seeds[..2] {
         let model = tuneinfer::format::frugally::KerasModel::parse(std::str::from_utf8(seed).unwrap(), "seed").unwrap();
-        assert!(tuneinfer::seq2seq::Encoder::from_keras(&model).is_ok() || tuneinfer::seq2seq::Decoder::from_keras(&model).is_ok());
+        assert!(
+            tuneinfer::seq2seq::Encoder::from_keras(&model).is_ok()
+                || tuneinfer::seq2seq::Decoder::from_keras(&model).is_ok()
+        );
     }
     fuzz("frugally_model", &seeds, 60, 5000);
 }
@@ -334,9 +387,21 @@ fn safetensors_survive_mutations() {
     // A small file of the same layout (written by the library's writer), and the real header
     // of a shipped model with its data cut short: mutations land in the header and sizes.
     let tensors = vec![
-        Tensor { name: "enc.w".into(), shape: vec![2, 3], data: vec![1.0, -2.0, 0.5, 3.0, 4.0, 5.0] },
-        Tensor { name: "dec.b".into(), shape: vec![3], data: vec![0.0, f32::MIN_POSITIVE, 7.0] },
-        Tensor { name: "empty".into(), shape: vec![0, 4], data: vec![] },
+        Tensor {
+            name: "enc.w".into(),
+            shape: vec![2, 3],
+            data: vec![1.0, -2.0, 0.5, 3.0, 4.0, 5.0],
+        },
+        Tensor {
+            name: "dec.b".into(),
+            shape: vec![3],
+            data: vec![0.0, f32::MIN_POSITIVE, 7.0],
+        },
+        Tensor {
+            name: "empty".into(),
+            shape: vec![0, 4],
+            data: vec![],
+        },
     ];
     let mut meta = BTreeMap::new();
     meta.insert("format".to_string(), "tuneinfer-attention-seq2seq".to_string());
@@ -388,9 +453,12 @@ fn small_sqlite(source: &str, solver: &str, rows: usize, path: &Path) -> Vec<u8>
     let _ = std::fs::remove_file(path);
     let conn = rusqlite::Connection::open(path).unwrap();
     let src = common::perfdb_dir().join(source);
-    conn.execute("ATTACH DATABASE ?1 AS src", [format!("file:{}?immutable=1", src.display())])
-        .or_else(|_| conn.execute("ATTACH DATABASE ?1 AS src", [src.display().to_string()]))
-        .unwrap();
+    conn.execute(
+        "ATTACH DATABASE ?1 AS src",
+        [format!("file:{}?immutable=1", src.display())],
+    )
+    .or_else(|_| conn.execute("ATTACH DATABASE ?1 AS src", [src.display().to_string()]))
+    .unwrap();
     let schema: Vec<String> = {
         let mut stmt = conn
             .prepare("SELECT sql FROM src.sqlite_master WHERE type='table' AND name IN ('config','perf_db')")
@@ -402,14 +470,15 @@ fn small_sqlite(source: &str, solver: &str, rows: usize, path: &Path) -> Vec<u8>
         conn.execute(&sql, []).unwrap();
     }
     conn.execute(
-        &format!(
-            "INSERT INTO perf_db SELECT * FROM src.perf_db WHERE solver = ?1 LIMIT {rows}"
-        ),
+        &format!("INSERT INTO perf_db SELECT * FROM src.perf_db WHERE solver = ?1 LIMIT {rows}"),
         [solver],
     )
     .unwrap();
-    conn.execute("INSERT INTO config SELECT * FROM src.config WHERE id IN (SELECT config FROM perf_db)", [])
-        .unwrap();
+    conn.execute(
+        "INSERT INTO config SELECT * FROM src.config WHERE id IN (SELECT config FROM perf_db)",
+        [],
+    )
+    .unwrap();
     conn.execute("DETACH DATABASE src", []).unwrap();
     conn.execute("VACUUM", []).unwrap();
     drop(conn);
@@ -424,7 +493,12 @@ fn sqlite_perf_dbs_survive_mutations() {
     std::fs::create_dir_all(&dir).unwrap();
     let seeds = vec![
         small_sqlite("gfx906_60.db", "ConvAsm1x1U", 12, &dir.join("a.db")),
-        small_sqlite("gfx942130.db", "ConvHipImplicitGemmGroupFwdXdlops", 8, &dir.join("b.db")),
+        small_sqlite(
+            "gfx942130.db",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            8,
+            &dir.join("b.db"),
+        ),
     ];
     let _ = std::fs::remove_dir_all(&dir);
     // The seeds hold rows the harness reads.
@@ -472,7 +546,10 @@ fn user_perf_dbs_survive_mutations() {
     let problems = sqlite_problems();
     let mut text = String::new();
     for (i, p) in problems.iter().take(8).enumerate() {
-        text.push_str(&format!("{}=ConvAsm1x1U:1,2;ConvAsm1x1U:3,4;ConvOclDirectFwd:{i}", p.to_db_key()));
+        text.push_str(&format!(
+            "{}=ConvAsm1x1U:1,2;ConvAsm1x1U:3,4;ConvOclDirectFwd:{i}",
+            p.to_db_key()
+        ));
         text.push_str(if i % 3 == 0 { "\r\n" } else { "\n" });
     }
     text.push_str(&format!("{}=ConvAsmBwdWrW1x1:9", problems[0].to_db_key()));
@@ -491,7 +568,9 @@ fn a_db_key_whose_x_size_is_past_the_field_range_is_refused() {
     let input = "2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x1000000000x0x1x1x0x0x1xNCHWxFP32xW";
     assert_eq!(fuzzing::problem_line(input.as_bytes()), Ok(()));
     assert_eq!(fuzzing::db_key(input.as_bytes()), Ok(()));
-    let e = tuneinfer::problem::ConvProblem::from_db_key(input).unwrap_err().to_string();
+    let e = tuneinfer::problem::ConvProblem::from_db_key(input)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("field 'in_w'") && e.contains("out of range"), "{e}");
 }
 
@@ -502,7 +581,10 @@ fn a_db_key_whose_x_size_is_past_the_field_range_is_refused() {
 fn ck_block_sizes_past_u64_halves_do_not_overflow() {
     let text = String::from_utf8(read(&common::ck_dir().join("wrw_f16.tsv"))).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let at = lines.iter().position(|l| l.contains("BlkGemmPipelineVer=v2")).expect("a v2 instance");
+    let at = lines
+        .iter()
+        .position(|l| l.contains("BlkGemmPipelineVer=v2"))
+        .expect("a v2 instance");
     let huge = (1u64 << 63).to_string();
     lines[at] = lines[at]
         .split('\t')
@@ -534,15 +616,22 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
             all.extend(driver);
             bytes_of(all)
         }
-        "frugally_model" => vec![read(&common::models_dir().join("gfx90a_ConvHipIgemmGroupFwdXdlops_encoder.ktn.model"))],
-        "ktn_metadata" => vec![read(&common::models_dir().join("gfx942_ConvHipIgemmGroupWrwXdlops_metadata.ktn.model"))],
+        "frugally_model" => vec![read(
+            &common::models_dir().join("gfx90a_ConvHipIgemmGroupFwdXdlops_encoder.ktn.model"),
+        )],
+        "ktn_metadata" => vec![read(
+            &common::models_dir().join("gfx942_ConvHipIgemmGroupWrwXdlops_metadata.ktn.model"),
+        )],
         "safetensors" => {
             let real = read(&weights_dir().join("gfx900_ConvAsm1x1U.safetensors"));
             let header_len = u64::from_le_bytes(real[..8].try_into().unwrap()) as usize;
             vec![real[..8 + header_len].to_vec()]
         }
         "weights_info" => vec![read(&weights_dir().join("gfx900_ConvAsm1x1U.json"))],
-        "text_perfdb" | "userdb_text" => HISTORY.iter().map(|h| lines_of(&history(h), 0, 30).join("\n").into_bytes()).collect(),
+        "text_perfdb" | "userdb_text" => HISTORY
+            .iter()
+            .map(|h| lines_of(&history(h), 0, 30).join("\n").into_bytes())
+            .collect(),
         "sqlite_perfdb" => {
             let dir = std::env::temp_dir().join(format!("tuneinfer-fuzz-loop-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
@@ -552,7 +641,15 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
         }
         "ck_catalogue" => ["fwd_f32.tsv", "wrw_f16.tsv"]
             .iter()
-            .map(|n| String::from_utf8(read(&common::ck_dir().join(n))).unwrap().lines().take(12).collect::<Vec<_>>().join("\n").into_bytes())
+            .map(|n| {
+                String::from_utf8(read(&common::ck_dir().join(n)))
+                    .unwrap()
+                    .lines()
+                    .take(12)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .into_bytes()
+            })
             .collect(),
         other => panic!("no harness {other}"),
     }
@@ -565,8 +662,15 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
 #[ignore]
 fn fuzz_loop() {
     let name = std::env::var("TUNEINFER_FUZZ_TARGET").expect("TUNEINFER_FUZZ_TARGET");
-    let seconds: f64 = std::env::var("TUNEINFER_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
-    let harness = fuzzing::HARNESSES.iter().find(|(n, _)| *n == name).expect("a harness name").1;
+    let seconds: f64 = std::env::var("TUNEINFER_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60.0);
+    let harness = fuzzing::HARNESSES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("a harness name")
+        .1;
     let seeds = seeds_of(&name);
     let mut rng = Rng(std::process::id() as u64 ^ 0x1234_5678);
     let started = std::time::Instant::now();
