@@ -13,6 +13,7 @@ pub mod conv_asm_1x1u;
 pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_ocl_direct_fwd;
+pub mod gtc_nhwc;
 pub mod tunable;
 
 pub use tunable::{IntConstraint, IntRules, OwnModelsOnly, Tunable, NUM_FEATURES};
@@ -163,6 +164,9 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &ck::FWD,
         &ck::BWD,
         &ck::WRW,
+        &gtc_nhwc::FWD,
+        &gtc_nhwc::BWD,
+        &gtc_nhwc::WRW,
     ]
 }
 

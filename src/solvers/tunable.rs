@@ -334,6 +334,79 @@ pub trait OwnModelsOnly: Tunable {
     fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
         None
     }
+
+    /// True for solvers whose valid configs per problem are few (a catalogue entry and a split,
+    /// one count): the search's constraint is then the table of every valid config over the
+    /// model's values ([`table_constraint`]), which the GPU checks with the catalogue rules
+    /// library (`shaders/catalogue_rules.wgsl`, both searches resident), instead of
+    /// [`IntConstraint`]. A value is accepted only when some valid config has it there, so the
+    /// table is its own look-ahead.
+    fn table_constraint(&self) -> bool {
+        false
+    }
+}
+
+/// The most rows [`table_constraint`] builds; a problem with more valid configs gets the
+/// [`IntConstraint`] (host search) instead.
+pub const MAX_TABLE_ROWS: usize = 1 << 16;
+
+/// Every valid config of `rules` over the vocabulary's integer values, as a catalogue
+/// constraint (rows of value ids in ascending value order; each row's answer is
+/// `format(config)`). `None` when there are more than [`MAX_TABLE_ROWS`].
+pub fn table_constraint(
+    rules: &dyn IntRules,
+    vocab: &Vocabulary,
+    format: &dyn Fn(&[i64]) -> String,
+) -> Option<crate::solvers::ck::constraint::CatalogueConstraint> {
+    use crate::solvers::ck::constraint::{CandidateTable, CatalogueConstraint, Lengths};
+    let n = rules.config_len();
+    let mut values: Vec<(i64, u32)> = vocab
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(id, s)| s.trim().parse::<i64>().ok().filter(|&v| v != -1).map(|v| (v, id as u32)))
+        .collect();
+    values.sort_unstable();
+    let mut table = CandidateTable::new(n);
+    let mut answers = Vec::new();
+    let mut ints = Vec::with_capacity(n);
+    let mut ids = Vec::with_capacity(n);
+    fn walk(
+        rules: &dyn IntRules,
+        values: &[(i64, u32)],
+        n: usize,
+        ints: &mut Vec<i64>,
+        ids: &mut Vec<u32>,
+        found: &mut dyn FnMut(&[i64], &[u32]) -> bool,
+    ) -> bool {
+        if ints.len() == n {
+            return found(ints, ids);
+        }
+        for &(v, id) in values {
+            ints.push(v);
+            ids.push(id);
+            let ok = !rules.prefix_valid(ints) || walk(rules, values, n, ints, ids, found);
+            ints.pop();
+            ids.pop();
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+    let mut found = |config: &[i64], row: &[u32]| {
+        if table.rows() >= MAX_TABLE_ROWS {
+            return false;
+        }
+        table.push(row, answers.len() as u32, None);
+        answers.push(format(config));
+        true
+    };
+    if !walk(rules, &values, n, &mut ints, &mut ids, &mut found) {
+        return None;
+    }
+    table.answers = std::sync::Arc::new(answers);
+    Some(CatalogueConstraint::new(table, Lengths::Fixed(n), None))
 }
 
 impl<T: OwnModelsOnly> Solver for T {
@@ -364,9 +437,13 @@ impl<T: OwnModelsOnly> Solver for T {
         vocab: &Vocabulary,
         metadata: &KtnMetadata,
     ) -> Result<Box<dyn Constraint + Send + Sync>> {
-        Ok(Box::new(IntConstraint::for_model(
-            self, target, problem, vocab, metadata,
-        )?))
+        let int = IntConstraint::for_model(self, target, problem, vocab, metadata)?;
+        if OwnModelsOnly::table_constraint(self) {
+            if let Some(table) = table_constraint(int.rules.as_ref(), vocab, &|c| self.format_params(c)) {
+                return Ok(Box::new(table));
+            }
+        }
+        Ok(Box::new(int))
     }
 
     fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
@@ -377,8 +454,13 @@ impl<T: OwnModelsOnly> Solver for T {
             .collect())
     }
 
+    /// The solver's [`Tunable::format_params`] of the values (comma-joined when one is not an
+    /// integer).
     fn format_config(&self, values: &[String]) -> String {
-        values.join(",")
+        match values.iter().map(|v| v.trim().parse::<i64>()).collect::<std::result::Result<Vec<i64>, _>>() {
+            Ok(ints) => self.format_params(&ints),
+            Err(_) => values.join(","),
+        }
     }
 
     fn check_vocabulary(&self, vocab: &Vocabulary, source: &str) -> Result<()> {
@@ -386,6 +468,9 @@ impl<T: OwnModelsOnly> Solver for T {
     }
 
     fn wgsl_rules(&self) -> Option<&'static str> {
+        if OwnModelsOnly::table_constraint(self) {
+            return Some(crate::solvers::ck::CATALOGUE_RULES);
+        }
         OwnModelsOnly::wgsl_rules(self)
     }
 
