@@ -281,6 +281,12 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
                 default_note(names[0], c.mode.unwrap_or_else(|| c.engines.engines[0].default_mode()));
             }
         }
+        if let Some(engine) = c.engines.engines.first() {
+            let host = engine.host();
+            if let Some(note) = host.solver.problem_note(&host.target, &problems[0]) {
+                eprintln!("note: {note}");
+            }
+        }
         return Ok(0);
     }
     // Several problems or solvers: one TSV row per answer, naming both. A solver that does not

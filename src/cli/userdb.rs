@@ -129,10 +129,19 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             n
         }
         (None, None) => {
+            // An example in MIOpen's spelling for a usual GPU of the arch.
+            let example = match base.to_ascii_lowercase().as_str() {
+                "gfx942" | "gfx940" | "gfx941" => userdb::db_basename(base, 304),
+                "gfx90a" => userdb::db_basename(base, 104),
+                "gfx908" => userdb::db_basename(base, 120),
+                "gfx900" => userdb::db_basename(base, 56),
+                "gfx1030" => userdb::db_basename(base, 36),
+                _ => userdb::db_basename(base, 60),
+            };
             return Err(Error::Usage(format!(
                 "--arch {arch_text}: name the compute units too (the file MIOpen reads depends \
-                 on them): --arch {base}_60, or --cu N (rocminfo's 'Compute Unit')"
-            )))
+                 on them): --arch {example}, or --cu N (rocminfo's 'Compute Unit')"
+            )));
         }
     };
     let db_id = format!("{}{}", base, &db_id[arch.len()..]);

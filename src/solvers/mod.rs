@@ -131,6 +131,12 @@ pub trait Solver: Send + Sync {
         None
     }
 
+    /// What a user should know about running this solver on the problem (e.g. that MIOpen
+    /// wraps an NCHW problem in transpose kernels); the CLI prints it as a note.
+    fn problem_note(&self, _target: &Target, _problem: &ConvProblem) -> Option<String> {
+        None
+    }
+
     /// The solver's integer-parameter side, for solvers tuneinfer trains its own models for
     /// (None: only MIOpen's models, e.g. the catalogue solvers).
     fn tunable(&self) -> Option<&dyn Tunable> {

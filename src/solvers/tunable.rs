@@ -335,6 +335,11 @@ pub trait OwnModelsOnly: Tunable {
         None
     }
 
+    /// See [`Solver::problem_note`].
+    fn problem_note(&self, _target: &Target, _problem: &ConvProblem) -> Option<String> {
+        None
+    }
+
     /// True for solvers whose valid configs per problem are few (a catalogue entry and a split,
     /// one count): the search's constraint is then the table of every valid config over the
     /// model's values ([`table_constraint`]), which the GPU checks with the catalogue rules
@@ -476,6 +481,10 @@ impl<T: OwnModelsOnly> Solver for T {
 
     fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<[i32; 8]> {
         OwnModelsOnly::wgsl_rule_words(self, target, problem)
+    }
+
+    fn problem_note(&self, target: &Target, problem: &ConvProblem) -> Option<String> {
+        OwnModelsOnly::problem_note(self, target, problem)
     }
 
     fn tunable(&self) -> Option<&dyn Tunable> {

@@ -269,6 +269,16 @@ impl OwnModelsOnly for GtcSolver {
     fn table_constraint(&self) -> bool {
         true
     }
+
+    fn problem_note(&self, _target: &Target, problem: &ConvProblem) -> Option<String> {
+        (problem.layout == crate::problem::Layout::Nchw).then(|| {
+            format!(
+                "NCHW problem: MIOpen runs {}'s NHWC kernel between transpose kernels (it needs their workspace); \
+                 the tuning parameters are the same",
+                self.name
+            )
+        })
+    }
 }
 
 impl Tunable for GtcSolver {
