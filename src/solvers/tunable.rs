@@ -369,7 +369,13 @@ pub fn table_constraint(
         .values
         .iter()
         .enumerate()
-        .filter_map(|(id, s)| s.trim().parse::<i64>().ok().filter(|&v| v != -1).map(|v| (v, id as u32)))
+        .filter_map(|(id, s)| {
+            s.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|&v| v != -1)
+                .map(|v| (v, id as u32))
+        })
         .collect();
     values.sort_unstable();
     let mut table = CandidateTable::new(n);
@@ -462,7 +468,11 @@ impl<T: OwnModelsOnly> Solver for T {
     /// The solver's [`Tunable::format_params`] of the values (comma-joined when one is not an
     /// integer).
     fn format_config(&self, values: &[String]) -> String {
-        match values.iter().map(|v| v.trim().parse::<i64>()).collect::<std::result::Result<Vec<i64>, _>>() {
+        match values
+            .iter()
+            .map(|v| v.trim().parse::<i64>())
+            .collect::<std::result::Result<Vec<i64>, _>>()
+        {
             Ok(ints) => self.format_params(&ints),
             Err(_) => values.join(","),
         }
@@ -569,6 +579,33 @@ mod tests {
         assert!(!c.accepts(&[id("3"), id("2")], id("1")), "the config is complete");
         assert!(c.completable(&[id("1")]) && c.completable(&[id("2")]));
         assert!(!c.completable(&[id("x")]));
+    }
+
+    #[test]
+    fn table_constraint_lists_every_valid_config_and_is_its_own_look_ahead() {
+        // Values 1..4 (and the end token, and a non-integer): SumFive's valid configs are
+        // (1,4), (2,3), (3,2) by hand; (4,1) breaks a <= 3.
+        let vocab = Vocabulary::from_token_values(&["-1", "1", "4", "x", "2", "3"].map(String::from));
+        let id = |v: &str| vocab.values.iter().position(|x| x == v).unwrap() as u32;
+        let c = table_constraint(&SumFive, &vocab, &|cfg| format!("{cfg:?}")).unwrap();
+        assert_eq!(c.table.rows(), 3);
+        let rows: Vec<Vec<u32>> = (0..3).map(|r| c.table.row(r).to_vec()).collect();
+        assert_eq!(
+            rows,
+            vec![vec![id("1"), id("4")], vec![id("2"), id("3")], vec![id("3"), id("2")]]
+        );
+        assert_eq!(c.config_text(&[id("2"), id("3")]).as_deref(), Some("[2, 3]"));
+        // A value is accepted only when a valid config continues with it.
+        assert!(c.accepts(&[], id("1")) && c.accepts(&[], id("3")) && !c.accepts(&[], id("4")));
+        assert!(!c.accepts(&[], id("-1")) && !c.accepts(&[], id("x")));
+        assert!(c.accepts(&[id("1")], id("4")) && !c.accepts(&[id("1")], id("3")));
+        assert!(c.completable(&[id("1")]) && !c.completable(&[id("4")]));
+        assert!(!c.accepts(&[id("2"), id("3")], id("1")), "the config is complete");
+        // No valid config over the vocabulary: an empty table, nothing accepted.
+        let small = Vocabulary::from_token_values(&["-1", "4"].map(String::from));
+        let empty = table_constraint(&SumFive, &small, &|cfg| format!("{cfg:?}")).unwrap();
+        assert_eq!(empty.table.rows(), 0);
+        assert!(!empty.accepts(&[], 1) && !empty.completable(&[]));
     }
 
     #[test]

@@ -68,11 +68,13 @@ pub fn arch_supported(arch: &str) -> bool {
 /// count (gfx942: 304 = MI300X, gfx90a: 104 = MI210, gfx908: 120 = MI100). Only wrw's default
 /// reads it.
 pub fn compute_units(target: &Target) -> u32 {
-    target.compute_units.unwrap_or(match target.arch.to_ascii_lowercase().as_str() {
-        "gfx90a" => 104,
-        "gfx908" => 120,
-        _ => 304,
-    })
+    target
+        .compute_units
+        .unwrap_or(match target.arch.to_ascii_lowercase().as_str() {
+            "gfx90a" => 104,
+            "gfx908" => 120,
+            _ => 304,
+        })
 }
 
 /// The feature names of tuneinfer's model of these solvers.
@@ -82,7 +84,7 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
     "log2 H_in",
     "log2 W_in",
     "log2 N",
-    "log2 N*Ho*Wo",
+    "log2 N*GEMM pixels",
     "filter height",
     "filter width",
     "stride",
@@ -92,8 +94,8 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 ];
 
 /// tuneinfer's model features: log2 of MIOpen's in and out channels (F: C, K; B, W: K, C) and of
-/// its in tensor's H, W (F: x, B/W: dy), N, and N*Ho*Wo (y's or dy's pixels: GEMM-M of fwd and
-/// GEMM-K of wrw); the filter's height and width; the larger stride and pad (nearly every tuned
+/// its in tensor's H, W (F: x, B/W: dy), N, and N times the pixels of y (fwd's GEMM-M), dx
+/// (bwd's GEMM-M) or dy (wrw's GEMM-K); the filter's height and width; the larger stride and pad (nearly every tuned
 /// row is square); the precision; and the power-of-two divisibility of the channels the rules
 /// divide by the tile's K (F6: C, B6: K, W4: C). Not features: the group count (the solvers apply
 /// to groups of 1 only at this commit), the layout (the kernels always run NHWC: an NCHW problem
@@ -106,6 +108,11 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
     } else {
         (p.k, p.c, p.out_h, p.out_w)
     };
+    // The pixels GEMM-M (fwd: y, bwd: dx) or GEMM-K (wrw: dy) runs over.
+    let gemm_pixels = match p.direction {
+        Direction::BackwardData => p.in_h.saturating_mul(p.in_w),
+        _ => p.out_h.saturating_mul(p.out_w),
+    };
     let gemm_k_channels = match p.direction {
         Direction::BackwardData => p.k,
         _ => p.c,
@@ -116,7 +123,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         l(h),
         l(w),
         l(p.n),
-        l(p.n.saturating_mul(p.out_h.saturating_mul(p.out_w))),
+        l(p.n.saturating_mul(gemm_pixels)),
         p.filter_h.min(1 << 20) as f32,
         p.filter_w.min(1 << 20) as f32,
         p.stride_h.max(p.stride_w).min(1 << 20) as f32,
@@ -302,7 +309,10 @@ impl Tunable for GtcSolver {
     /// field 17, the entry's index in field 36, no `[gks]` suffix.
     fn format_params(&self, config: &[i64]) -> String {
         let entry = match (config, self.catalogue()) {
-            ([e, g], Ok(cat)) => usize::try_from(*e).ok().and_then(|e| cat.entries.get(e)).map(|x| x.params_text(*g)),
+            ([e, g], Ok(cat)) => usize::try_from(*e)
+                .ok()
+                .and_then(|e| cat.entries.get(e))
+                .map(|x| x.params_text(*g)),
             _ => None,
         };
         entry.unwrap_or_else(|| format!("<{} entry {config:?}: no such catalogue entry>", self.name))
