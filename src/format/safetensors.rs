@@ -1,7 +1,8 @@
 //! safetensors, read and written by hand: an 8-byte little-endian header length, a JSON header
 //! `{"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
 //! "__metadata__": {"key": "text"}}` padded with spaces to 8 bytes, then the raw little-endian
-//! tensor bytes. Only F32 tensors are written or accepted.
+//! tensor bytes. Tensors are F32, or F16 (IEEE half, stored by [`to_bytes_as`] to halve a model's
+//! size; read back as the exact f32 of each half value).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,18 +19,47 @@ pub struct Tensor {
     pub data: Vec<f32>,
 }
 
-/// Serialises tensors (in the given order) and string metadata.
+/// How tensor values are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F32,
+    /// IEEE binary16, rounded to nearest even.
+    F16,
+}
+
+impl Dtype {
+    fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "F32",
+            Dtype::F16 => "F16",
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 => 2,
+        }
+    }
+}
+
+/// Serialises tensors (in the given order) and string metadata, as F32.
 pub fn to_bytes(tensors: &[Tensor], metadata: &BTreeMap<String, String>) -> Vec<u8> {
+    to_bytes_as(tensors, metadata, Dtype::F32)
+}
+
+/// Serialises tensors (in the given order) and string metadata, storing every value as `dtype`.
+pub fn to_bytes_as(tensors: &[Tensor], metadata: &BTreeMap<String, String>, dtype: Dtype) -> Vec<u8> {
     let mut header = Map::new();
     if !metadata.is_empty() {
         header.insert("__metadata__".into(), json!(metadata));
     }
     let mut offset = 0usize;
     for t in tensors {
-        let bytes = t.data.len() * 4;
+        let bytes = t.data.len() * dtype.bytes();
         header.insert(
             t.name.clone(),
-            json!({"dtype": "F32", "shape": t.shape, "data_offsets": [offset, offset + bytes]}),
+            json!({"dtype": dtype.name(), "shape": t.shape, "data_offsets": [offset, offset + bytes]}),
         );
         offset += bytes;
     }
@@ -41,11 +71,38 @@ pub fn to_bytes(tensors: &[Tensor], metadata: &BTreeMap<String, String>) -> Vec<
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
     out.extend_from_slice(&text);
     for t in tensors {
-        for v in &t.data {
-            out.extend_from_slice(&v.to_le_bytes());
+        for &v in &t.data {
+            match dtype {
+                Dtype::F32 => out.extend_from_slice(&v.to_le_bytes()),
+                Dtype::F16 => out.extend_from_slice(&half::f16::from_f32(v).to_le_bytes()),
+            }
         }
     }
     out
+}
+
+/// The dtype of every tensor in safetensors bytes (`None` when there are none or they differ,
+/// or the bytes do not parse).
+pub fn stored_dtype(bytes: &[u8]) -> Option<Dtype> {
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    let header: Value = serde_json::from_slice(rest.get(..len)?).ok()?;
+    let mut found = None;
+    for (name, entry) in header.as_object()? {
+        if name == "__metadata__" {
+            continue;
+        }
+        let d = match entry.get("dtype")?.as_str()? {
+            "F32" => Dtype::F32,
+            "F16" => Dtype::F16,
+            _ => return None,
+        };
+        if found.is_some_and(|f| f != d) {
+            return None;
+        }
+        found = Some(d);
+    }
+    found
 }
 
 /// Parses safetensors bytes; `source` names the file in errors. Tensors come back in data order.
@@ -89,10 +146,15 @@ pub fn from_bytes(bytes: &[u8], source: &str) -> Result<(Vec<Tensor>, BTreeMap<S
             }
             continue;
         }
-        let dtype = entry.get("dtype").and_then(Value::as_str).unwrap_or("");
-        if dtype != "F32" {
-            return Err(err(format!("tensor '{name}': dtype '{dtype}', only F32 is supported")));
-        }
+        let dtype = match entry.get("dtype").and_then(Value::as_str).unwrap_or("") {
+            "F32" => Dtype::F32,
+            "F16" => Dtype::F16,
+            other => {
+                return Err(err(format!(
+                    "tensor '{name}': dtype '{other}', only F32 and F16 are supported"
+                )))
+            }
+        };
         let shape: Vec<usize> = entry
             .get("shape")
             .and_then(Value::as_array)
@@ -118,16 +180,23 @@ pub fn from_bytes(bytes: &[u8], source: &str) -> Result<(Vec<Tensor>, BTreeMap<S
                 ))
             })?;
         let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if count.and_then(|c| c.checked_mul(4)) != Some(offs[1] - offs[0]) {
+        if count.and_then(|c| c.checked_mul(dtype.bytes())) != Some(offs[1] - offs[0]) {
             return Err(err(format!(
                 "tensor '{name}': shape {shape:?} does not match {} data bytes",
                 offs[1] - offs[0]
             )));
         }
-        let values = data[offs[0]..offs[1]]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let raw = &data[offs[0]..offs[1]];
+        let values = match dtype {
+            Dtype::F32 => raw
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Dtype::F16 => raw
+                .chunks_exact(2)
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+        };
         ranges.push((offs[0], offs[1]));
         tensors.push((
             offs[0],
@@ -190,6 +259,26 @@ mod tests {
         assert_eq!((8 + u64::from_le_bytes(bytes[..8].try_into().unwrap())) % 8, 0);
         let (t2, m2) = from_bytes(&bytes, "x").unwrap();
         assert_eq!((t2, m2), (t, m));
+    }
+
+    #[test]
+    fn f16_round_trip_is_each_values_nearest_half() {
+        let (t, m) = sample();
+        let bytes = to_bytes_as(&t, &m, Dtype::F16);
+        assert_eq!(stored_dtype(&bytes), Some(Dtype::F16));
+        assert_eq!(stored_dtype(&to_bytes(&t, &m)), Some(Dtype::F32));
+        let (t2, m2) = from_bytes(&bytes, "x").unwrap();
+        assert_eq!(m2, m);
+        // Hand-derived: 1, -2, 3.5 and 7 are halves; 1e-8 is below the smallest subnormal half
+        // (2^-24 = 5.96e-8) and rounds to 0; f32::MAX overflows to infinity.
+        assert_eq!(t2[0].data[..4], [1.0, -2.0, 3.5, 0.0]);
+        assert_eq!(t2[0].data[4], 0.0);
+        assert!(t2[0].data[5].is_infinite());
+        assert_eq!(t2[1].data, [7.0]);
+        // 1/3 as a half: 0x3555 = 0.333251953125.
+        let third = vec![Tensor { name: "t".into(), shape: vec![1], data: vec![1.0 / 3.0] }];
+        let (t3, _) = from_bytes(&to_bytes_as(&third, &BTreeMap::new(), Dtype::F16), "x").unwrap();
+        assert_eq!(t3[0].data, [0.333_251_953_125]);
     }
 
     #[test]

@@ -188,6 +188,51 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
     Ok(files)
 }
 
+/// Copies a model (both files) into `out_dir` with its tensors stored as `dtype` (F16 halves the
+/// file; every value becomes its nearest half), the metadata's `tensors_sha256` updated and its
+/// `storage` field naming the dtype. The source must load (its checksum is checked first).
+pub fn store_as(files: &WeightsFiles, out_dir: &Path, dtype: safetensors::Dtype) -> Result<WeightsFiles> {
+    let meta_src = files.metadata.display().to_string();
+    let (info, digest) = read_info(&files.metadata)?;
+    let bytes = std::fs::read(&files.tensors).map_err(|e| Error::io(&files.tensors, e))?;
+    let got = {
+        let mut h = Sha256::new();
+        h.update(&bytes);
+        hex(&h.finish())
+    };
+    if got != digest {
+        return Err(Error::format(
+            files.tensors.display().to_string(),
+            format!("damaged or replaced: its sha256 is {got}, {meta_src} expects {digest}"),
+        ));
+    }
+    let (tensors, st_meta) = safetensors::from_bytes(&bytes, &files.tensors.display().to_string())?;
+    let out_bytes = safetensors::to_bytes_as(&tensors, &st_meta, dtype);
+    let new_digest = {
+        let mut h = Sha256::new();
+        h.update(&out_bytes);
+        hex(&h.finish())
+    };
+    let mut meta: serde_json::Value = serde_json::from_str(&crate::format::read_text(&files.metadata)?)
+        .map_err(|e| Error::format(&meta_src, e.to_string()))?;
+    if let Some(m) = meta.as_object_mut() {
+        m.insert("tensors_sha256".into(), json!(new_digest));
+        m.insert(
+            "storage".into(),
+            json!(match dtype {
+                safetensors::Dtype::F32 => "F32",
+                safetensors::Dtype::F16 => "F16 (each weight rounded to the nearest IEEE half; computed in f32)",
+            }),
+        );
+    }
+    crate::format::create_dir(out_dir)?;
+    let out = WeightsFiles::in_dir(out_dir, &info.arch, &info.solver);
+    safetensors::write_bytes_atomic(&out.tensors, &out_bytes)?;
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::format(&meta_src, e.to_string()))?;
+    safetensors::write_bytes_atomic(&out.metadata, format!("{text}\n").as_bytes())?;
+    Ok(out)
+}
+
 /// Reads and checks the metadata JSON.
 pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
     let text = crate::format::read_text(path)?;
@@ -389,6 +434,28 @@ mod tests {
         std::fs::write(&files.tensors, &bytes).unwrap();
         let e = load(&files, "gfx906", "ConvAsm1x1U").unwrap_err().to_string();
         assert!(e.contains("damaged"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn stored_as_f16_loads_with_each_weight_its_nearest_half() {
+        let dir = temp_dir("f16");
+        let (params, info) = tiny_info("gfx906");
+        let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
+        let out = store_as(&files, &dir.join("half"), safetensors::Dtype::F16).unwrap();
+        assert!(std::fs::metadata(&out.tensors).unwrap().len() < std::fs::metadata(&files.tensors).unwrap().len());
+        let (members, info2) = load(&out, "gfx906", "ConvAsm1x1U").unwrap();
+        assert_eq!(info2, info);
+        let want: Vec<Tensor> = params_to_tensors(&params, &member_prefix(0))
+            .into_iter()
+            .map(|mut t| {
+                t.data.iter_mut().for_each(|v| *v = half::f16::from_f32(*v).to_f32());
+                t
+            })
+            .collect();
+        assert_eq!(params_to_tensors(&members[0], &member_prefix(0)), want);
+        let text = std::fs::read_to_string(&out.metadata).unwrap();
+        assert!(text.contains("\"storage\": \"F16"), "{text}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
