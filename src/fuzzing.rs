@@ -17,6 +17,7 @@ use crate::format::{frugally::KerasModel, metadata::KtnMetadata, safetensors, we
 use crate::problem::{self, ConvProblem, Direction, InputLine, Precision};
 use crate::seq2seq::{verify::verify_model, Decoder, Encoder};
 use crate::solvers::ck::catalogue::{self, Catalogue, CkDims};
+use crate::solvers::gtc_nhwc;
 use crate::userdb::{text as udb, Entry};
 
 /// What a harness found wrong (an invariant that does not hold), as one line.
@@ -363,6 +364,52 @@ pub fn ck_catalogue(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// GTC catalogue harness problems: unit, 3x3, strided, odd and tiny channel counts, N = 1.
+const GTC_PROBLEMS: [&str; 5] = [
+    "64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F",
+    "3-17-17-5x5-9-7-7-1-0x0-2x2-1x1-0-NCHW-FP16-F",
+    "1-1-1-1x1-1-1-1-1-0x0-1x1-1x1-0-NHWC-FP16-F",
+    "255-14-14-3x3-1023-14-14-7-1x1-1x1-2x2-0-NCHW-FP32-F",
+    "64-1-1-3x3-33-1-1-2-1x1-1x1-1x1-0-NCHW-FP16-F",
+];
+
+/// [`gtc_nhwc::catalogue::Catalogue::parse`] (a GTC NHWC kernel catalogue,
+/// `../shared/miopen/solvers/gtc_*_nhwc.tsv`) as each direction's; for what parses, every
+/// entry's params text looks up to an entry with the same fields, and each line of the input read
+/// as a params string, the rules over every entry and the static default answer without
+/// panicking on a few problems per direction.
+pub fn gtc_catalogue(data: &[u8]) -> Outcome {
+    use gtc_nhwc::catalogue::Catalogue as Gtc;
+    let text = text(data);
+    for direction in [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights] {
+        let Ok(cat) = Gtc::parse(&text, Path::new("fuzz.tsv"), direction) else {
+            continue;
+        };
+        for e in &cat.entries {
+            let gks = i64::from(e.can_split);
+            match cat.lookup(&e.params_text(gks)) {
+                Ok((i, g)) if g == gks && cat.entries[i].text == e.text => {}
+                other => return Err(format!("entry {}: its params text looks up to {other:?}", e.index)),
+            }
+        }
+        for line in text.lines() {
+            let _ = cat.lookup(line);
+        }
+        for key in GTC_PROBLEMS {
+            let Ok(mut p) = ConvProblem::from_perfdb_key(key) else { continue };
+            p.direction = direction;
+            let _ = gtc_nhwc::GtcRules::new(direction, Some(&cat), &p).pairs();
+            let d = gtc_nhwc::rules::Dims::new(&p);
+            if let Some((entry, _, _)) = gtc_nhwc::rules::static_default(&d, &cat, 304) {
+                if entry >= cat.entries.len() {
+                    return Err(format!("static default names entry {entry} of {}", cat.entries.len()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Solvers the user perf-db harness merges entries of.
 const USERDB_SOLVERS: [&str; 3] = ["ConvAsm1x1U", "ConvOclDirectFwd", "ConvAsmBwdWrW1x1"];
 
@@ -465,7 +512,7 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
 pub type Harness = fn(&[u8]) -> Outcome;
 
 /// Every harness by name (the cargo-fuzz target names and `tools/fuzz.sh`'s fallback).
-pub const HARNESSES: [(&str, Harness); 12] = [
+pub const HARNESSES: [(&str, Harness); 13] = [
     ("problem_line", problem_line),
     ("perfdb_key", perfdb_key),
     ("db_key", db_key),
@@ -477,5 +524,6 @@ pub const HARNESSES: [(&str, Harness); 12] = [
     ("text_perfdb", text_perfdb),
     ("sqlite_perfdb", sqlite_perfdb),
     ("ck_catalogue", ck_catalogue),
+    ("gtc_catalogue", gtc_catalogue),
     ("userdb_text", userdb_text),
 ];

@@ -537,6 +537,27 @@ fn ck_catalogues_survive_mutations() {
 }
 
 #[test]
+fn gtc_catalogues_survive_mutations() {
+    let dir = common::miopen_dir().join("solvers");
+    let seeds: Vec<Vec<u8>> = seeds_of("gtc_catalogue");
+    // Each seed parses as its direction's catalogue of 15 entries (and as no other).
+    use tuneinfer::problem::Direction;
+    use tuneinfer::solvers::gtc_nhwc::catalogue::Catalogue;
+    for seed in &seeds {
+        let text = std::str::from_utf8(seed).unwrap();
+        let parsed: Vec<_> = [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights]
+            .iter()
+            .filter_map(|&d| Catalogue::parse(text, Path::new("seed"), d).ok())
+            .collect();
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].entries.len(), 15);
+    }
+    fuzz("gtc_catalogue", &seeds, 40, 6000);
+    // One whole file.
+    fuzz("gtc_catalogue", &[read(&dir.join("gtc_wrw_nhwc.tsv"))], 10, 100);
+}
+
+#[test]
 fn user_perf_dbs_survive_mutations() {
     let mut seeds: Vec<Vec<u8>> = HISTORY
         .iter()
@@ -646,6 +667,18 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
                     .unwrap()
                     .lines()
                     .take(12)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .into_bytes()
+            })
+            .collect(),
+        "gtc_catalogue" => ["gtc_fwd_nhwc.tsv", "gtc_bwd_nhwc.tsv", "gtc_wrw_nhwc.tsv"]
+            .iter()
+            .map(|n| {
+                String::from_utf8(read(&common::miopen_dir().join("solvers").join(n)))
+                    .unwrap()
+                    .lines()
+                    .take(16)
                     .collect::<Vec<_>>()
                     .join("\n")
                     .into_bytes()

@@ -38,6 +38,7 @@ seed_corpus() {
         weights_info) cp weights/*.json "$dir"/ ;;
         sqlite_perfdb) cp "$data"/perfdb/gfx1030_36.db "$dir"/ ;;
         ck_catalogue) for f in "$data"/ck/*.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
+        gtc_catalogue) for f in "$data"/solvers/gtc_*_nhwc.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
     esac
 }
 
