@@ -64,13 +64,17 @@ impl MethodScores {
         for (sample, list) in samples.iter().zip(answers) {
             s.max_answers = s.max_answers.max(list.len());
             s.params_total += sample.config.len();
+            // Configs MIOpen runs identically count as one (Tunable::canonical).
+            let canon = |c: &[i64]| solver.canonical(target, &sample.problem, c);
+            let want = canon(&sample.config);
             if let Some(first) = list.first() {
-                s.exact += usize::from(*first == sample.config);
-                s.params_matched += first.iter().zip(&sample.config).filter(|(a, b)| a == b).count();
+                let got = canon(first);
+                s.exact += usize::from(got == want);
+                s.params_matched += got.iter().zip(&want).filter(|(a, b)| a == b).count();
                 s.valid += usize::from(solver.rules(target, &sample.problem).is_valid(first));
             }
             for (i, &k) in TOP_K.iter().enumerate() {
-                s.top[i] += usize::from(list.iter().take(k).any(|c| *c == sample.config));
+                s.top[i] += usize::from(list.iter().take(k).any(|c| canon(c) == want));
             }
         }
         s

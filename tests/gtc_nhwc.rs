@@ -98,6 +98,31 @@ fn occupancy_hand_derived() {
     assert_eq!(rules::occupancy(e), 2);
 }
 
+#[test]
+fn wrw_split_values_that_launch_the_same_kernel_are_one_answer() {
+    // wrw entry 1 (fp32 256x128x16, nxe 0, tb[3] = 8, can split) on K = 256, C = 128, 1x1,
+    // dy 14x14, N = 32 (gfx942130, 304 CUs). By hand: c_padded = 128, gemm_n = 128, grid =
+    // ceil(256/256) * ceil(128/128) = 1; gemmk = 32 * 14 * 14 = 6272, nb_per_block = kpb = 16.
+    // gks 1: s = 304, per_wg = ceil(6272/304) = 21 -> 32, s = 196. gks 2: s = 608, per_wg = 11
+    // -> 16, s = 392; gks 3..10: per_wg rounds up to 16 as well: 392.
+    let p = key("256-14-14-1x1-128-14-14-32-0x0-1x1-1x1-0-NCHW-FP32-W");
+    let c = cat(Direction::BackwardWeights);
+    let e = &c.entries[1];
+    assert!(e.can_split && (e.mpb, e.npb, e.kpb, e.nxe, e.tb[3]) == (256, 128, 16, 0, 8));
+    let d = Dims::new(&p);
+    let splits: Vec<i128> = (1..=10).map(|g| rules::wrw_launched_splits(&d, e, g, 304)).collect();
+    assert_eq!(splits, [196, 392, 392, 392, 392, 392, 392, 392, 392, 392]);
+    let t = gfx942();
+    assert_eq!(WRW.canonical(&t, &p, &[1, 1]), vec![1, 1]);
+    for g in 2..=10 {
+        assert_eq!(WRW.canonical(&t, &p, &[1, g]), vec![1, 2], "gks {g}");
+    }
+    // Entries that cannot split, and the other directions (their split is the kernel's argument).
+    assert_eq!(WRW.canonical(&t, &p, &[0, 0]), vec![0, 0]);
+    let f = key("64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F");
+    assert_eq!(FWD.canonical(&t, &f, &[2, 5]), vec![2, 5]);
+}
+
 /// The first entry of `d`'s catalogue matching `pred`.
 fn entry(d: Direction, pred: impl Fn(&catalogue::Entry) -> bool) -> catalogue::Entry {
     cat(d).entries.iter().find(|e| pred(e)).cloned().expect("such an entry")

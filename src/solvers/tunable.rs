@@ -71,6 +71,14 @@ pub trait Tunable: Send + Sync {
     fn size_features(&self) -> usize {
         6
     }
+
+    /// One representative of the configs that launch the same kernel with the same arguments
+    /// as `config` on this problem (e.g. GTC wrw's split values that give one split count).
+    /// `eval` compares representatives, so two answers MIOpen runs identically count as one
+    /// (training keeps the tuned values as stored). Default: the config itself.
+    fn canonical(&self, _target: &Target, _problem: &ConvProblem, config: &[i64]) -> Vec<i64> {
+        config.to_vec()
+    }
 }
 
 /// A solver's rules for one problem, over integer values.

@@ -349,6 +349,32 @@ impl Tunable for GtcSolver {
         }
     }
 
+    /// wrw: the smallest split value (occupancy factor) of `1..=10` that launches the same
+    /// number of GEMM-K splits as the config's ([`rules::wrw_launched_splits`]): MIOpen then runs
+    /// the same kernel with the same grid and arguments, so the tuner's choice among them is
+    /// timing noise. fwd and bwd pass the split to the kernel as is: the config itself.
+    fn canonical(&self, target: &Target, problem: &ConvProblem, config: &[i64]) -> Vec<i64> {
+        if self.direction != Direction::BackwardWeights {
+            return config.to_vec();
+        }
+        let ([entry, gks], Ok(cat)) = (config, self.catalogue()) else {
+            return config.to_vec();
+        };
+        let Some(e) = usize::try_from(*entry).ok().and_then(|i| cat.entries.get(i)) else {
+            return config.to_vec();
+        };
+        if *gks < 1 || !e.can_split {
+            return config.to_vec();
+        }
+        let d = Dims::new(problem);
+        let cus = i128::from(compute_units(target));
+        let want = rules::wrw_launched_splits(&d, e, *gks, cus);
+        let first = (1..=rules::max_gks(self.direction))
+            .find(|&g| rules::wrw_launched_splits(&d, e, g, cus) == want)
+            .unwrap_or(*gks);
+        vec![*entry, first.min(*gks)]
+    }
+
     fn workload_kind(&self) -> (&'static [Direction], u64) {
         match self.direction {
             Direction::Forward => (&[Direction::Forward], 3),

@@ -287,6 +287,30 @@ pub fn occupancy(e: &Entry) -> i128 {
     (65536 / lds).min((256 / acc).min(256 / vgpr))
 }
 
+/// wrw: the number of GEMM-K splits `GetSolution` launches for an entry with occupancy factor
+/// `gks` (wrw:1084-1102; `cus` = `GetMaxComputeUnits()`): `num_cu * gks / grid` (at least 1; 1 for
+/// gks 0), then trimmed so that no workgroup gets no data. The kernel, its grid and its arguments
+/// depend on `gks` only through this count (and through gks being zero or not).
+pub fn wrw_launched_splits(d: &Dims, e: &Entry, gks: i64, cus: i128) -> i128 {
+    let (grid, _) = d.grid(e, gks);
+    let mut s = if gks >= 1 && grid > 0 { cus * i128::from(gks) / grid } else { 1 };
+    if s == 0 {
+        s = 1;
+    }
+    let (min_n, nb) = if e.nxe == 1 {
+        (i128::from(e.ta[1]), i128::from(e.ca[1]))
+    } else {
+        (1, i128::from(e.kpb))
+    };
+    let gemmk = ceil_div(d.n / d.splits_4g.max(1), min_n.max(1)) * d.ho * d.wo;
+    let nb = nb.max(1);
+    let per_wg = ceil_div(ceil_div(gemmk, s), nb) * nb;
+    if per_wg <= 0 {
+        return 1;
+    }
+    ceil_div(gemmk, per_wg)
+}
+
 /// `IsValid` of an entry with split `gks` for the problem (the write-ups' F1-F10, B1-B10,
 /// W1-W6; the rules that only an environment switch turns on are left out). `spare`: also the
 /// rule of the tuner's spare set (F10, B10, W5), which every tuned value passes.
