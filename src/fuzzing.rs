@@ -396,7 +396,9 @@ pub fn gtc_catalogue(data: &[u8]) -> Outcome {
             let _ = cat.lookup(line);
         }
         for key in GTC_PROBLEMS {
-            let Ok(mut p) = ConvProblem::from_perfdb_key(key) else { continue };
+            let Ok(mut p) = ConvProblem::from_perfdb_key(key) else {
+                continue;
+            };
             p.direction = direction;
             let _ = gtc_nhwc::GtcRules::new(direction, Some(&cat), &p).pairs();
             let d = gtc_nhwc::rules::Dims::new(&p);

@@ -275,10 +275,14 @@ mod tests {
         assert_eq!(t2[0].data[4], 0.0);
         assert!(t2[0].data[5].is_infinite());
         assert_eq!(t2[1].data, [7.0]);
-        // 1/3 as a half: 0x3555 = 0.333251953125.
-        let third = vec![Tensor { name: "t".into(), shape: vec![1], data: vec![1.0 / 3.0] }];
+        // 1/3 as a half: 0x3555 = (1 + 341/1024) / 4 = 1365/4096.
+        let third = vec![Tensor {
+            name: "t".into(),
+            shape: vec![1],
+            data: vec![1.0 / 3.0],
+        }];
         let (t3, _) = from_bytes(&to_bytes_as(&third, &BTreeMap::new(), Dtype::F16), "x").unwrap();
-        assert_eq!(t3[0].data, [0.333_251_953_125]);
+        assert_eq!(t3[0].data, [1365.0 / 4096.0]);
     }
 
     #[test]

@@ -177,7 +177,7 @@ impl GtcSolver {
         match p.precision {
             Precision::Fp32 | Precision::Fp16 => {}
             Precision::Bf16 => {
-                return Err(self.not_applicable(if target.arch.to_ascii_lowercase() == "gfx908" {
+                return Err(self.not_applicable(if target.arch.eq_ignore_ascii_case("gfx908") {
                     format!("BF16 on gfx908: MIOpen applies {name} to BF16 on gfx90a and gfx94x only")
                 } else {
                     format!(

@@ -53,7 +53,9 @@ fn gcd(a: i128, b: i128) -> i128 {
 
 /// `igemm_split_batch_size` (`asm_implicit_gemm.hpp:243-296`): how many batch slices keep each
 /// slice's larger tensor under 4 GiB; 0 when one image alone does not fit (not applicable).
-/// `hi, wi` / `ho, wo`: the sizes of the tensors with `c` / `k` channels.
+/// `hi, wi` / `ho, wo`: the sizes of the tensors with `c` / `k` channels. (MIOpen's argument
+/// list, kept for reading side by side.)
+#[allow(clippy::too_many_arguments)]
 pub fn split_batch_size(hi: i128, wi: i128, ho: i128, wo: i128, n: i128, k: i128, c: i128, bytes: i128) -> i128 {
     let image = (c * hi * wi * bytes).max(k * ho * wo * bytes);
     if image >= U32_MAX || image <= 0 || n <= 0 {
@@ -293,7 +295,11 @@ pub fn occupancy(e: &Entry) -> i128 {
 /// depend on `gks` only through this count (and through gks being zero or not).
 pub fn wrw_launched_splits(d: &Dims, e: &Entry, gks: i64, cus: i128) -> i128 {
     let (grid, _) = d.grid(e, gks);
-    let mut s = if gks >= 1 && grid > 0 { cus * i128::from(gks) / grid } else { 1 };
+    let mut s = if gks >= 1 && grid > 0 {
+        cus * i128::from(gks) / grid
+    } else {
+        1
+    };
     if s == 0 {
         s = 1;
     }
