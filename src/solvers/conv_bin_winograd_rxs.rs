@@ -260,6 +260,7 @@ fn round_up(v: u64, m: u64) -> Option<u64> {
 /// `1 .. n_groups - 1` with the smallest estimated time `ceil(i*G / n_groups) * mac(i) / i`,
 /// scaled by `1 + 0.003 i` (large work per group) or `1 + 0.04 i`; the first smallest wins; 1
 /// when the loop is empty. None where MIOpen would divide by zero (a zero factor or CU count).
+/// Deviation: with more than 513 CUs the loop stops at 512 (see below).
 pub fn best_n_groups(a: &NGroupArgs) -> Option<u64> {
     let mut r_factor = a.f_tile * 2;
     let mut s_factor = r_factor;
@@ -298,7 +299,10 @@ pub fn best_n_groups(a: &NGroupArgs) -> Option<u64> {
     }
     let mut best = 1;
     let mut min_param = 0f64;
-    for i in 1..a.n_groups {
+    // MIOpen loops up to the CU count; past 512 every answer is capped to 512 anyway
+    // ([`ConvBinWinogradRxS::static_default`]), so the loop stops there (a `--cu` in the
+    // millions costs no more than 512 steps).
+    for i in 1..a.n_groups.min(MAX_CU_LIMIT as u64 + 1) {
         let unit = nwh_unit.wrapping_mul(k_factor).wrapping_mul(i);
         let g_nwhk = round_up(g_nwh.wrapping_mul(g_k), unit)?;
         let mac = g_nwhk.wrapping_mul(g_c).wrapping_mul(g_s).wrapping_mul(g_r);
