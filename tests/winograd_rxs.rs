@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use tuneinfer::data::dataset::{build, read_rows};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_bin_winograd_rxs::*;
-use tuneinfer::solvers::{self, IntRules, Target, Tunable};
+use tuneinfer::solvers::{self, Target, Tunable};
 use tuneinfer::{DecodeMode, Predictor};
 
 fn key(k: &str) -> ConvProblem {
@@ -507,5 +507,232 @@ fn the_default_matches_the_tuned_value_as_often_as_the_docs_say() {
             got[i].1 += 1;
         }
         assert_eq!(got, want, "{}", solver.name());
+    }
+}
+
+#[test]
+fn params_that_are_not_one_integer_in_the_domain_are_counted_never_used() {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-wino-db-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("gfx942130.bad.txt");
+    let f = |n: u64| format!("64-28-28-3x3-64-28-28-{n}-1x1-1x1-1x1-0-NCHW-FP32-F");
+    let lines = [
+        format!("{}=ConvBinWinogradRxSf3x2:17", f(1)),
+        format!("{}=ConvBinWinogradRxSf3x2:abc", f(2)),
+        format!("{}=ConvBinWinogradRxSf3x2:1,2", f(3)),
+        format!("{}=ConvBinWinogradRxSf3x2:", f(4)),
+        format!("{}=ConvBinWinogradRxSf3x2:2.5", f(5)),
+        // In the span but above gfx942's 304 CUs; 0 and 513 outside the span.
+        format!("{}=ConvBinWinogradRxSf3x2:305", f(6)),
+        format!("{}=ConvBinWinogradRxSf3x2:0", f(7)),
+        format!("{}=ConvBinWinogradRxSf3x2:513", f(8)),
+        // NHWC and BF16 rows: not applicable.
+        format!("{}=ConvBinWinogradRxSf3x2:7", f(9).replace("NCHW", "NHWC")),
+        format!("{}=ConvBinWinogradRxSf3x2:7", f(10).replace("FP32", "BF16")),
+        format!("{}=ConvBinWinogradRxSf3x2: 304 ", f(11)),
+    ];
+    std::fs::write(&db, lines.join("\n")).unwrap();
+    let rows = read_rows(&db, F3X2.name()).unwrap();
+    let ds = build(&rows, &F3X2, &Target::new("gfx942130"));
+    let r = &ds.report;
+    assert_eq!(
+        (r.rows, r.used, r.malformed_params, r.rule_violations, r.not_applicable),
+        (11, 2, 4, 3, 2),
+        "{}",
+        r.summary()
+    );
+    let used: Vec<i64> = ds.samples.iter().map(|s| s.config[0]).collect();
+    assert_eq!(used, vec![17, 304]);
+    // The parse errors name the field.
+    let e = F3X2.parse_params("abc").unwrap_err().to_string();
+    assert!(e.contains("n_groups") && e.contains("'abc' is not an integer"), "{e}");
+    let e = F3X2.parse_params("1,2").unwrap_err().to_string();
+    assert!(e.contains("expected 1"), "{e}");
+    // Training on it refuses nothing silently: the same counts.
+    let ds = tuneinfer::data::dataset::load(&db, F3X2.name(), &Target::new("gfx942")).unwrap();
+    assert_eq!(ds.report.used, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn weights_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
+}
+
+/// (solver, arch, database) of every shipped model.
+const SHIPPED: &[(&str, &str, &str)] = &[
+    ("ConvBinWinogradRxSf2x3", "gfx942", "gfx942130.db"),
+    ("ConvBinWinogradRxSf3x2", "gfx942", "gfx942130.db"),
+    ("ConvBinWinogradRxSf2x3", "gfx906", "gfx906_60.db"),
+    ("ConvBinWinogradRxSf3x2", "gfx906", "gfx906_60.db"),
+];
+
+/// Every `step`-th applicable problem of `solver`'s rows in every shared database (other arches'
+/// problems too: the rule is the target's, the problems are any), plus hand-made ones.
+fn problems(solver: &dyn Tunable, target: &Target, step: usize) -> Vec<ConvProblem> {
+    let mut out = Vec::new();
+    for db in ["gfx942130.db", "gfx906_60.db", "gfx900_56.db", "gfx1030_36.db"] {
+        let rows = read_rows(&common::perfdb_dir().join(db), solver.solver_name()).unwrap_or_else(|e| panic!("{e}"));
+        out.extend(rows.rows.into_iter().map(|r| r.problem));
+    }
+    for k in [
+        k3('F', 1),
+        k3('B', 1),
+        k3('W', 1),
+        k3('F', 64),
+        k3('W', 2),
+        "1-7-7-3x3-1-7-7-1-1x1-1x1-1x1-0-NCHW-FP16-W".to_string(),
+        "3-224-224-3x3-64-224-224-256-1x1-1x1-1x1-0-NCHW-FP32-F".to_string(),
+        "2048-7-7-5x5-2048-7-7-1-2x2-1x1-1x1-0-NCHW-FP16-B".to_string(),
+        "64-28-28-3x3-64-14-14-1-1x1-2x2-1x1-0-NCHW-FP32-F_g32".to_string(),
+        "64-83-83-1x1-64-83-83-64-0x0-1x1-1x1-0-NCHW-FP32-W_g4".to_string(),
+    ] {
+        out.push(key(&k));
+    }
+    out.retain(|p| solver.applicable(target, p).is_ok());
+    out.into_iter().step_by(step).collect()
+}
+
+#[test]
+fn every_answer_of_every_decoding_of_every_shipped_model_is_valid() {
+    let _ = common::perfdb_dir();
+    for &(name, arch, _) in SHIPPED {
+        let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
+        // The arch's CUs, and fewer (the rule caps the model's answers).
+        for cu in [None, Some(20)] {
+            let pred = Predictor::load(arch, name, &[weights_dir()])
+                .unwrap_or_else(|e| panic!("{e}"))
+                .with_compute_units(cu);
+            let target = target(arch, cu);
+            let step = if cu.is_some() { 7 } else { 2 };
+            let problems = problems(tunable, &target, step);
+            assert!(problems.len() >= 1000, "{name} {arch}: only {} problems", problems.len());
+            for mode in [
+                DecodeMode::Miopen,
+                DecodeMode::Beam { width: 4, top: 4 },
+                pred.default_mode(),
+            ] {
+                let answers = pred.predict_batch(&problems, mode);
+                let mut from_model = 0;
+                for (p, a) in problems.iter().zip(&answers) {
+                    let a = a.as_ref().unwrap_or_else(|e| panic!("{name} {arch} {p}: {e}"));
+                    assert!(!a.is_empty(), "{name} {arch} {p}: no answer");
+                    for x in a {
+                        let c = tunable.parse_params(&x.config).unwrap_or_else(|e| panic!("{e}"));
+                        assert!(
+                            tunable.rules(&target, p).is_valid(&c),
+                            "{name} {arch} {cu:?} {mode:?} {p}: {} is not valid",
+                            x.config
+                        );
+                    }
+                    from_model += usize::from(a[0].source == tuneinfer::Source::Model);
+                }
+                println!(
+                    "{name} {arch} cu {cu:?} {mode:?}: {} problems, {from_model} answered by the model, all valid",
+                    problems.len()
+                );
+                // MIOpen's walk falls back to the default where "-1" ranks first: with one
+                // noisy parameter the top token's probability is low, so it does in up to 7% of
+                // these problems; the beam (which skips "-1") rarely.
+                let floor = if mode == DecodeMode::Miopen { 90 } else { 95 };
+                assert!(
+                    from_model * 100 >= problems.len() * floor,
+                    "{name} {arch} {mode:?}: the model answered only {from_model} of {}",
+                    problems.len()
+                );
+            }
+        }
+    }
+}
+
+#[cfg(feature = "gpu")]
+#[test]
+fn gpu_gives_the_cpu_configs() {
+    let _ = common::perfdb_dir();
+    let Some(ctx) = common::gpu() else { return };
+    for &(name, arch, _) in SHIPPED {
+        let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
+        let dirs = vec![weights_dir()];
+        let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
+        let gpu = tuneinfer::gpu::GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let problems = problems(tunable, &Target::new(arch), 40);
+        assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
+        for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }, cpu.default_mode()] {
+            let want = cpu.predict_batch(&problems, mode);
+            let got = gpu.predict_batch(&problems, mode);
+            let (same, worst) =
+                common::assert_same_predictions(&format!("{name} {arch} {mode:?}"), &problems, &want, &got);
+            println!(
+                "{name} {arch} {mode:?}: {same} of {} identical; worst score difference {worst:e}",
+                problems.len()
+            );
+            assert_eq!(same, problems.len());
+            assert!(worst <= 1e-4, "{name} {arch} {mode:?}: score difference {worst}");
+        }
+    }
+}
+
+/// Runs the CLI from the crate root (so `weights/` and `../shared/miopen` resolve).
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TUNEINFER_MODELS")
+        .output()
+        .expect("run tuneinfer");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
+    let _ = common::perfdb_dir();
+    let k = "64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F";
+    let mut answers = Vec::new();
+    for arch in ["gfx942", "gfx942130"] {
+        let (rc, out, err) = cli(&["predict", "--arch", arch, "--solver", "ConvBinWinogradRxSf3x2", "--device", "cpu", k]);
+        assert_eq!(rc, 0, "{arch}: {err}");
+        let v: i64 = out.trim().parse().unwrap_or_else(|_| panic!("{arch}: '{out}'"));
+        assert!((1..=304).contains(&v), "{arch}: {v}");
+        answers.push(v);
+    }
+    assert_eq!(answers[0], answers[1], "gfx942130 is gfx942's database");
+    // Fewer CUs: every ranked answer within them.
+    let (rc, out, err) = cli(&[
+        "predict", "--arch", "gfx942", "--solver", "ConvBinWinogradRxSf3x2", "--device", "cpu", "--cu", "8", "--beam", "8", k,
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    for l in lines {
+        let v: i64 = l.split('\t').nth(1).unwrap().parse().unwrap();
+        assert!((1..=8).contains(&v), "{l}");
+    }
+    // Refusals: exit 5 with the reason; usage errors: exit 2.
+    let refuse = |arch: &str, solver: &str, problem: &str, want: &str| {
+        let (rc, out, err) = cli(&["predict", "--arch", arch, "--solver", solver, "--device", "cpu", problem]);
+        assert_eq!(rc, 5, "{problem}: {out} {err}");
+        assert!(err.contains(want), "{problem}: {err}");
+    };
+    refuse(
+        "gfx942",
+        "ConvBinWinogradRxSf3x2",
+        &k.replace("NCHW", "NHWC"),
+        "layout NHWC: ConvBinWinogradRxSf3x2 supports only NCHW",
+    );
+    refuse("gfx942", "ConvBinWinogradRxSf3x2", &k.replace("FP32", "BF16"), "BF16");
+    refuse("gfx942", "ConvBinWinogradRxSf2x3", k, "group 1 direction F");
+    refuse(
+        "gfx906",
+        "ConvBinWinogradRxSf2x3",
+        "64-224-224-3x3-3-224-224-128-1x1-1x1-1x1-0-NCHW-FP32-W",
+        "size limit of the v21 kernel on gfx906: C*R*S = 6422528",
+    );
+    for cu in ["0", "70000", "-3", "many"] {
+        let (rc, _, err) = cli(&["predict", "--arch", "gfx942", "--solver", "ConvBinWinogradRxSf3x2", "--cu", cu, k]);
+        assert_eq!(rc, 2, "--cu {cu}: {err}");
+        assert!(err.contains("--cu"), "--cu {cu}: {err}");
     }
 }
