@@ -81,7 +81,10 @@ fn n_groups_is_one_to_min_512_hw_cus() {
         let r = F3X2.rules(&t, &key(&k3('F', 1)));
         assert_eq!(r.config_len(), 1);
         assert!(r.is_valid(&[1]) && r.is_valid(&[max]), "{arch}");
-        assert!(!r.is_valid(&[max + 1]) && !r.is_valid(&[0]) && !r.is_valid(&[-5]), "{arch}");
+        assert!(
+            !r.is_valid(&[max + 1]) && !r.is_valid(&[0]) && !r.is_valid(&[-5]),
+            "{arch}"
+        );
         assert!(!r.prefix_valid(&[1, 1]) && !r.is_valid(&[]) && r.prefix_valid(&[]));
     }
     // No compute units: nothing is valid.
@@ -93,7 +96,10 @@ fn n_groups_is_one_to_min_512_hw_cus() {
 #[test]
 fn applicability_a1_f2x3_only_groups_or_wrw() {
     let e = why(&F2X3, "gfx942", &k3('F', 1));
-    assert!(e.contains("group 1 direction F") && e.contains("WORKAROUND_ISSUE_1681"), "{e}");
+    assert!(
+        e.contains("group 1 direction F") && e.contains("WORKAROUND_ISSUE_1681"),
+        "{e}"
+    );
     let e = why(&F2X3, "gfx942", &k3('B', 1));
     assert!(e.contains("group 1 direction B"), "{e}");
     assert!(applies(&F2X3, "gfx942", &k3('W', 1)));
@@ -124,7 +130,9 @@ fn applicability_a2_a3_a4_a5_tensors_types_arches() {
     // An arch without a known CU count needs one (the rule reads it); 0 CUs is refused.
     let e = why(&F3X2, "gfx1010", &k3('F', 1));
     assert!(e.contains("compute-unit count") && e.contains("--cu"), "{e}");
-    assert!(F3X2.check_applicable(&target("gfx1010", Some(20)), &key(&k3('F', 1))).is_ok());
+    assert!(F3X2
+        .check_applicable(&target("gfx1010", Some(20)), &key(&k3('F', 1)))
+        .is_ok());
     let e = F3X2
         .check_applicable(&target("gfx942", Some(0)), &key(&k3('F', 1)))
         .unwrap_err()
@@ -191,16 +199,35 @@ fn applicability_a8_a9_direction_specific() {
     let e = why(&F3X2, "gfx942", w2);
     assert!(e.contains("stride 2x2 for backward weights"), "{e}");
     assert!(why(&F2X3, "gfx942", w2).contains("stride 2x2 for backward weights"));
-    assert!(applies(&F3X2, "gfx942", "64-14-14-3x3-64-28-28-16-1x1-2x2-1x1-0-NCHW-FP32-B"));
-    assert!(applies(&F3X2, "gfx942", "64-28-28-3x3-64-14-14-16-1x1-2x2-1x1-0-NCHW-FP32-F"));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-14-14-3x3-64-28-28-16-1x1-2x2-1x1-0-NCHW-FP32-B"
+    ));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-28-28-3x3-64-14-14-16-1x1-2x2-1x1-0-NCHW-FP32-F"
+    ));
     // A9: backward data needs filter - pad - 1 >= 0: 3x3 with pad 3 gives -1 in both dims.
     // (A B key's in is dy: x 28x28 with pad 3 gives dy 28 + 6 - 2 = 32.)
     let b = "64-32-32-3x3-64-28-28-16-3x3-1x1-1x1-0-NCHW-FP32-B";
     let e = why(&F3X2, "gfx942", b);
-    assert!(e.contains("filter 3 and pad 3") && e.contains("filter - pad - 1"), "{e}");
+    assert!(
+        e.contains("filter 3 and pad 3") && e.contains("filter - pad - 1"),
+        "{e}"
+    );
     // Pad 2 gives 0: taken; forward with pad 3 is not subject to A9.
-    assert!(applies(&F3X2, "gfx942", "64-30-30-3x3-64-28-28-16-2x2-1x1-1x1-0-NCHW-FP32-B"));
-    assert!(applies(&F3X2, "gfx942", "64-28-28-3x3-64-32-32-16-3x3-1x1-1x1-0-NCHW-FP32-F"));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-30-30-3x3-64-28-28-16-2x2-1x1-1x1-0-NCHW-FP32-B"
+    ));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-28-28-3x3-64-32-32-16-3x3-1x1-1x1-0-NCHW-FP32-F"
+    ));
     // Only one dimension broken: pad 3x1.
     let e = why(&F3X2, "gfx942", "64-32-28-3x3-64-28-28-16-3x1-1x1-1x1-0-NCHW-FP32-B");
     assert!(e.contains("in H"), "{e}");
@@ -239,27 +266,48 @@ fn applicability_a10_v21_and_v30_shader_limits() {
     let e = why(&F3X2, "gfx942", "64-8-8-3x3-65536-8-8-1-1x1-1x1-1x1-0-NCHW-FP32-F");
     assert!(e.contains("K = 65536 (needs < 2^16)"), "{e}");
     // Per group: K = 65536 in 2 groups is 32768 per group, under the limit.
-    assert!(applies(&F3X2, "gfx942", "64-8-8-3x3-65536-8-8-1-1x1-1x1-1x1-0-NCHW-FP32-F_g2"));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-8-8-3x3-65536-8-8-1-1x1-1x1-1x1-0-NCHW-FP32-F_g2"
+    ));
     // v30's K*R*S < 2^28 with a big filter: K = 8192, 63x63 filter (8192*3969 = 32.5M < 2^28
     // passes); (C+1)*R*S = 65*3969 = 257,985 < 2^22 passes.
-    assert!(applies(&F3X2, "gfx942", "64-64-64-63x63-8192-2-2-1-0x0-1x1-1x1-0-NCHW-FP32-F"));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "64-64-64-63x63-8192-2-2-1-0x0-1x1-1x1-0-NCHW-FP32-F"
+    ));
     // (C+1)*R*S: C = 1024 with a 63x63 filter: 1025*3969 = 4,068,225 < 2^22 passes,
     // C = 1060: 1061*3969 = 4,211,109 fails.
-    assert!(applies(&F3X2, "gfx942", "1024-64-64-63x63-64-2-2-1-0x0-1x1-1x1-0-NCHW-FP32-F"));
+    assert!(applies(
+        &F3X2,
+        "gfx942",
+        "1024-64-64-63x63-64-2-2-1-0x0-1x1-1x1-0-NCHW-FP32-F"
+    ));
     let e = why(&F3X2, "gfx942", "1060-64-64-63x63-64-2-2-1-0x0-1x1-1x1-0-NCHW-FP32-F");
     assert!(e.contains("(C+1)*R*S = 4211109"), "{e}");
 }
 
 #[test]
 fn the_default_is_the_cu_count_for_group_one() {
-    for (arch, want) in [("gfx942", 304), ("gfx942130", 304), ("gfx906", 60), ("gfx900", 56), ("gfx1030", 72)] {
+    for (arch, want) in [
+        ("gfx942", 304),
+        ("gfx942130", 304),
+        ("gfx906", 60),
+        ("gfx900", 56),
+        ("gfx1030", 72),
+    ] {
         let t = target(arch, None);
         assert_eq!(F2X3.static_default(&t, &key(&k3('W', 1))), want, "{arch}");
         assert_eq!(F3X2.static_default(&t, &key(&k3('F', 1))), want, "{arch}");
         assert_eq!(F3X2.static_default(&t, &key(&k3('B', 1))), want, "{arch}");
     }
     // Above 512 CUs MIOpen's default would be refused by its own IsValid: capped at 512.
-    assert_eq!(F3X2.static_default(&target("gfx942", Some(1000)), &key(&k3('F', 1))), 512);
+    assert_eq!(
+        F3X2.static_default(&target("gfx942", Some(1000)), &key(&k3('F', 1))),
+        512
+    );
 }
 
 #[test]
@@ -355,7 +403,10 @@ fn nothing_panics_on_odd_problems() {
     // Zero groups or sizes are refused, not divided by.
     let mut z = key(&k3('F', 2));
     z.groups = 0;
-    let e = F3X2.check_applicable(&target("gfx942", None), &z).unwrap_err().to_string();
+    let e = F3X2
+        .check_applicable(&target("gfx942", None), &z)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("zero size"), "{e}");
 }
 
@@ -605,7 +656,11 @@ fn every_answer_of_every_decoding_of_every_shipped_model_is_valid() {
             let target = target(arch, cu);
             let step = if cu.is_some() { 7 } else { 2 };
             let problems = problems(tunable, &target, step);
-            assert!(problems.len() >= 1000, "{name} {arch}: only {} problems", problems.len());
+            assert!(
+                problems.len() >= 1000,
+                "{name} {arch}: only {} problems",
+                problems.len()
+            );
             for mode in [
                 DecodeMode::Miopen,
                 DecodeMode::Beam { width: 4, top: 4 },
@@ -656,7 +711,11 @@ fn gpu_gives_the_cpu_configs() {
         let gpu = tuneinfer::gpu::GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
         let problems = problems(tunable, &Target::new(arch), 40);
         assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
-        for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }, cpu.default_mode()] {
+        for mode in [
+            DecodeMode::Miopen,
+            DecodeMode::Beam { width: 4, top: 4 },
+            cpu.default_mode(),
+        ] {
             let want = cpu.predict_batch(&problems, mode);
             let got = gpu.predict_batch(&problems, mode);
             let (same, worst) =
@@ -692,7 +751,16 @@ fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
     let k = "64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F";
     let mut answers = Vec::new();
     for arch in ["gfx942", "gfx942130"] {
-        let (rc, out, err) = cli(&["predict", "--arch", arch, "--solver", "ConvBinWinogradRxSf3x2", "--device", "cpu", k]);
+        let (rc, out, err) = cli(&[
+            "predict",
+            "--arch",
+            arch,
+            "--solver",
+            "ConvBinWinogradRxSf3x2",
+            "--device",
+            "cpu",
+            k,
+        ]);
         assert_eq!(rc, 0, "{arch}: {err}");
         let v: i64 = out.trim().parse().unwrap_or_else(|_| panic!("{arch}: '{out}'"));
         assert!((1..=304).contains(&v), "{arch}: {v}");
@@ -701,7 +769,18 @@ fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
     assert_eq!(answers[0], answers[1], "gfx942130 is gfx942's database");
     // Fewer CUs: every ranked answer within them.
     let (rc, out, err) = cli(&[
-        "predict", "--arch", "gfx942", "--solver", "ConvBinWinogradRxSf3x2", "--device", "cpu", "--cu", "8", "--beam", "8", k,
+        "predict",
+        "--arch",
+        "gfx942",
+        "--solver",
+        "ConvBinWinogradRxSf3x2",
+        "--device",
+        "cpu",
+        "--cu",
+        "8",
+        "--beam",
+        "8",
+        k,
     ]);
     assert_eq!(rc, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
@@ -712,7 +791,9 @@ fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
     }
     // Refusals: exit 5 with the reason; usage errors: exit 2.
     let refuse = |arch: &str, solver: &str, problem: &str, want: &str| {
-        let (rc, out, err) = cli(&["predict", "--arch", arch, "--solver", solver, "--device", "cpu", problem]);
+        let (rc, out, err) = cli(&[
+            "predict", "--arch", arch, "--solver", solver, "--device", "cpu", problem,
+        ]);
         assert_eq!(rc, 5, "{problem}: {out} {err}");
         assert!(err.contains(want), "{problem}: {err}");
     };
@@ -731,7 +812,16 @@ fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
         "size limit of the v21 kernel on gfx906: C*R*S = 6422528",
     );
     for cu in ["0", "70000", "-3", "many"] {
-        let (rc, _, err) = cli(&["predict", "--arch", "gfx942", "--solver", "ConvBinWinogradRxSf3x2", "--cu", cu, k]);
+        let (rc, _, err) = cli(&[
+            "predict",
+            "--arch",
+            "gfx942",
+            "--solver",
+            "ConvBinWinogradRxSf3x2",
+            "--cu",
+            cu,
+            k,
+        ]);
         assert_eq!(rc, 2, "--cu {cu}: {err}");
         assert!(err.contains("--cu"), "--cu {cu}: {err}");
     }

@@ -199,7 +199,7 @@ pub fn shader_limits_v21(a: &ShaderArgs, p: &ConvProblem) -> std::result::Result
     let num_tiles = a.oh.div_ceil(2) * a.ow.div_ceil(2);
     let stride_one = p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1;
     let small = o_n + o_k < 1 << 29 && d_n + d_c < 1 << 29;
-    let large_ok = stride_one && o_n < 1 << 30 && d_n < 1 << 30 && (a.n == 1 || num_tiles % 16 == 0);
+    let large_ok = stride_one && o_n < 1 << 30 && d_n < 1 << 30 && (a.n == 1 || num_tiles.is_multiple_of(16));
     if small || large_ok {
         Ok(())
     } else {
@@ -284,7 +284,7 @@ pub fn best_n_groups(a: &NGroupArgs) -> Option<u64> {
     let g_k = round_up(a.k, k_factor)?;
     let mut g_w = a.ow;
     let mut g_h = a.oh;
-    if a.pad_w % 2 == 0 && (a.idilation_w > 1 || a.s_stride > 1) {
+    if a.pad_w.is_multiple_of(2) && (a.idilation_w > 1 || a.s_stride > 1) {
         g_w += 1;
     }
     if a.pad_h % 2 == 1 && (a.idilation_h > 1 || a.r_stride > 1) {
@@ -383,7 +383,7 @@ impl ConvBinWinogradRxS {
     /// F(3,2) with stride 2 (v21 has no such mode); every other arch runs v30.
     pub fn v21_preferred(&self, arch: &str, p: &ConvProblem) -> bool {
         let arch = arch.to_ascii_lowercase();
-        (arch.starts_with("gfx900") || arch.starts_with("gfx906")) && !(!self.is_2x3() && p.stride_w == 2)
+        (arch.starts_with("gfx900") || arch.starts_with("gfx906")) && (self.is_2x3() || p.stride_w != 2)
     }
 
     /// Ok when MIOpen's `IsApplicable` (wino:760-779 + `IsApplicableBase` wino:656-758) holds,
@@ -499,7 +499,10 @@ impl ConvBinWinogradRxS {
         // A9: GetBackwardPad = filter - pad - 1 in 0..2^16.
         if p.direction == Direction::BackwardData {
             for (what, f, pad) in [("W", p.filter_w, p.pad_w), ("H", p.filter_h, p.pad_h)] {
-                let ok = f.checked_sub(1).and_then(|x| x.checked_sub(pad)).is_some_and(|x| x < 1 << 16);
+                let ok = f
+                    .checked_sub(1)
+                    .and_then(|x| x.checked_sub(pad))
+                    .is_some_and(|x| x < 1 << 16);
                 if !ok {
                     return Err(self.not_applicable(format!(
                         "backward data with filter {f} and pad {pad} in {what}: {name} needs 0 <= filter - pad - 1 < 2^16"
