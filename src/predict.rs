@@ -142,9 +142,12 @@ impl Predictor {
         self
     }
 
-    /// Sets the compute-unit count for solvers whose features use it.
+    /// Sets the compute-unit count for solvers whose features or rules use it; None keeps the
+    /// target's own (a database name's, e.g. 64 for `gfx906_64`, else the solver's default).
     pub fn with_compute_units(mut self, compute_units: Option<u32>) -> Predictor {
-        self.target.compute_units = compute_units;
+        if compute_units.is_some() {
+            self.target.compute_units = compute_units;
+        }
         self
     }
 

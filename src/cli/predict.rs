@@ -15,7 +15,8 @@ use crate::seq2seq::default_model_dirs;
 const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
                      gfx906 and gfx900 models of ConvAsm1x1U and ConvAsmBwdWrW1x1 in weights/)
   --solver NAME|all  MIOpen solver (default: ConvAsm1x1U; also ConvAsmBwdWrW1x1,
-                     ConvAsmBwdWrW3x3, ConvOclDirectFwd, and ConvHipImplicitGemmGroupFwdXdlops,
+                     ConvAsmBwdWrW3x3, ConvOclDirectFwd, ConvBinWinogradRxSf2x3,
+                     ConvBinWinogradRxSf3x2, and ConvHipImplicitGemmGroupFwdXdlops,
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
                      gfx90a/gfx942, NHWC, FP32/FP16); 'all': every solver with a model on
                      --arch that applies to the problem, each with its default decoding
@@ -28,8 +29,10 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default
   --beam K           constrained beam search of width K, ranked answers
   --top N            with --beam: print the best N <= K configs (default: K)
-  --cu N             compute units of the GPU, for models whose features use them
-                     (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210)
+  --cu N             compute units of the GPU, for models whose features or rules use them
+                     (ConvHipImplicitGemmGroupFwdXdlops on gfx90a; default: 104, an MI210;
+                     ConvBinWinogradRxS*: n_groups <= min(512, CUs, doubled on gfx1*);
+                     default: the --arch database name's, else gfx942 304, gfx906 60, ...)
   --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
                      ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
                      ../shared/miopen/ck next to the crate

@@ -12,6 +12,7 @@ pub mod ck;
 pub mod conv_asm_1x1u;
 pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
+pub mod conv_bin_winograd_rxs;
 pub mod conv_ocl_direct_fwd;
 pub mod gtc_nhwc;
 pub mod tunable;
@@ -167,6 +168,8 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
         &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
         &conv_ocl_direct_fwd::ConvOclDirectFwdSolver,
+        &conv_bin_winograd_rxs::F2X3,
+        &conv_bin_winograd_rxs::F3X2,
         &ck::FWD,
         &ck::BWD,
         &ck::WRW,
