@@ -28,13 +28,18 @@ fn f16_weights_change_no_prediction() {
     let mut all_same = true;
     for meta in models {
         let (info, _) = weights::read_info(&meta).unwrap_or_else(|e| panic!("{e}"));
-        let Ok(solver) = solvers::by_name(&info.solver) else { continue };
+        let Ok(solver) = solvers::by_name(&info.solver) else {
+            continue;
+        };
         let Some(tunable) = solver.tunable() else { continue };
         let db_name = info.training["perf_db"].as_str().unwrap_or("").to_string();
-        let db = [common::perfdb_dir().join(&db_name), common::perfdb_dir().join("history").join(&db_name)]
-            .into_iter()
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| panic!("{}: training database {db_name} not found", meta.display()));
+        let db = [
+            common::perfdb_dir().join(&db_name),
+            common::perfdb_dir().join("history").join(&db_name),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{}: training database {db_name} not found", meta.display()));
         let stem = meta.file_stem().unwrap().to_string_lossy().to_string();
         let arch = stem.strip_suffix(&format!("_{}", info.solver)).unwrap().to_string();
         let files = WeightsFiles::in_dir(&weights_dir, &arch, &info.solver);
