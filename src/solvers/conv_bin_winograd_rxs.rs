@@ -650,7 +650,14 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
     ]
 }
 
-impl OwnModelsOnly for ConvBinWinogradRxS {}
+/// The valid values of one problem are `1..=min(512, CUs)` (at most 512): the search's
+/// constraint is their table, checked on the GPU by `catalogue_rules.wgsl`, so both searches
+/// stay resident there.
+impl OwnModelsOnly for ConvBinWinogradRxS {
+    fn table_constraint(&self) -> bool {
+        true
+    }
+}
 
 impl Tunable for ConvBinWinogradRxS {
     fn solver_name(&self) -> &'static str {
