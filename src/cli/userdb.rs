@@ -345,8 +345,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             Format::Sqlite => "sqlite",
         }
     );
+    // The solver column as wide as its longest name.
+    let w = names.iter().map(|n| n.len()).max().unwrap_or(0).max(20);
     say!(
-        "{:<20} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+        "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
         "solver",
         "predicted",
         "written",
@@ -358,7 +360,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     );
     for (name, c) in names.iter().zip(&per_solver) {
         say!(
-            "{:<20} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+            "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
             name,
             c.predicted,
             c.predicted - c.present,
