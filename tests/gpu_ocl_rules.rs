@@ -104,7 +104,12 @@ fn problems() -> Vec<ConvProblem> {
                 }
             }
             // Grouped: any filter.
-            for (n, g, filter, stride) in [(1, 4, (1, 1), 1), (8, 32, (3, 3), 2), (2, 2, (13, 2), 1), (1, 64, (30, 30), 1)] {
+            for (n, g, filter, stride) in [
+                (1, 4, (1, 1), 1),
+                (8, 32, (3, 3), 2),
+                (2, 2, (13, 2), 1),
+                (1, 64, (30, 30), 1),
+            ] {
                 let p = problem(direction, precision, n, 2 * g, 4 * g, (40, 40), filter, 0, stride, g);
                 if check_applicable(&target, &p).is_ok() {
                     out.push(p);
@@ -114,6 +119,17 @@ fn problems() -> Vec<ConvProblem> {
     }
     let generated = out.len();
     assert!(generated > 100, "{generated} generated problems apply");
+    // Grouped with large filters (applicable or not): V5's filter term decides, so the
+    // look-ahead's choice of n_out_pix_tiles and n_in_data_tiles matters.
+    for direction in [F, B] {
+        for precision in [Fp32, Fp16] {
+            for f in [13, 17, 21, 25, 30] {
+                for (hw, stride) in [((40, 40), 1), ((9, 9), 2), ((17, 30), 1)] {
+                    out.push(problem(direction, precision, 4, 16, 64, hw, (f, f), 0, stride, 8));
+                }
+            }
+        }
+    }
     // Not applicable, but rules all the same: huge filters, strides, channels and batches.
     let max = i32::MAX as u64;
     for direction in [F, B] {
@@ -183,7 +199,10 @@ fn bounded_look_ahead_equals_the_search() {
         }
     }
     println!("{cases} cases, {completable} completable");
-    assert!(completable > cases / 10 && completable < cases * 9 / 10, "{completable} of {cases}");
+    assert!(
+        completable > cases / 10 && completable < cases * 9 / 10,
+        "{completable} of {cases}"
+    );
 }
 
 #[cfg(feature = "gpu")]

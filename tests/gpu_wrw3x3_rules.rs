@@ -53,7 +53,11 @@ fn problems() -> Vec<(Target, ConvProblem)> {
                 out.push((target.clone(), p));
             }
         }
-        let db = if arch == "gfx906" { "gfx906_60.db" } else { "gfx900_56.db" };
+        let db = if arch == "gfx906" {
+            "gfx906_60.db"
+        } else {
+            "gfx900_56.db"
+        };
         let rows = perfdb::solver_rows(&common::perfdb_dir().join(db), NAME).expect("rows");
         out.extend(
             rows.rows
@@ -109,7 +113,10 @@ fn bounded_look_ahead_equals_the_plain_search() {
         }
     }
     println!("{cases} cases, {completable} completable");
-    assert!(completable > cases / 10 && completable < cases * 9 / 10, "{completable} of {cases}");
+    assert!(
+        completable > cases / 10 && completable < cases * 9 / 10,
+        "{completable} of {cases}"
+    );
 }
 
 #[cfg(feature = "gpu")]
@@ -131,7 +138,9 @@ fn wgsl_rules_match_cpu_rules() {
         let (mut words, mut prefixes, mut lens, mut want) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (target, p) in &problems {
             let rules = Rules::new(target, p);
-            let w = solver.wgsl_rule_words(target, p).expect("rule words of an applicable problem");
+            let w = solver
+                .wgsl_rule_words(target, p)
+                .expect("rule words of an applicable problem");
             assert_eq!(w, RuleWords::Table(rules.gpu_words().to_vec()));
             for _ in 0..30 {
                 let prefix = random_prefix(&mut rng);

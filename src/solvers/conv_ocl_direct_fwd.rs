@@ -617,7 +617,9 @@ impl OwnModelsOnly for ConvOclDirectFwdSolver {
     /// The library's arithmetic is exact for every problem (it saturates where i32 would not
     /// hold a product).
     fn wgsl_rule_words(&self, _target: &Target, problem: &ConvProblem) -> Option<crate::solvers::RuleWords> {
-        Some(crate::solvers::RuleWords::Table(Rules::new(problem).gpu_words().to_vec()))
+        Some(crate::solvers::RuleWords::Table(
+            Rules::new(problem).gpu_words().to_vec(),
+        ))
     }
 }
 
