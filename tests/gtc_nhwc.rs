@@ -51,10 +51,7 @@ fn catalogues_have_the_write_ups_sizes_and_identities() {
         }
         // The catalogue's own params text reads back as its entry.
         for e in &c.entries {
-            assert_eq!(
-                c.lookup(&e.params_text(i64::from(e.can_split))),
-                Ok((e.index, i64::from(e.can_split)))
-            );
+            assert_eq!(c.lookup(&e.params_text(i64::from(e.can_split))), Ok((e.index, i64::from(e.can_split))));
         }
     }
 }
@@ -88,10 +85,7 @@ fn occupancy_hand_derived() {
         .entries
         .iter()
         .find(|e| {
-            e.precision == Precision::Fp32
-                && (e.mpb, e.npb, e.kpb) == (256, 128, 16)
-                && e.nxe == 0
-                && e.ta == [1, 1, 1, 16]
+            e.precision == Precision::Fp32 && (e.mpb, e.npb, e.kpb) == (256, 128, 16) && e.nxe == 0 && e.ta == [1, 1, 1, 16]
         })
         .expect("the largest fp32 wrw tile is in the catalogue");
     assert_eq!(e.tb, [1, 1, 1, 8]);
@@ -114,23 +108,17 @@ fn each_rule_hand_derived() {
     let nxe0 = entry(Forward, |e| e.precision == Precision::Fp32 && e.nxe == 0);
     assert!(!rules::is_valid(&d, &nxe0, 0, false));
     // F1: an fp16 entry for an fp32 problem.
-    let fp16 = entry(Forward, |e| {
-        e.precision == Precision::Fp16 && e.nxe == 1 && !e.can_split
-    });
+    let fp16 = entry(Forward, |e| e.precision == Precision::Fp16 && e.nxe == 1 && !e.can_split);
     assert!(!rules::is_valid(&d, &fp16, 0, false));
     // F6: a non-pad-c entry with kpb = 16 needs C / 2^gks divisible by 16: C = 64 with gks 2
     // (16) passes, gks 3 (8) fails.
-    let split = entry(Forward, |e| {
-        e.precision == Precision::Fp32 && e.nxe == 1 && e.can_split && !e.pad_c() && e.kpb == 16
-    });
+    let split = entry(Forward, |e| e.precision == Precision::Fp32 && e.nxe == 1 && e.can_split && !e.pad_c() && e.kpb == 16);
     assert!(rules::is_valid(&d, &split, 2, true));
     assert!(!rules::is_valid(&d, &split, 3, true));
     // ... and C = 24 (not a multiple of 16) fails at gks 0 while a pad-c entry accepts it.
     let p24 = key("24-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F");
     let d24 = Dims::new(&p24);
-    let plain = entry(Forward, |e| {
-        e.precision == Precision::Fp32 && e.nxe == 1 && !e.can_split && !e.pad_c() && e.kpb == 16
-    });
+    let plain = entry(Forward, |e| e.precision == Precision::Fp32 && e.nxe == 1 && !e.can_split && !e.pad_c() && e.kpb == 16);
     assert!(!rules::is_valid(&d24, &plain, 0, true));
     let padc = entry(Forward, |e| e.precision == Precision::Fp32 && e.pad_c() && !e.can_split);
     assert!(rules::is_valid(&d24, &padc, 0, true));
@@ -143,9 +131,7 @@ fn each_rule_hand_derived() {
     // F7: fp16, gks 0, K = 36: gcd(npb, 8) = 8 does not divide 36 (non-pad-c entry).
     let h = key("64-56-56-3x3-36-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-F");
     let dh = Dims::new(&h);
-    let e16 = entry(Forward, |e| {
-        e.precision == Precision::Fp16 && e.nxe == 1 && !e.can_split && !e.pad_c() && e.kpb <= 64 && e.vector_store == 0
-    });
+    let e16 = entry(Forward, |e| e.precision == Precision::Fp16 && e.nxe == 1 && !e.can_split && !e.pad_c() && e.kpb <= 64 && e.vector_store == 0);
     assert!(!rules::is_valid(&dh, &e16, 0, true));
     let h40 = key("64-56-56-3x3-40-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-F");
     assert!(rules::is_valid(&Dims::new(&h40), &e16, 0, true) || 64 % e16.kpb != 0);
@@ -153,18 +139,14 @@ fn each_rule_hand_derived() {
     // bwd B5: gks != 0 needs kpb << gks <= K: K = 64, kpb 16: gks 2 (64) passes, 3 (128) fails.
     let b = key("64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-B");
     let db = Dims::new(&b);
-    let bs = entry(BackwardData, |e| {
-        e.precision == Precision::Fp32 && e.nxe == 1 && e.can_split && e.kpb == 16 && !(e.ta[1] == 1 && e.merge_e == 1)
-    });
+    let bs = entry(BackwardData, |e| e.precision == Precision::Fp32 && e.nxe == 1 && e.can_split && e.kpb == 16 && !(e.ta[1] == 1 && e.merge_e == 1));
     assert!(rules::is_valid(&db, &bs, 2, true));
     assert!(!rules::is_valid(&db, &bs, 3, true));
 
     // wrw W4: fp16 needs C % tb[3] == 0 and K % ta[3] == 0: C = 3 fails every entry with tb[3] > 1.
     let w = key("64-56-56-3x3-3-112-112-32-1x1-2x2-1x1-0-NCHW-FP16-W");
     let dw = Dims::new(&w);
-    let wv = entry(BackwardWeights, |e| {
-        e.precision == Precision::Fp16 && e.nxe == 1 && e.tb[3] > 1
-    });
+    let wv = entry(BackwardWeights, |e| e.precision == Precision::Fp16 && e.nxe == 1 && e.tb[3] > 1);
     assert!(!rules::is_valid(&dw, &wv, i64::from(wv.can_split), true));
     // W5 (spare): unit convolution with an nxe = 1 entry.
     let wu = key("64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-W");
@@ -192,12 +174,7 @@ fn rules_prefixes_and_look_ahead() {
     let domain: Vec<i64> = (0..=300).collect();
     assert!(r.completable(&[], &domain));
     // A domain without any split value the valid entries take: nothing completes.
-    let valid_entry = c
-        .entries
-        .iter()
-        .find(|e| r.prefix_valid(&[e.index as i64]))
-        .unwrap()
-        .index as i64;
+    let valid_entry = c.entries.iter().find(|e| r.prefix_valid(&[e.index as i64])).unwrap().index as i64;
     assert!(r.completable(&[valid_entry], &domain));
     assert!(!r.completable(&[valid_entry], &[1000]));
 }
@@ -212,28 +189,14 @@ fn tuned_rows(s: &GtcSolver) -> tuneinfer::data::perfdb::SolverRows {
 fn every_tuned_row_parses_maps_to_its_entry_and_passes_the_rules() {
     let target = gfx942();
     // (rows, FP32, FP16, rows with the `[gks]` suffix): the write-ups' verification sections.
-    let expected = [
-        (2264, 1203, 1061, 193),
-        (2006, 1006, 1000, 91),
-        (2063, 1034, 1029, 2019),
-    ];
+    let expected = [(2264, 1203, 1061, 193), (2006, 1006, 1000, 91), (2063, 1034, 1029, 2019)];
     for (s, (rows_n, fp32, fp16, suffixed)) in solvers().into_iter().zip(expected) {
         let rows = tuned_rows(s);
         assert!(rows.rejected.is_empty(), "{}: {:?}", s.name, rows.rejected.first());
         assert_eq!(rows.rows.len(), rows_n, "{}", s.name);
         let count = |p| rows.rows.iter().filter(|r| r.problem.precision == p).count();
-        assert_eq!(
-            (count(Precision::Fp32), count(Precision::Fp16)),
-            (fp32, fp16),
-            "{}",
-            s.name
-        );
-        assert_eq!(
-            rows.rows.iter().filter(|r| r.params.ends_with(']')).count(),
-            suffixed,
-            "{}",
-            s.name
-        );
+        assert_eq!((count(Precision::Fp32), count(Precision::Fp16)), (fp32, fp16), "{}", s.name);
+        assert_eq!(rows.rows.iter().filter(|r| r.params.ends_with(']')).count(), suffixed, "{}", s.name);
         let c = cat(s.direction);
         for row in &rows.rows {
             let what = format!("{} {} {}", s.name, row.problem.to_perfdb_key(), row.params);
@@ -246,8 +209,7 @@ fn every_tuned_row_parses_maps_to_its_entry_and_passes_the_rules() {
                 let gks = suffix.split('[').nth(1).unwrap();
                 assert_eq!(gks, fields[17], "{what}");
             }
-            s.applicable(&target, &row.problem)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            s.applicable(&target, &row.problem).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(s.rules(&target, &row.problem).is_valid(&config), "{what}");
             // MIOpen's Serialize form (what we write) is the row without the suffix.
             let plain = row.params.split('[').next().unwrap();
@@ -261,21 +223,8 @@ fn every_tuned_row_parses_maps_to_its_entry_and_passes_the_rules() {
             }
         }
         let ds = build(&rows, s, &target);
-        assert_eq!(
-            ds.report.used + ds.report.duplicates,
-            rows_n,
-            "{}: {}",
-            s.name,
-            ds.report.summary()
-        );
-        assert_eq!(
-            (
-                ds.report.malformed_params,
-                ds.report.rule_violations,
-                ds.report.not_applicable
-            ),
-            (0, 0, 0)
-        );
+        assert_eq!(ds.report.used + ds.report.duplicates, rows_n, "{}: {}", s.name, ds.report.summary());
+        assert_eq!((ds.report.malformed_params, ds.report.rule_violations, ds.report.not_applicable), (0, 0, 0));
         let _ = c;
     }
 }
@@ -299,12 +248,7 @@ fn static_default_matches_the_write_ups_replica_counts() {
             let dims = Dims::new(&row.problem);
             let e = &c.entries[d[0] as usize];
             if s.direction != Direction::BackwardWeights {
-                assert!(
-                    rules::is_valid(&dims, e, d[1], false),
-                    "{} {:?}",
-                    row.problem.to_perfdb_key(),
-                    d
-                );
+                assert!(rules::is_valid(&dims, e, d[1], false), "{} {:?}", row.problem.to_perfdb_key(), d);
             }
             let slot = |t: &mut (usize, usize)| {
                 if row.problem.precision == Precision::Fp32 {
@@ -332,18 +276,12 @@ fn bad_input_names_the_reason() {
     assert!(e.contains("BF16") && e.contains("no perf database"), "{e}");
     // Groups: not applicable at this commit.
     let e = err(&FWD, "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F_g2");
-    assert!(
-        e.contains("group count 2") && e.contains("WORKAROUND_ISSUE_1979"),
-        "{e}"
-    );
+    assert!(e.contains("group count 2") && e.contains("WORKAROUND_ISSUE_1979"), "{e}");
     // Wrong direction, wrong arch.
     let e = err(&FWD, "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-B");
     assert!(e.contains("direction"), "{e}");
     let e = FWD
-        .applicable(
-            &Target::new("gfx906"),
-            &key("64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F"),
-        )
+        .applicable(&Target::new("gfx906"), &key("64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("gfx906") && e.contains("gfx94x"), "{e}");
@@ -359,12 +297,7 @@ fn bad_input_names_the_reason() {
     p.layout = Layout::Nhwc;
     assert!(FWD.applicable(&t, &p).is_ok());
     // Params strings: wrong length, a field not in the catalogue, a bad index.
-    for bad in [
-        "1,2,3",
-        "fwd,nhwc,fp32",
-        &"0,".repeat(36),
-        "fwd,nhwc,fp32,0,1,256,64,16,32,32,2,1,1,2,2,0,0,0,0,0,1,4,4,1,1,4,1,64,1,4,1,1,1,4,1,64,x",
-    ] {
+    for bad in ["1,2,3", "fwd,nhwc,fp32", &"0,".repeat(36), "fwd,nhwc,fp32,0,1,256,64,16,32,32,2,1,1,2,2,0,0,0,0,0,1,4,4,1,1,4,1,64,1,4,1,1,1,4,1,64,x"] {
         let e = FWD.parse_params(bad).unwrap_err().to_string();
         assert!(e.contains("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC config"), "{e}");
     }

@@ -369,13 +369,7 @@ pub fn table_constraint(
         .values
         .iter()
         .enumerate()
-        .filter_map(|(id, s)| {
-            s.trim()
-                .parse::<i64>()
-                .ok()
-                .filter(|&v| v != -1)
-                .map(|v| (v, id as u32))
-        })
+        .filter_map(|(id, s)| s.trim().parse::<i64>().ok().filter(|&v| v != -1).map(|v| (v, id as u32)))
         .collect();
     values.sort_unstable();
     let mut table = CandidateTable::new(n);
@@ -468,11 +462,7 @@ impl<T: OwnModelsOnly> Solver for T {
     /// The solver's [`Tunable::format_params`] of the values (comma-joined when one is not an
     /// integer).
     fn format_config(&self, values: &[String]) -> String {
-        match values
-            .iter()
-            .map(|v| v.trim().parse::<i64>())
-            .collect::<std::result::Result<Vec<i64>, _>>()
-        {
+        match values.iter().map(|v| v.trim().parse::<i64>()).collect::<std::result::Result<Vec<i64>, _>>() {
             Ok(ints) => self.format_params(&ints),
             Err(_) => values.join(","),
         }

@@ -215,47 +215,27 @@ impl Catalogue {
                 .parse()
                 .map_err(|_| bad(i + 1, format!("index '{}' is not a number", f[0])))?;
             if index != entries.len() {
-                return Err(bad(
-                    i + 1,
-                    format!("index {index} out of order (expected {})", entries.len()),
-                ));
+                return Err(bad(i + 1, format!("index {index} out of order (expected {})", entries.len())));
             }
             let fields = &f[1..37];
             if fields[0] != direction_word(direction) || fields[1] != "nhwc" {
                 return Err(bad(
                     i + 1,
-                    format!(
-                        "entry of direction '{}' layout '{}' in the {} catalogue",
-                        fields[0],
-                        fields[1],
-                        direction_word(direction)
-                    ),
+                    format!("entry of direction '{}' layout '{}' in the {} catalogue", fields[0], fields[1], direction_word(direction)),
                 ));
             }
-            let precision = precision_of(fields[2]).ok_or_else(|| {
-                bad(
-                    i + 1,
-                    format!("precision '{}' (expected fp32, fp16 or bf16)", fields[2]),
-                )
-            })?;
+            let precision = precision_of(fields[2])
+                .ok_or_else(|| bad(i + 1, format!("precision '{}' (expected fp32, fp16 or bf16)", fields[2])))?;
             let mut ints = [0i64; 36];
             for (j, v) in fields.iter().enumerate().skip(3) {
                 ints[j] = v
                     .parse::<i64>()
                     .ok()
                     .filter(|x| (0..=1 << 20).contains(x))
-                    .ok_or_else(|| {
-                        bad(
-                            i + 1,
-                            format!("field {} '{v}' is not a small non-negative integer", FIELDS[j]),
-                        )
-                    })?;
+                    .ok_or_else(|| bad(i + 1, format!("field {} '{v}' is not a small non-negative integer", FIELDS[j])))?;
             }
             if !matches!(ints[GKS_FIELD], 0 | 1) {
-                return Err(bad(
-                    i + 1,
-                    format!("gemm_k_global_split flag {} (expected 0 or 1)", ints[GKS_FIELD]),
-                ));
+                return Err(bad(i + 1, format!("gemm_k_global_split flag {} (expected 0 or 1)", ints[GKS_FIELD])));
             }
             let four = |at: usize| [ints[at], ints[at + 1], ints[at + 2], ints[at + 3]];
             let entry = Entry {
@@ -305,18 +285,12 @@ impl Catalogue {
         if fields.len() != 37 {
             return Err(format!("expected 37 comma-separated fields, got {}", fields.len()));
         }
-        let gks: i64 = fields[GKS_FIELD].parse().map_err(|_| {
-            format!(
-                "field 18 (gemm_k_global_split) '{}' is not an integer",
-                fields[GKS_FIELD]
-            )
-        })?;
+        let gks: i64 = fields[GKS_FIELD]
+            .parse()
+            .map_err(|_| format!("field 18 (gemm_k_global_split) '{}' is not an integer", fields[GKS_FIELD]))?;
         let digits: String = fields[36].chars().take_while(|c| c.is_ascii_digit()).collect();
         if digits.is_empty() || digits.len() > 9 {
-            return Err(format!(
-                "field 37 (index) '{}' does not start with a number",
-                fields[36]
-            ));
+            return Err(format!("field 37 (index) '{}' does not start with a number", fields[36]));
         }
         let id = identity_of(&fields[..36], gks != 0);
         match self.by_identity.get(&id) {

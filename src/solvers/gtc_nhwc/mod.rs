@@ -68,13 +68,11 @@ pub fn arch_supported(arch: &str) -> bool {
 /// count (gfx942: 304 = MI300X, gfx90a: 104 = MI210, gfx908: 120 = MI100). Only wrw's default
 /// reads it.
 pub fn compute_units(target: &Target) -> u32 {
-    target
-        .compute_units
-        .unwrap_or(match target.arch.to_ascii_lowercase().as_str() {
-            "gfx90a" => 104,
-            "gfx908" => 120,
-            _ => 304,
-        })
+    target.compute_units.unwrap_or(match target.arch.to_ascii_lowercase().as_str() {
+        "gfx90a" => 104,
+        "gfx908" => 120,
+        _ => 304,
+    })
 }
 
 /// The feature names of tuneinfer's model of these solvers.
@@ -304,10 +302,7 @@ impl Tunable for GtcSolver {
     /// field 17, the entry's index in field 36, no `[gks]` suffix.
     fn format_params(&self, config: &[i64]) -> String {
         let entry = match (config, self.catalogue()) {
-            ([e, g], Ok(cat)) => usize::try_from(*e)
-                .ok()
-                .and_then(|e| cat.entries.get(e))
-                .map(|x| x.params_text(*g)),
+            ([e, g], Ok(cat)) => usize::try_from(*e).ok().and_then(|e| cat.entries.get(e)).map(|x| x.params_text(*g)),
             _ => None,
         };
         entry.unwrap_or_else(|| format!("<{} entry {config:?}: no such catalogue entry>", self.name))

@@ -225,10 +225,7 @@ impl Dims {
             Direction::Forward => {
                 let gemm_m = (self.n / splits) * self.ho * self.wo;
                 let gemm_n = self.k / self.group;
-                (
-                    self.group * ceil_div(gemm_m, mpb) * ceil_div(gemm_n, npb) * split,
-                    self.splits_4g,
-                )
+                (self.group * ceil_div(gemm_m, mpb) * ceil_div(gemm_n, npb) * split, self.splits_4g)
             }
             Direction::BackwardData => {
                 let (slice, num_gemm) = self.bwd_tilda();
@@ -298,14 +295,7 @@ pub fn is_valid(d: &Dims, e: &Entry, gks: i64, spare: bool) -> bool {
     let bf16 = d.precision == Precision::Bf16;
     let group = d.group;
     let (npb, kpb) = (i128::from(e.npb), i128::from(e.kpb));
-    let vs_gcd = gcd(
-        npb,
-        if e.vector_store == 0 {
-            8
-        } else {
-            i128::from(e.vector_store)
-        },
-    );
+    let vs_gcd = gcd(npb, if e.vector_store == 0 { 8 } else { i128::from(e.vector_store) });
     let divides = |a: i128, b: i128| b != 0 && a % b == 0;
     match d.direction {
         Direction::Forward => {
@@ -402,9 +392,7 @@ pub fn is_valid(d: &Dims, e: &Entry, gks: i64, spare: bool) -> bool {
                 return false;
             }
             // W4
-            if (fp16 || bf16)
-                && !(divides(d.c / group, i128::from(e.tb[3])) && divides(d.k / group, i128::from(e.ta[3])))
-            {
+            if (fp16 || bf16) && !(divides(d.c / group, i128::from(e.tb[3])) && divides(d.k / group, i128::from(e.ta[3]))) {
                 return false;
             }
             // W5
@@ -423,72 +411,12 @@ fn largest_tile(d: Direction, p: Precision) -> Entry {
     let fp32 = p == Precision::Fp32;
     type Tile = (i64, i64, i64, i64, i64, [i64; 4], [i64; 4], [i64; 4], [i64; 4]);
     let t: Tile = match (d, fp32) {
-        (Direction::Forward, true) => (
-            256,
-            64,
-            16,
-            0,
-            1,
-            [1, 4, 4, 1],
-            [1, 4, 1, 64],
-            [1, 4, 1, 1],
-            [1, 4, 1, 64],
-        ),
-        (Direction::Forward, false) => (
-            256,
-            128,
-            32,
-            0,
-            1,
-            [1, 8, 4, 1],
-            [1, 4, 1, 64],
-            [1, 8, 2, 1],
-            [1, 4, 1, 64],
-        ),
-        (Direction::BackwardData, true) => (
-            256,
-            64,
-            16,
-            1,
-            1,
-            [1, 4, 4, 1],
-            [1, 4, 1, 64],
-            [1, 4, 1, 1],
-            [1, 4, 1, 64],
-        ),
-        (Direction::BackwardData, false) => (
-            256,
-            256,
-            32,
-            1,
-            1,
-            [1, 8, 4, 1],
-            [1, 4, 1, 64],
-            [1, 8, 1, 4],
-            [1, 4, 1, 64],
-        ),
-        (Direction::BackwardWeights, true) => (
-            256,
-            128,
-            16,
-            0,
-            0,
-            [1, 1, 1, 16],
-            [1, 16, 1, 16],
-            [1, 1, 1, 8],
-            [1, 16, 1, 16],
-        ),
-        (Direction::BackwardWeights, false) => (
-            256,
-            256,
-            32,
-            0,
-            1,
-            [1, 4, 1, 8],
-            [1, 8, 1, 32],
-            [1, 4, 1, 8],
-            [1, 8, 1, 32],
-        ),
+        (Direction::Forward, true) => (256, 64, 16, 0, 1, [1, 4, 4, 1], [1, 4, 1, 64], [1, 4, 1, 1], [1, 4, 1, 64]),
+        (Direction::Forward, false) => (256, 128, 32, 0, 1, [1, 8, 4, 1], [1, 4, 1, 64], [1, 8, 2, 1], [1, 4, 1, 64]),
+        (Direction::BackwardData, true) => (256, 64, 16, 1, 1, [1, 4, 4, 1], [1, 4, 1, 64], [1, 4, 1, 1], [1, 4, 1, 64]),
+        (Direction::BackwardData, false) => (256, 256, 32, 1, 1, [1, 8, 4, 1], [1, 4, 1, 64], [1, 8, 1, 4], [1, 4, 1, 64]),
+        (Direction::BackwardWeights, true) => (256, 128, 16, 0, 0, [1, 1, 1, 16], [1, 16, 1, 16], [1, 1, 1, 8], [1, 16, 1, 16]),
+        (Direction::BackwardWeights, false) => (256, 256, 32, 0, 1, [1, 4, 1, 8], [1, 8, 1, 32], [1, 4, 1, 8], [1, 8, 1, 32]),
     };
     Entry {
         index: 0,
@@ -684,8 +612,7 @@ pub fn static_default(d: &Dims, cat: &Catalogue, cus: i128) -> Option<(usize, i6
             let pad = match d.direction {
                 Direction::BackwardWeights => {
                     if d.precision != Precision::Fp32
-                        && ((d.c / group) % i128::from(e.tb[3]).max(1) != 0
-                            || (d.k / group) % i128::from(e.ta[3]).max(1) != 0)
+                        && ((d.c / group) % i128::from(e.tb[3]).max(1) != 0 || (d.k / group) % i128::from(e.ta[3]).max(1) != 0)
                     {
                         continue;
                     }
@@ -702,9 +629,7 @@ pub fn static_default(d: &Dims, cat: &Catalogue, cus: i128) -> Option<(usize, i6
                     if !e.pad_c() {
                         continue;
                     }
-                    pad_size(gemm_m, mpb, gemm_k, kpb)
-                        + pad_size(gemm_n, npb, gemm_k, kpb)
-                        + pad_size(gemm_m, mpb, gemm_n, npb)
+                    pad_size(gemm_m, mpb, gemm_k, kpb) + pad_size(gemm_n, npb, gemm_k, kpb) + pad_size(gemm_m, mpb, gemm_n, npb)
                 }
             };
             if best.is_none_or(|(p, _)| pad < p) {
