@@ -275,3 +275,41 @@ fn wgsl_rules_match_cpu_rules() {
         "the look-ahead's failures must be covered: {checked:?}"
     );
 }
+
+/// The shipped models decode resident with the library (greedy and beam 4), with the CPU's
+/// configs and finite scores, on the generated problems that apply and perf-db problems.
+#[cfg(feature = "gpu")]
+#[test]
+fn shipped_models_decode_resident_with_the_library() {
+    use tuneinfer::gpu::GpuPredictor;
+    use tuneinfer::{DecodeMode, Predictor};
+
+    let Some(ctx) = common::gpu() else {
+        return;
+    };
+    let dirs = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")];
+    for arch in ["gfx906", "gfx900", "gfx1030"] {
+        let target = Target::new(arch);
+        let problems: Vec<ConvProblem> = problems()
+            .into_iter()
+            .filter(|p| check_applicable(&target, p).is_ok())
+            .step_by(4)
+            .collect();
+        let cpu = Predictor::load(arch, NAME, &dirs).expect("cpu model");
+        let gpu = GpuPredictor::load(arch, NAME, &dirs, ctx.clone()).expect("gpu model");
+        for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
+            let want = cpu.predict_batch(&problems, mode);
+            let got = gpu.predict_batch(&problems, mode);
+            let label = format!("{arch} {mode:?}");
+            let (same, worst) = common::assert_same_predictions(&label, &problems, &want, &got);
+            for r in got.iter().flatten() {
+                assert!(r.iter().all(|x| x.score.is_none_or(f32::is_finite)), "{label}: {r:?}");
+            }
+            println!("{label}: {same} of {} problems identical, worst score difference {worst:e}", problems.len());
+            assert!(same > 50 && worst <= 1e-4, "{label}: {same}, {worst}");
+        }
+    }
+    let kernels = ctx.compiled_kernels().join(" ");
+    assert!(kernels.contains("greedy_step+conv_ocl_direct_fwd_rules"), "{kernels}");
+    assert!(kernels.contains("beam_step+conv_ocl_direct_fwd_rules"), "{kernels}");
+}
