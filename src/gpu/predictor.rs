@@ -383,8 +383,9 @@ impl GpuPredictor {
         // The longest config the library's resident searches take.
         let fits = |lib: &str| max_len <= super::registry::rules_max_len(lib).unwrap_or(0);
         // Every problem's rule words with the tables after them, in one storage binding; None
-        // (the host's search) when a problem has none or they do not fit (far beyond a chunk's
-        // problems: a chunk's other buffers reach the device's limits first).
+        // (the host's search) when a problem has none (the library does not take it) or they
+        // do not fit one binding (tens of words a problem: a chunk's larger per-problem
+        // buffers, which chunk_size keeps within the limits, reach them first).
         let packed = library
             .and_then(|_| pack_rule_words(rule_words.iter().map(Option::as_ref)))
             .filter(|(rules, tables)| {
