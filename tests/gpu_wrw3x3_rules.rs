@@ -221,7 +221,10 @@ fn shipped_models_decode_resident_with_the_library() {
             for r in got.iter().flatten() {
                 assert!(r.iter().all(|x| x.score.is_none_or(f32::is_finite)), "{label}: {r:?}");
             }
-            println!("{label}: {same} of {} problems identical, worst score difference {worst:e}", problems.len());
+            println!(
+                "{label}: {same} of {} problems identical, worst score difference {worst:e}",
+                problems.len()
+            );
             assert!(same > 50 && worst <= 1e-4, "{label}: {same}, {worst}");
         }
     }
