@@ -395,7 +395,7 @@ impl Rules {
 
     /// The per-problem words `shaders/conv_asm_bwd_wrw_3x3_rules.wgsl` reads (a
     /// [`crate::solvers::RuleWords::Table`]): `[C, K, G, N, H, W, fil_h, fil_w, pad_w, stride_h,
-    /// stride_w, e, dot2_emulate]` (sizes are at most `i32::MAX`, see [`size`]).
+    /// stride_w, e, dot2_emulate]` (sizes are clamped to `i32::MAX`).
     pub fn gpu_words(&self) -> [i32; GPU_WORDS] {
         let w = |v: i128| i32::try_from(v).unwrap_or(i32::MAX);
         [

@@ -389,7 +389,7 @@ impl Rules {
 
     /// The per-problem words `shaders/conv_ocl_direct_fwd_rules.wgsl` reads (a
     /// [`crate::solvers::RuleWords::Table`]): `[fwd, Cin/G, Cout/G, N, fy, fx, sh, sw, sizeof]`
-    /// (sizes are at most `i32::MAX`, see [`size`]).
+    /// (sizes are clamped to `i32::MAX`).
     pub fn gpu_words(&self) -> [i32; GPU_WORDS] {
         let w = |v: i128| i32::try_from(v).unwrap_or(i32::MAX);
         [
