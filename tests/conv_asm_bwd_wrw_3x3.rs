@@ -11,7 +11,7 @@ mod common;
 use tuneinfer::data::dataset::{build, read_rows};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_bwd_wrw_3x3::*;
-use tuneinfer::solvers::{IntRules, Target, Tunable};
+use tuneinfer::solvers::{Target, Tunable};
 
 /// A W key: dy has `c_dy` channels and size `hw_dy`, x has `c_x` channels and size `hw_x`.
 fn wkey([c_dy, hw_dy]: [u64; 2], [c_x, hw_x]: [u64; 2], n: u64, stride: u64, ty: &str, groups: u64) -> ConvProblem {

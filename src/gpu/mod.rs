@@ -50,7 +50,7 @@ mod verify;
 #[cfg(feature = "gpu")]
 pub use context::{list_adapters, AdapterSummary, GpuContext};
 #[cfg(feature = "gpu")]
-pub use predictor::{beam_vocab_words, catalogue_vocab_words, vocab_words, GpuPredictor};
+pub use predictor::{beam_vocab_words, catalogue_vocab_words, pack_rule_words, vocab_words, GpuPredictor};
 #[cfg(feature = "gpu")]
 pub use verify::{verify_ktn_on_gpu, GpuVerifyReport};
 

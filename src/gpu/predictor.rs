@@ -19,7 +19,7 @@ use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
 use crate::seq2seq::{AttentionModel, KtnModel};
-use crate::solvers::{self, Solver, Target};
+use crate::solvers::{self, RuleWords, Solver, Target};
 
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
 const CHUNK_BUDGET: u64 = 1 << 30;
@@ -259,7 +259,7 @@ impl GpuPredictor {
     /// Decodes the problems `prepare` made ready (None when there are none or it failed).
     fn decode_prepared(
         &self,
-        prepared: &Result<(Prepared, Vec<[i32; 8]>)>,
+        prepared: &Result<(Prepared, Vec<Option<RuleWords>>)>,
         mode: DecodeMode,
     ) -> Option<Result<Vec<Vec<Hypothesis>>>> {
         let _phase = self.ctx.phase(super::profile::DECODE);
@@ -274,7 +274,7 @@ impl GpuPredictor {
     fn finish(
         &self,
         problems: &[ConvProblem],
-        prepared: Result<(Prepared, Vec<[i32; 8]>)>,
+        prepared: Result<(Prepared, Vec<Option<RuleWords>>)>,
         found: Option<Result<Vec<Vec<Hypothesis>>>>,
     ) -> Vec<Result<Vec<Prediction>>> {
         let _phase = self.ctx.phase(super::profile::ANSWERS);
@@ -335,16 +335,16 @@ impl GpuPredictor {
 
     /// The host's preparation of every problem (features, constraints, rule words) over its
     /// threads, merged in batch order.
-    fn prepare(&self, problems: &[ConvProblem]) -> Result<(Prepared, Vec<[i32; 8]>)> {
+    fn prepare(&self, problems: &[ConvProblem]) -> Result<(Prepared, Vec<Option<RuleWords>>)> {
         let _phase = self.ctx.phase(super::profile::PREPARE);
         let host = &self.host;
         let (target, solver) = (&host.target, host.solver);
         let parts = parallel::map_parts(problems, host.threads(), |start, part| {
             let prepared = host.prepare(part);
-            let rules: Vec<[i32; 8]> = prepared
+            let rules: Vec<Option<RuleWords>> = prepared
                 .decoded
                 .iter()
-                .map(|&i| solver.wgsl_rule_words(target, &part[i]).unwrap_or([0; 8]))
+                .map(|&i| solver.wgsl_rule_words(target, &part[i]))
                 .collect();
             (start, prepared, rules)
         })?;
@@ -369,7 +369,7 @@ impl GpuPredictor {
         &self,
         inputs: &[f32],
         constraints: &[Box<dyn Constraint + Send + Sync>],
-        rules: &[[i32; 8]],
+        rule_words: &[Option<RuleWords>],
         library: Option<&'static str>,
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
@@ -382,13 +382,31 @@ impl GpuPredictor {
         }
         // The longest config the library's resident searches take.
         let fits = |lib: &str| max_len <= super::registry::rules_max_len(lib).unwrap_or(0);
+        // Every problem's rule words with the tables after them, in one storage binding; None
+        // (the host's search) when a problem has none (the library does not take it) or they
+        // do not fit one binding (tens of words a problem: a chunk's larger per-problem
+        // buffers, which chunk_size keeps within the limits, reach them first).
+        let packed = library
+            .and_then(|_| pack_rule_words(rule_words.iter().map(Option::as_ref)))
+            .filter(|(rules, tables)| {
+                let limit = self
+                    .ctx
+                    .limits
+                    .max_storage_buffer_binding_size
+                    .min(self.ctx.limits.max_buffer_size);
+                4 * (8 * rules.len() + tables.len()) as u64 <= limit
+            });
+        let (rules, tables) = match &packed {
+            Some((rules, tables)) => (rules.as_slice(), tables.as_slice()),
+            None => return self.decode_on_host(inputs, constraints, mode),
+        };
         match (mode, library) {
             (DecodeMode::Miopen, Some(lib)) if fixed_len && fits(lib) => {
                 let words = vocab_words(vocab);
                 let job = GreedyJob {
                     inputs,
                     rules,
-                    tables: &[],
+                    tables,
                     vocab_words: &words,
                     rules_library: lib,
                     threads: self.host.threads(),
@@ -408,7 +426,7 @@ impl GpuPredictor {
                     let job = BeamJob {
                         inputs,
                         rules,
-                        tables: &[],
+                        tables,
                         vocab_words: &words,
                         values,
                         domain_len,
@@ -628,6 +646,32 @@ impl GpuPredictor {
             }
         }
     }
+}
+
+/// The rule words of a resident search's problems as the kernels read them: 8 words per problem
+/// (a [`RuleWords::Fixed`] as it is, a [`RuleWords::Table`] as `[offset, length, 0, 0, 0, 0, 0,
+/// 0]`), and the tables, which follow the 8-word rows in the rules buffer (offsets count i32
+/// words from the buffer's start). None when a problem has no words or an offset passes i32.
+pub fn pack_rule_words<'a>(
+    words: impl ExactSizeIterator<Item = Option<&'a RuleWords>>,
+) -> Option<(Vec<[i32; 8]>, Vec<i32>)> {
+    let mut offset = 8 * words.len();
+    let mut rules = Vec::with_capacity(words.len());
+    let mut tables = Vec::new();
+    for w in words {
+        match w? {
+            RuleWords::Fixed(fixed) => rules.push(*fixed),
+            RuleWords::Table(table) => {
+                let at = i32::try_from(offset).ok()?;
+                let len = i32::try_from(table.len()).ok()?;
+                rules.push([at, len, 0, 0, 0, 0, 0, 0]);
+                tables.extend_from_slice(table);
+                offset += table.len();
+            }
+        }
+    }
+    i32::try_from(offset).ok()?;
+    Some((rules, tables))
 }
 
 /// f16 weights need an adapter with shader f16.

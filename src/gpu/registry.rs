@@ -139,6 +139,20 @@ pub const SHADERS: &[ShaderFile] = &[
         needs_rules: false,
         uses_numerics: false,
     },
+    ShaderFile {
+        name: "conv_asm_bwd_wrw_3x3_rules",
+        text: include_str!("../../shaders/conv_asm_bwd_wrw_3x3_rules.wgsl"),
+        slots: None,
+        needs_rules: false,
+        uses_numerics: false,
+    },
+    ShaderFile {
+        name: "conv_ocl_direct_fwd_rules",
+        text: include_str!("../../shaders/conv_ocl_direct_fwd_rules.wgsl"),
+        slots: None,
+        needs_rules: false,
+        uses_numerics: false,
+    },
 ];
 
 /// The longest prefix a solver's WGSL rules library takes (its `const SOLVER_MAX_LEN: u32 = Nu;`),

@@ -672,8 +672,12 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         Some("conv_asm_1x1u_rules")
     }
 
-    fn wgsl_rule_words(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Option<[i32; 8]> {
-        Some(Rules::new(problem).gpu_words())
+    fn wgsl_rule_words(
+        &self,
+        _target: &crate::solvers::Target,
+        problem: &ConvProblem,
+    ) -> Option<crate::solvers::RuleWords> {
+        Some(crate::solvers::RuleWords::Fixed(Rules::new(problem).gpu_words()))
     }
 }
 

@@ -413,8 +413,8 @@ impl OwnModelsOnly for ConvAsmBwdWrW1x1Solver {
         Some("conv_asm_bwd_wrw_1x1_rules")
     }
 
-    fn wgsl_rule_words(&self, _target: &Target, problem: &ConvProblem) -> Option<[i32; 8]> {
-        Some(Rules::new(problem).gpu_words())
+    fn wgsl_rule_words(&self, _target: &Target, problem: &ConvProblem) -> Option<crate::solvers::RuleWords> {
+        Some(crate::solvers::RuleWords::Fixed(Rules::new(problem).gpu_words()))
     }
 }
 

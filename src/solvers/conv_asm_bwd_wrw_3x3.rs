@@ -392,12 +392,132 @@ impl Rules {
     pub fn is_valid(&self, config: &[i64]) -> bool {
         config.len() == NUM_PARAMS && self.prefix_valid(config)
     }
+
+    /// The per-problem words `shaders/conv_asm_bwd_wrw_3x3_rules.wgsl` reads (a
+    /// [`crate::solvers::RuleWords::Table`]): `[C, K, G, N, H, W, fil_h, fil_w, pad_w, stride_h,
+    /// stride_w, e, dot2_emulate]` (sizes are clamped to `i32::MAX`).
+    pub fn gpu_words(&self) -> [i32; GPU_WORDS] {
+        let w = |v: i128| i32::try_from(v).unwrap_or(i32::MAX);
+        [
+            w(self.c),
+            w(self.k),
+            w(self.g),
+            w(self.n),
+            w(self.h),
+            w(self.w),
+            w(self.fil_h),
+            w(self.fil_w),
+            w(self.pad_w),
+            w(self.stride_h),
+            w(self.stride_w),
+            w(self.e),
+            i32::from(self.dot2_emulate),
+        ]
+    }
+
+    /// Is there some completion of the valid prefix, each later value drawn from `domain`, that
+    /// is a fully valid config? The answer of the plain depth-first search
+    /// ([`Rules::completable_by_search`]) by a bounded check (the CPU twin of the WGSL library's
+    /// `solver_completable`): every rule accepts only values of a small set (1: 0..9, 2: {0,1},
+    /// 3: {8,16}, 4: {1,2,4,8}, 5: 1..16, 6: 1..8), so only the domain's values in 0..16 matter.
+    /// limit_wave_cnt and n_per_group are read by rules 1 and 6 only, where limit_wave_cnt 0 is
+    /// the easiest (then the largest: `lwc * 4 >= npg`) and the smallest n_per_group the easiest
+    /// (each check of rule 6 that holds for an n_per_group holds for a smaller one): a free one
+    /// takes that value. The other free positions take every domain value their rule allows,
+    /// pruned after k_per_wave: at most 2 x 2 x 4 x 16 full checks.
+    pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        if !self.prefix_valid(prefix) {
+            return false;
+        }
+        let len = prefix.len();
+        if len >= NUM_PARAMS {
+            return len == NUM_PARAMS;
+        }
+        // Bit v: the domain holds v (0..=16).
+        let in_dom = domain
+            .iter()
+            .filter(|v| (0..=16).contains(*v))
+            .fold(0u32, |m, &v| m | 1 << v);
+        let mut buf = [0i64; NUM_PARAMS];
+        buf[..len].copy_from_slice(prefix);
+        if len == 0 {
+            buf[LIMIT_WAVE_CNT] = if in_dom & 1 != 0 {
+                0
+            } else {
+                match in_dom & 0x3fe {
+                    0 => return false,
+                    m => i64::from(31 - m.leading_zeros()),
+                }
+            };
+        }
+        match in_dom & 0x1fe {
+            0 => return false,
+            m => buf[N_PER_GROUP] = i64::from(m.trailing_zeros()),
+        }
+        // A position of the prefix keeps its (valid, so small) value.
+        let mask = |pos: usize, set: u32| if len > pos { 1u32 << buf[pos] } else { in_dom & set };
+        let (m1, m2, m3, m4) = (
+            mask(REVERSE_INOUT, 0x3),
+            mask(CHUNK_SIZE, 0x10100),
+            mask(K_PER_WAVE, 0x116),
+            mask(PIPE_LINES_DEPTH, 0x1fffe),
+        );
+        for rio in bit_values(m1) {
+            buf[REVERSE_INOUT] = rio;
+            for chunk in bit_values(m2) {
+                buf[CHUNK_SIZE] = chunk;
+                for kpw in bit_values(m3) {
+                    buf[K_PER_WAVE] = kpw;
+                    if !self.prefix_valid(&buf[..=K_PER_WAVE]) {
+                        continue;
+                    }
+                    for pld in bit_values(m4) {
+                        buf[PIPE_LINES_DEPTH] = pld;
+                        if self.prefix_valid(&buf) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// The plain look-ahead: a depth-first search over `domain` for a complete valid config
+    /// (the reference [`Rules::completable`] is checked against).
+    pub fn completable_by_search(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        fn dfs(r: &Rules, buf: &mut Vec<i64>, domain: &[i64]) -> bool {
+            if buf.len() == NUM_PARAMS {
+                return true;
+            }
+            for &x in domain {
+                buf.push(x);
+                let found = r.prefix_valid(buf) && dfs(r, buf, domain);
+                buf.pop();
+                if found {
+                    return true;
+                }
+            }
+            false
+        }
+        self.prefix_valid(prefix) && prefix.len() <= NUM_PARAMS && dfs(self, &mut prefix.to_vec(), domain)
+    }
 }
 
-/// The trait's plain depth-first look-ahead is fast enough here: under any domain there are at
-/// most 10 (limit_wave_cnt) x 2 (reverse_inout) x 2 (chunk_size) x 4 (k_per_wave) x 16
-/// (pipe_lines_depth) = 2560 valid prefixes of length 5, each extended by one pass over the
-/// domain, and a dead prefix after k_per_wave costs at most 16 such passes.
+/// Words per problem of [`Rules::gpu_words`].
+pub const GPU_WORDS: usize = 13;
+
+/// The values whose bits `m` sets, ascending.
+fn bit_values(mut m: u32) -> impl Iterator<Item = i64> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let v = m.trailing_zeros();
+            m &= m - 1;
+            i64::from(v)
+        })
+    })
+}
+
 impl IntRules for Rules {
     fn config_len(&self) -> usize {
         NUM_PARAMS
@@ -405,6 +525,10 @@ impl IntRules for Rules {
 
     fn prefix_valid(&self, prefix: &[i64]) -> bool {
         Rules::prefix_valid(self, prefix)
+    }
+
+    fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        Rules::completable(self, prefix, domain)
     }
 }
 
@@ -517,7 +641,20 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
 /// are `{arch}_ConvAsmBwdWrW3x3.safetensors` + `.json`.
 pub struct ConvAsmBwdWrW3x3Solver;
 
-impl OwnModelsOnly for ConvAsmBwdWrW3x3Solver {}
+impl OwnModelsOnly for ConvAsmBwdWrW3x3Solver {
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        Some("conv_asm_bwd_wrw_3x3_rules")
+    }
+
+    /// The library's i32 arithmetic is exact for the problems the solver applies to (the
+    /// bounds of [`check_applicable`]); others get no words (the host runs their search).
+    fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<crate::solvers::RuleWords> {
+        check_applicable(target, problem).ok()?;
+        Some(crate::solvers::RuleWords::Table(
+            Rules::new(target, problem).gpu_words().to_vec(),
+        ))
+    }
+}
 
 impl Tunable for ConvAsmBwdWrW3x3Solver {
     fn solver_name(&self) -> &'static str {

@@ -387,10 +387,108 @@ impl Rules {
         ]
     }
 
+    /// The per-problem words `shaders/conv_ocl_direct_fwd_rules.wgsl` reads (a
+    /// [`crate::solvers::RuleWords::Table`]): `[fwd, Cin/G, Cout/G, N, fy, fx, sh, sw, sizeof]`
+    /// (sizes are clamped to `i32::MAX`).
+    pub fn gpu_words(&self) -> [i32; GPU_WORDS] {
+        let w = |v: i128| i32::try_from(v).unwrap_or(i32::MAX);
+        [
+            i32::from(self.fwd),
+            w(self.cin_g),
+            w(self.cout_g),
+            w(self.n),
+            w(self.fy),
+            w(self.fx),
+            w(self.sh),
+            w(self.sw),
+            w(self.type_size),
+        ]
+    }
+
     /// Is there some completion of the valid prefix, each later value drawn from `domain`, that
-    /// is a fully valid config? Depth-first, stopping at the first success, with a per-call memo
-    /// of failed states (equal [`Rules::state_key`] at equal depth share the answer).
+    /// is a fully valid config? The answer of the depth-first search
+    /// ([`Rules::completable_by_search`]) by a bounded check (the CPU twin of the WGSL library's
+    /// `solver_completable`). Every rule accepts only powers of two up to 64 (grp and in tiles
+    /// {8,16,32,64}, out_pix_tile {1,2,4}, n_out_pix_tiles {1,2,4,8}, n_in_data_tiles {1,2,4},
+    /// n_stacks {1,2}). No rule reads the grp tiles past their sets, nor n_stacks past V3 (equal
+    /// for every n_stacks >= 1), and V5 grows with nopt' and nidt' (every term is a product of
+    /// non-negative factors) while V4 holds for every n_out_pix_tiles or none: a free one of
+    /// these positions takes its smallest domain value. The tiles (in_tile1, in_tile0,
+    /// out_pix_tile1, out_pix_tile0) take every allowed domain value, pruned after in_tile0 and
+    /// out_pix_tile1: at most 4 x 4 x 3 x 3 full checks.
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        if !self.prefix_valid(prefix) {
+            return false;
+        }
+        let len = prefix.len();
+        if len >= NUM_PARAMS {
+            return len == NUM_PARAMS;
+        }
+        // Bit i: the domain holds 2^i (1..=64).
+        let in_dom = domain
+            .iter()
+            .filter(|&&v| (1..=64).contains(&v) && v & (v - 1) == 0)
+            .fold(0u32, |m, &v| m | 1 << v.trailing_zeros());
+        const TILES: u32 = 0b111_1000;
+        const ONE_TWO_FOUR: u32 = 0b111;
+        let mut buf = [0i64; NUM_PARAMS];
+        buf[..len].copy_from_slice(prefix);
+        for (pos, set) in [
+            (GRP_TILE1, TILES),
+            (GRP_TILE0, TILES),
+            (N_OUT_PIX_TILES, 0b1111),
+            (N_IN_DATA_TILES, ONE_TWO_FOUR),
+            (N_STACKS, 0b11),
+        ] {
+            if len <= pos {
+                match in_dom & set {
+                    0 => return false,
+                    m => buf[pos] = 1 << m.trailing_zeros(),
+                }
+            }
+        }
+        // A position of the prefix keeps its (valid, so a power of two) value.
+        let mask = |pos: usize, set: u32| {
+            if len > pos {
+                1u32 << buf[pos].trailing_zeros()
+            } else {
+                in_dom & set
+            }
+        };
+        let (m2, m3, m4, m5) = (
+            mask(IN_TILE1, TILES),
+            mask(IN_TILE0, TILES),
+            mask(OUT_PIX_TILE1, ONE_TWO_FOUR),
+            mask(OUT_PIX_TILE0, ONE_TWO_FOUR),
+        );
+        for it1 in pow2_values(m2) {
+            buf[IN_TILE1] = it1;
+            for it0 in pow2_values(m3) {
+                buf[IN_TILE0] = it0;
+                if !self.prefix_valid(&buf[..=IN_TILE0]) {
+                    continue;
+                }
+                for opt1 in pow2_values(m4) {
+                    buf[OUT_PIX_TILE1] = opt1;
+                    if !self.prefix_valid(&buf[..=OUT_PIX_TILE1]) {
+                        continue;
+                    }
+                    for opt0 in pow2_values(m5) {
+                        buf[OUT_PIX_TILE0] = opt0;
+                        if self.prefix_valid(&buf) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// The look-ahead by search: depth-first over `domain`, stopping at the first success, with
+    /// a per-call memo of failed states (equal [`Rules::state_key`] at equal depth share the
+    /// answer); the reference [`Rules::completable`] is checked against.
+    pub fn completable_by_search(&self, prefix: &[i64], domain: &[i64]) -> bool {
         memoised_completable(
             &|p| self.prefix_valid(p),
             prefix,
@@ -400,6 +498,20 @@ impl Rules {
             &|_, _| false,
         )
     }
+}
+
+/// Words per problem of [`Rules::gpu_words`].
+pub const GPU_WORDS: usize = 9;
+
+/// The powers of two whose exponents `m` sets, ascending.
+fn pow2_values(mut m: u32) -> impl Iterator<Item = i64> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let v = 1i64 << m.trailing_zeros();
+            m &= m - 1;
+            v
+        })
+    })
 }
 
 impl IntRules for Rules {
@@ -497,7 +609,19 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
 /// are `{arch}_ConvOclDirectFwd.safetensors` + `.json`.
 pub struct ConvOclDirectFwdSolver;
 
-impl OwnModelsOnly for ConvOclDirectFwdSolver {}
+impl OwnModelsOnly for ConvOclDirectFwdSolver {
+    fn wgsl_rules(&self) -> Option<&'static str> {
+        Some("conv_ocl_direct_fwd_rules")
+    }
+
+    /// The library's arithmetic is exact for every problem (it saturates where i32 would not
+    /// hold a product).
+    fn wgsl_rule_words(&self, _target: &Target, problem: &ConvProblem) -> Option<crate::solvers::RuleWords> {
+        Some(crate::solvers::RuleWords::Table(
+            Rules::new(problem).gpu_words().to_vec(),
+        ))
+    }
+}
 
 impl Tunable for ConvOclDirectFwdSolver {
     fn solver_name(&self) -> &'static str {

@@ -81,6 +81,19 @@ impl Target {
     }
 }
 
+/// The per-problem words a solver's WGSL rules library reads ([`Solver::wgsl_rule_words`]);
+/// the variant is the solver's declaration of how they reach the library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleWords {
+    /// Eight words, passed as the library's `rule` argument itself.
+    Fixed([i32; 8]),
+    /// Words of the solver's own length and layout: the GPU appends them to the rules buffer
+    /// after every problem's 8 rule words (with any other tables) and passes
+    /// `[offset, length, 0, 0, 0, 0, 0, 0]` as the problem's rule words; the library reads
+    /// them as `rules[u32(rule[0]) + i]` (the kernels' module-scope `rules` binding).
+    Table(Vec<i32>),
+}
+
 /// What the engine needs of a solver.
 pub trait Solver: Send + Sync {
     /// MIOpen's solver name, e.g. `ConvAsm1x1U`.
@@ -127,8 +140,9 @@ pub trait Solver: Send + Sync {
         None
     }
 
-    /// The per-problem words the WGSL rules library reads (None without a library).
-    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
+    /// The per-problem words the WGSL rules library reads (None without a library, or for a
+    /// problem the library does not take: the host then runs the search).
+    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<RuleWords> {
         None
     }
 

@@ -339,7 +339,7 @@ pub trait OwnModelsOnly: Tunable {
     }
 
     /// See [`Solver::wgsl_rule_words`].
-    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<[i32; 8]> {
+    fn wgsl_rule_words(&self, _target: &Target, _problem: &ConvProblem) -> Option<super::RuleWords> {
         None
     }
 
@@ -497,7 +497,7 @@ impl<T: OwnModelsOnly> Solver for T {
         OwnModelsOnly::wgsl_rules(self)
     }
 
-    fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<[i32; 8]> {
+    fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<super::RuleWords> {
         OwnModelsOnly::wgsl_rule_words(self, target, problem)
     }
 
