@@ -94,7 +94,7 @@ fn whole_corpus_gpu_equals_cpu() {
     let mut runs: Vec<(String, String, Vec<PathBuf>)> =
         vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()])];
     for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
-        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030"] {
+        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942"] {
             if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
                 runs.push((s.name().into(), arch.into(), vec![weights.clone()]));
             }

@@ -188,12 +188,8 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
     Ok(files)
 }
 
-/// Copies a model (both files) into `out_dir` with its tensors stored as `dtype` (F16 halves the
-/// file; every value becomes its nearest half), the metadata's `tensors_sha256` updated and its
-/// `storage` field naming the dtype. The source must load (its checksum is checked first).
-pub fn store_as(files: &WeightsFiles, out_dir: &Path, dtype: safetensors::Dtype) -> Result<WeightsFiles> {
-    let meta_src = files.metadata.display().to_string();
-    let (info, digest) = read_info(&files.metadata)?;
+/// The tensors file's bytes, checked against the sha256 its metadata names.
+fn read_checked(files: &WeightsFiles, digest: &str) -> Result<Vec<u8>> {
     let bytes = std::fs::read(&files.tensors).map_err(|e| Error::io(&files.tensors, e))?;
     let got = {
         let mut h = Sha256::new();
@@ -203,9 +199,22 @@ pub fn store_as(files: &WeightsFiles, out_dir: &Path, dtype: safetensors::Dtype)
     if got != digest {
         return Err(Error::format(
             files.tensors.display().to_string(),
-            format!("damaged or replaced: its sha256 is {got}, {meta_src} expects {digest}"),
+            format!(
+                "damaged or replaced: its sha256 is {got}, {} expects {digest}",
+                files.metadata.display()
+            ),
         ));
     }
+    Ok(bytes)
+}
+
+/// Copies a model (both files) into `out_dir` with its tensors stored as `dtype` (F16 halves the
+/// file; every value becomes its nearest half), the metadata's `tensors_sha256` updated and its
+/// `storage` field naming the dtype. The source must load (its checksum is checked first).
+pub fn store_as(files: &WeightsFiles, out_dir: &Path, dtype: safetensors::Dtype) -> Result<WeightsFiles> {
+    let meta_src = files.metadata.display().to_string();
+    let (info, digest) = read_info(&files.metadata)?;
+    let bytes = read_checked(files, &digest)?;
     let (tensors, st_meta) = safetensors::from_bytes(&bytes, &files.tensors.display().to_string())?;
     let out_bytes = safetensors::to_bytes_as(&tensors, &st_meta, dtype);
     let new_digest = {
@@ -344,18 +353,7 @@ pub fn load(files: &WeightsFiles, arch: &str, solver: &str) -> Result<(Vec<Atten
         ));
     }
     let src = files.tensors.display().to_string();
-    let bytes = std::fs::read(&files.tensors).map_err(|e| Error::io(&files.tensors, e))?;
-    let got = {
-        let mut h = Sha256::new();
-        h.update(&bytes);
-        hex(&h.finish())
-    };
-    if got != digest {
-        return Err(Error::format(
-            src,
-            format!("damaged or replaced: its sha256 is {got}, {meta_src} expects {digest}"),
-        ));
-    }
+    let bytes = read_checked(files, &digest)?;
     let (tensors, st_meta) = safetensors::from_bytes(&bytes, &src)?;
     if st_meta.get("format").map(String::as_str) != Some(MAGIC)
         || st_meta.get("version").map(String::as_str) != Some(&VERSION.to_string())
