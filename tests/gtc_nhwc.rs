@@ -401,3 +401,86 @@ fn bad_input_names_the_reason() {
     assert!(e.contains("no entry"), "{e}");
     let _ = GtcRules::new(Direction::Forward, None, &p);
 }
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TUNEINFER_MODELS")
+        .output()
+        .expect("run tuneinfer");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn cli_predicts_37_field_answers_and_names_bad_input() {
+    let _ = common::miopen_dir();
+    let t = gfx942();
+    for (s, k) in [
+        (&FWD, "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NHWC-FP16-F"),
+        (&BWD, "64-28-28-3x3-128-56-56-8-1x1-2x2-1x1-0-NCHW-FP32-B"),
+        (&WRW, "256-14-14-1x1-128-14-14-32-0x0-1x1-1x1-0-NCHW-FP32-W"),
+    ] {
+        for arch in ["gfx942", "gfx942130"] {
+            let (rc, out, err) = cli(&["predict", "--arch", arch, "--solver", s.name, "--device", "cpu", k]);
+            assert_eq!(rc, 0, "{} {arch}: {err}", s.name);
+            let line = out.trim();
+            assert_eq!(line.split(',').count(), 37, "{line}");
+            assert!(!line.contains('['), "{line}");
+            let config = s.parse_params(line).unwrap();
+            assert!(s.rules(&t, &key(k)).is_valid(&config), "{line}");
+            // An NCHW problem: a note that MIOpen transposes it.
+            assert_eq!(err.contains("transpose"), k.contains("NCHW"), "{err}");
+        }
+    }
+    // Bad input: exit 5, one line naming the reason.
+    for (args, needle) in [
+        (
+            vec![
+                "convbfp16",
+                "-n",
+                "8",
+                "-c",
+                "64",
+                "-H",
+                "56",
+                "-W",
+                "56",
+                "-k",
+                "64",
+                "-y",
+                "3",
+                "-x",
+                "3",
+                "-p",
+                "1",
+                "-q",
+                "1",
+            ],
+            "BF16",
+        ),
+        (
+            vec![
+                "conv", "-n", "8", "-c", "64", "-H", "56", "-W", "56", "-k", "64", "-y", "3", "-x", "3", "-p", "1",
+                "-q", "1", "-g", "2",
+            ],
+            "group count 2",
+        ),
+        (
+            vec![
+                "conv", "-n", "1", "-c", "1024", "-H", "1024", "-W", "1024", "-k", "64", "-y", "1", "-x", "1",
+            ],
+            "4 GiB",
+        ),
+    ] {
+        let mut a = vec!["predict", "--arch", "gfx942", "--solver", FWD.name, "--device", "cpu"];
+        a.extend(args);
+        let (rc, _, err) = cli(&a);
+        assert_eq!(rc, 5, "{err}");
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+}
