@@ -128,7 +128,11 @@ fn bounded_look_ahead_equals_the_plain_search() {
                 );
                 // The plain search is slow on dead ends of short prefixes: every 8th case.
                 if i % 8 == 0 {
-                    assert_eq!(plain_search(&rules, &prefix, domain), want, "{p}: plain, {prefix:?} over {domain:?}");
+                    assert_eq!(
+                        plain_search(&rules, &prefix, domain),
+                        want,
+                        "{p}: plain, {prefix:?} over {domain:?}"
+                    );
                     plain += 1;
                 }
                 cases += 1;
@@ -159,7 +163,11 @@ fn bounded_look_ahead_equals_the_search_on_every_valid_prefix() {
             let mut stack: Vec<Vec<i64>> = vec![vec![]];
             while let Some(prefix) = stack.pop() {
                 let want = rules.completable_by_search(&prefix, domain);
-                assert_eq!(rules.completable(&prefix, domain), want, "{rules:?}: {prefix:?} over {domain:?}");
+                assert_eq!(
+                    rules.completable(&prefix, domain),
+                    want,
+                    "{rules:?}: {prefix:?} over {domain:?}"
+                );
                 cases += 1;
                 completable += usize::from(want);
                 if prefix.len() < NUM_PARAMS - 1 {
@@ -175,7 +183,10 @@ fn bounded_look_ahead_equals_the_search_on_every_valid_prefix() {
         }
     }
     println!("{cases} valid prefixes, {completable} completable");
-    assert!(completable > cases / 10 && completable < cases * 9 / 10, "{completable} of {cases}");
+    assert!(
+        completable > cases / 10 && completable < cases * 9 / 10,
+        "{completable} of {cases}"
+    );
 }
 
 #[cfg(feature = "gpu")]
