@@ -1,7 +1,7 @@
 // Function library (no entry point): ConvAsmBwdWrW1x1's partial-validity rules and look-ahead.
 // CPU twin: solvers::conv_asm_bwd_wrw_1x1::Rules::prefix_valid and Rules::completable (rules 1..10
 // of ../shared/miopen/solvers/ConvAsmBwdWrW1x1.md, section 4); tested against them over random
-// prefixes (tests/gpu_rules.rs).
+// prefixes (tests/gpu_wrw1x1_rules.rs).
 // The registry puts this text in front of every kernel that checks configs (greedy_step,
 // beam_step, rules_check).
 //   rules:  Rules::gpu_words() = [fp32, bf16, c_even, 0, 0, 0, 0, 0] (0/1 each)
@@ -116,45 +116,31 @@ fn solver_prefix_valid(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, len:
 }
 
 // ---------------------------------------------------------------------------------------------
-// Look-ahead. CPU twin: Rules::completable (the same depth-first search, the same early prune, a
-// bounded memo of failed states: the memo only saves work, the answer is the search's).
+// Look-ahead. CPU twin: Rules::completable (the same bounded check; it equals the depth-first
+// search over the domain, Rules::completable_by_search, tested on random prefixes and on every
+// valid prefix of eight domains in tests/gpu_wrw1x1_rules.rs). Every rule accepts only values in
+// 0..16, so only the domain's values there matter (`in_dom`, bit v for value v). A free position
+// whose later readers all get easier with a smaller value takes the domain's smallest value its
+// own rule allows: k_per_gpr, k_mult, n_per_gpr, n_part_cnt, read_size, data_prefetch. The
+// others take every allowed domain value: chunk_size and c_per_gpr (pruned by rule 2), c_mult
+// and short_store.
+// Loop iterations per call, at most: 64 (domain) + 6 (the smallest values) + 5 + 5*5
+// (chunk_size, c_per_gpr) + 5*5 + 5*5*2 (c_mult, short_store: rule 2 leaves 5 pairs) = 175;
+// prefix_valid has no loops. The depth-first search with a 64-entry memo it replaces took up to
+// 1,752,711 (fp32, domain {1,2,4,8,16}, empty prefix: nothing completes without short_store 0),
+// 233,149 over {2,3,4,8,16}, and 35 over the shipped models' values {0,1,2,3,4,8,16}, counted on
+// the CPU over every valid prefix; lavapipe cuts one invocation's loops at 65,535.
 // `domain` holds the vocabulary's accepted integer values, ascending, in its first `domain_len`
 // entries (at most SOLVER_DOMAIN_MAX).
 // ---------------------------------------------------------------------------------------------
 
 const SOLVER_DOMAIN_MAX: u32 = 64u;
-const WRW1X1_MEMO: u32 = 64u;
 
-// What the rules after position depth - 1 read of the first `depth` values (Rules::state_key):
-// chunk_size, c_per_gpr, c_mult, k_per_gpr * 64 + k_mult, n_part_cnt, read_size (0 when unset).
-fn wrw1x1_state_key(c: array<i32, SOLVER_MAX_LEN>, depth: u32) -> array<i32, 6> {
-    var key: array<i32, 6>;
-    key[0] = select(0, c[0], depth > 0u);
-    key[1] = select(0, c[1], depth > 1u);
-    key[2] = select(0, c[2], depth > 2u);
-    key[3] = select(0, c[3], depth > 3u) * 64 + select(0, c[4], depth > 4u);
-    key[4] = select(0, c[6], depth > 6u);
-    key[5] = select(0, c[7], depth > 7u);
-    return key;
-}
+// Bits 1, 2, 4, 8, 16: the values rules 1..5 accept.
+const WRW1X1_POW2: u32 = 0x10116u;
 
-fn wrw1x1_same_key(a: array<i32, 6>, b: array<i32, 6>) -> bool {
-    for (var i = 0u; i < 6u; i++) {
-        if (a[i] != b[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-// Rule 10 at its weakest (read_size 1, data_prefetch 0, limit 256) fails for every completion.
-fn wrw1x1_dead(rules: array<i32, 8>, c: array<i32, SOLVER_MAX_LEN>, depth: u32) -> bool {
-    if (depth <= 4u || depth > 9u) {
-        return false;
-    }
-    let loads = c[2] + c[4];
-    let least = wrw1x1_acc_gprs(c) + 12 + loads * select(1, 2, rules[1] != 0);
-    return least > 256;
+fn wrw1x1_lowest(m: u32) -> i32 {
+    return i32(firstTrailingBit(m));
 }
 
 fn solver_completable(
@@ -170,61 +156,73 @@ fn solver_completable(
     if (len >= 10u) {
         return len == 10u;
     }
+    var in_dom = 0u;
     let dn = min(domain_len, SOLVER_DOMAIN_MAX);
-    var buf = prefix;
-    var next: array<u32, 11>;
-    var memo_depth: array<u32, WRW1X1_MEMO>;
-    var memo_key: array<array<i32, 6>, WRW1X1_MEMO>;
-    var memo_n = 0u;
-    var d = len;
-    next[d] = 0u;
-    loop {
-        if (d >= 10u) {
-            return true;
+    for (var i = 0u; i < dn; i++) {
+        let v = domain[i];
+        if (v > 16) {
+            break;
         }
-        // Entering depth d: dead by the prune or failed before (both CPU twin's early returns).
-        var failed_before = false;
-        if (next[d] == 0u) {
-            if (wrw1x1_dead(rules, buf, d)) {
-                failed_before = true;
-            } else {
-                let key = wrw1x1_state_key(buf, d);
-                for (var m = 0u; m < memo_n; m++) {
-                    if (memo_depth[m] == d && wrw1x1_same_key(memo_key[m], key)) {
-                        failed_before = true;
-                        break;
+        if (v >= 0) {
+            in_dom |= 1u << u32(v);
+        }
+    }
+    var buf = prefix;
+    // k_per_gpr, k_mult, n_per_gpr, n_part_cnt, read_size, data_prefetch: the smallest allowed.
+    var pos = array<u32, 6>(3u, 4u, 5u, 6u, 7u, 9u);
+    var allowed = array<u32, 6>(WRW1X1_POW2, WRW1X1_POW2, 0x16u, 0x1feu, 0x1eu, 0x1fu);
+    for (var i = 0u; i < 6u; i++) {
+        if (len <= pos[i]) {
+            let m = in_dom & allowed[i];
+            if (m == 0u) {
+                return false;
+            }
+            buf[pos[i]] = wrw1x1_lowest(m);
+        }
+    }
+    // chunk_size, c_per_gpr, c_mult, short_store: the prefix's value (valid, so in its set),
+    // else every allowed domain value.
+    var m0 = in_dom & WRW1X1_POW2;
+    if (len > 0u) {
+        m0 = 1u << u32(buf[0]);
+    }
+    var m1 = in_dom & WRW1X1_POW2;
+    if (len > 1u) {
+        m1 = 1u << u32(buf[1]);
+    }
+    var m2 = in_dom & WRW1X1_POW2;
+    if (len > 2u) {
+        m2 = 1u << u32(buf[2]);
+    }
+    var m8 = in_dom & 0x3u;
+    if (len > 8u) {
+        m8 = 1u << u32(buf[8]);
+    }
+    var r0 = m0;
+    while (r0 != 0u) {
+        buf[0] = wrw1x1_lowest(r0);
+        r0 &= r0 - 1u;
+        var r1 = m1;
+        while (r1 != 0u) {
+            buf[1] = wrw1x1_lowest(r1);
+            r1 &= r1 - 1u;
+            if (!solver_prefix_valid(rules, buf, 2u)) {
+                continue;
+            }
+            var r2 = m2;
+            while (r2 != 0u) {
+                buf[2] = wrw1x1_lowest(r2);
+                r2 &= r2 - 1u;
+                var r8 = m8;
+                while (r8 != 0u) {
+                    buf[8] = wrw1x1_lowest(r8);
+                    r8 &= r8 - 1u;
+                    if (solver_prefix_valid(rules, buf, 10u)) {
+                        return true;
                     }
                 }
             }
         }
-        var advanced = false;
-        if (!failed_before) {
-            while (next[d] < dn) {
-                buf[d] = domain[next[d]];
-                next[d] += 1u;
-                if (solver_prefix_valid(rules, buf, d + 1u)) {
-                    advanced = true;
-                    break;
-                }
-            }
-        }
-        if (advanced) {
-            d += 1u;
-            if (d < 10u) {
-                next[d] = 0u;
-            }
-            continue;
-        }
-        // Every value failed at depth d: remember the state, go back up.
-        if (!failed_before && memo_n < WRW1X1_MEMO) {
-            memo_depth[memo_n] = d;
-            memo_key[memo_n] = wrw1x1_state_key(buf, d);
-            memo_n += 1u;
-        }
-        if (d == len) {
-            return false;
-        }
-        d -= 1u;
     }
     return false;
 }

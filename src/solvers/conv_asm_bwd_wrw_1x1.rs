@@ -300,12 +300,84 @@ impl Rules {
     }
 
     /// Is there some completion of the valid prefix, each later value drawn from `domain`, that
-    /// is a fully valid config? Depth-first, stopping at the first success, with a per-call memo
-    /// of failed states (equal [`Rules::state_key`] at equal depth share the answer) and a prune:
-    /// rule 10 with the smallest read_size (1), data_prefetch (0) and the larger register limit
-    /// (n_part_cnt <= 4) is necessary for every completion, so a prefix that fixes acc_gprs and
-    /// c_mult + k_mult above it is dead (the doc's "optional early pruning").
+    /// is a fully valid config? Equal to the depth-first search ([`Rules::completable_by_search`])
+    /// but bounded (the CPU twin of the WGSL library's `solver_completable`, which has no search
+    /// within lavapipe's loop cap). Every rule accepts only values in 0..=16, so only the domain's
+    /// values there matter. A free position whose later readers all get easier with a smaller
+    /// value takes the domain's smallest value its own rule allows (a valid completion stays
+    /// valid with it): k_per_gpr (rule 4 `k_per_gpr <= c_per_gpr`; rules 7 and 10 through
+    /// acc_gprs), k_mult (7 and 10), n_per_gpr (rule 6 holds for each of 1, 2, 4 once rule 2
+    /// made chunk_size * c_per_gpr 16; nothing later reads it), n_part_cnt (7: `(n_part_cnt-1) *
+    /// acc_gprs`; 10: the limit 256, or 128 above 4), read_size and data_prefetch (10). The others
+    /// take every domain value their rule allows: chunk_size and c_per_gpr (pruned by rule 2),
+    /// c_mult (rule 9 wants it even, 7 and 10 small) and short_store (rule 9 only): at most
+    /// 5 x 5 + 5 x 5 x 2 checks.
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        if !self.prefix_valid(prefix) {
+            return false;
+        }
+        let len = prefix.len();
+        if len >= NUM_PARAMS {
+            return len == NUM_PARAMS;
+        }
+        // Bit v: the domain holds v (0..=16).
+        let in_dom = domain
+            .iter()
+            .filter(|v| (0..=16).contains(*v))
+            .fold(0u32, |m, &v| m | 1 << v);
+        let mut buf = [0i64; NUM_PARAMS];
+        buf[..len].copy_from_slice(prefix);
+        for (pos, set) in [
+            (K_PER_GPR, POW2_TO_16),
+            (K_MULT, POW2_TO_16),
+            (N_PER_GPR, 0x16),
+            (N_PART_CNT, 0x1fe),
+            (READ_SIZE, 0x1e),
+            (DATA_PREFETCH, 0x1f),
+        ] {
+            if len <= pos {
+                match in_dom & set {
+                    0 => return false,
+                    m => buf[pos] = i64::from(m.trailing_zeros()),
+                }
+            }
+        }
+        // A position of the prefix keeps its (valid, so in 0..=16) value.
+        let mask = |pos: usize, set: u32| if len > pos { 1u32 << buf[pos] } else { in_dom & set };
+        let (m0, m1, m2, m8) = (
+            mask(CHUNK_SIZE, POW2_TO_16),
+            mask(C_PER_GPR, POW2_TO_16),
+            mask(C_MULT, POW2_TO_16),
+            mask(SHORT_STORE, 0x3),
+        );
+        for chunk in bit_values(m0) {
+            buf[CHUNK_SIZE] = chunk;
+            for cpg in bit_values(m1) {
+                buf[C_PER_GPR] = cpg;
+                if !self.prefix_valid(&buf[..=C_PER_GPR]) {
+                    continue;
+                }
+                for c_mult in bit_values(m2) {
+                    buf[C_MULT] = c_mult;
+                    for ss in bit_values(m8) {
+                        buf[SHORT_STORE] = ss;
+                        if self.prefix_valid(&buf) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// The look-ahead by search: depth-first over `domain`, stopping at the first success, with
+    /// a per-call memo of failed states (equal [`Rules::state_key`] at equal depth share the
+    /// answer) and a prune: rule 10 with the smallest read_size (1), data_prefetch (0) and the
+    /// larger register limit (n_part_cnt <= 4) is necessary for every completion, so a prefix
+    /// that fixes acc_gprs and c_mult + k_mult above it is dead (the doc's "optional early
+    /// pruning"). The memo and the prune only save work. [`Rules::completable`] equals it.
+    pub fn completable_by_search(&self, prefix: &[i64], domain: &[i64]) -> bool {
         let dead = |buf: &[i64], depth: usize| {
             if depth <= K_MULT || depth > DATA_PREFETCH {
                 return false;
@@ -322,6 +394,20 @@ impl Rules {
             &dead,
         )
     }
+}
+
+/// Bits 1, 2, 4, 8, 16: the values rules 1..5 accept.
+const POW2_TO_16: u32 = 0x10116;
+
+/// The values whose bits `m` sets, ascending.
+fn bit_values(mut m: u32) -> impl Iterator<Item = i64> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let v = m.trailing_zeros();
+            m &= m - 1;
+            i64::from(v)
+        })
+    })
 }
 
 impl IntRules for Rules {
