@@ -24,7 +24,7 @@
 
 use crate::error::{Error, Result};
 use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
-use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
+use crate::solvers::tunable::{bit_values, domain_bits, log2_feature, product_below, twos_feature};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -434,10 +434,7 @@ impl Rules {
             return len == NUM_PARAMS;
         }
         // Bit v: the domain holds v (0..=16).
-        let in_dom = domain
-            .iter()
-            .filter(|v| (0..=16).contains(*v))
-            .fold(0u32, |m, &v| m | 1 << v);
+        let in_dom = domain_bits(domain, 16);
         let mut buf = [0i64; NUM_PARAMS];
         buf[..len].copy_from_slice(prefix);
         if len == 0 {
@@ -506,17 +503,6 @@ impl Rules {
 
 /// Words per problem of [`Rules::gpu_words`].
 pub const GPU_WORDS: usize = 13;
-
-/// The values whose bits `m` sets, ascending.
-fn bit_values(mut m: u32) -> impl Iterator<Item = i64> {
-    std::iter::from_fn(move || {
-        (m != 0).then(|| {
-            let v = m.trailing_zeros();
-            m &= m - 1;
-            i64::from(v)
-        })
-    })
-}
 
 impl IntRules for Rules {
     fn config_len(&self) -> usize {

@@ -515,6 +515,26 @@ impl<T: OwnModelsOnly> Solver for T {
 /// assembly solvers that check both apply.
 pub const DEPRECATED_GFX8_GFX9_ARCHES: [&str; 5] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a"];
 
+/// Bit `v` set for each value `v` of `domain` in `0..=max` (`max` < 32): the look-aheads'
+/// bounded checks enumerate a position's accepted values as such a mask.
+pub fn domain_bits(domain: &[i64], max: i64) -> u32 {
+    domain
+        .iter()
+        .filter(|v| (0..=max.min(31)).contains(*v))
+        .fold(0u32, |m, &v| m | 1 << v)
+}
+
+/// The values whose bits `m` sets, ascending.
+pub fn bit_values(mut m: u32) -> impl Iterator<Item = i64> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let v = m.trailing_zeros();
+            m &= m - 1;
+            i64::from(v)
+        })
+    })
+}
+
 /// `log2(x)` as a feature (0 for 0).
 pub fn log2_feature(x: u64) -> f32 {
     (x.max(1) as f64).log2() as f32
