@@ -48,13 +48,17 @@ fn madd<const FMA: bool>(a: f32, b: f32, acc: f32) -> f32 {
 }
 
 /// The register tile both kernels share: `acc[r][q] += sum_p a_rows[r][p] * b[p*stride + offset + q]`.
+/// With `SKIP`, a subnormal `a_rows[r][p]` is skipped where every accumulator of row `r` is at
+/// least `floor` in magnitude: those multiply-adds provably leave every bit as it is
+/// ([`subnormal_skip_floor`]).
 #[inline(always)]
-fn tile_rows<const FMA: bool>(
+fn tile_rows<const FMA: bool, const SKIP: bool>(
     a_rows: &[&[f32]; MR],
     b: &[f32],
     stride: usize,
     offset: usize,
     acc: &mut [[f32; NR]; MR],
+    floor: f32,
 ) {
     for p in 0..a_rows[0].len() {
         let b_part: &[f32; NR] = match b[p * stride + offset..p * stride + offset + NR].try_into() {
@@ -63,6 +67,9 @@ fn tile_rows<const FMA: bool>(
         };
         for r in 0..MR {
             let av = a_rows[r][p];
+            if SKIP && av.is_subnormal() && all_at_least(&acc[r], floor) {
+                continue;
+            }
             for q in 0..NR {
                 acc[r][q] = madd::<FMA>(av, b_part[q], acc[r][q]);
             }
@@ -70,11 +77,28 @@ fn tile_rows<const FMA: bool>(
     }
 }
 
+/// Is every `|x|` at least `floor` (false for NaN)?
+#[inline(always)]
+fn all_at_least(xs: &[f32], floor: f32) -> bool {
+    xs.iter().fold(true, |ok, x| ok & (x.abs() >= floor))
+}
+
 /// One row against [`NR_ROW`] columns: `acc[q] += sum_p a_row[p] * b[p*stride + offset + q]`.
 /// C is loaded and stored once per block instead of once per k (the single-prediction case).
+/// `SKIP` as for [`tile_rows`].
 #[inline(always)]
-fn tile_row<const FMA: bool>(a_row: &[f32], b: &[f32], stride: usize, offset: usize, acc: &mut [f32; NR_ROW]) {
+fn tile_row<const FMA: bool, const SKIP: bool>(
+    a_row: &[f32],
+    b: &[f32],
+    stride: usize,
+    offset: usize,
+    acc: &mut [f32; NR_ROW],
+    floor: f32,
+) {
     for (p, &av) in a_row.iter().enumerate() {
+        if SKIP && av.is_subnormal() && all_at_least(acc, floor) {
+            continue;
+        }
         let b_part: &[f32; NR_ROW] = match b[p * stride + offset..p * stride + offset + NR_ROW].try_into() {
             Ok(part) => part,
             Err(_) => unreachable!(),
@@ -97,7 +121,7 @@ fn matmul_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k
             for (r, acc_row) in acc.iter_mut().enumerate() {
                 acc_row.copy_from_slice(&c[(i0 + r) * n + j0..(i0 + r) * n + j0 + NR]);
             }
-            tile_rows::<FMA>(&a_rows, b, n, j0, &mut acc);
+            tile_rows::<FMA, false>(&a_rows, b, n, j0, &mut acc, 0.0);
             for (r, acc_row) in acc.iter().enumerate() {
                 c[(i0 + r) * n + j0..(i0 + r) * n + j0 + NR].copy_from_slice(acc_row);
             }
@@ -123,7 +147,7 @@ fn gemv_row<const FMA: bool>(a_row: &[f32], b: &[f32], c_row: &mut [f32], k: usi
     for j0 in (0..n_blocked).step_by(NR_ROW) {
         let mut acc = [0f32; NR_ROW];
         acc.copy_from_slice(&c_row[j0..j0 + NR_ROW]);
-        tile_row::<FMA>(&a_row[..k], b, n, j0, &mut acc);
+        tile_row::<FMA, false>(&a_row[..k], b, n, j0, &mut acc, 0.0);
         c_row[j0..j0 + NR_ROW].copy_from_slice(&acc);
     }
     if n_blocked < n {
@@ -220,6 +244,32 @@ pub struct PackedMatrix {
     pub k: usize,
     pub n: usize,
     data: Vec<f32>,
+    /// Accumulators at least this large in magnitude cannot change when a subnormal `a` element
+    /// times any element of this matrix is added to them (see [`subnormal_skip_floor`]).
+    skip_floor: f32,
+}
+
+/// The smallest power of two `T` such that, for every subnormal `a` and every element `b` of a
+/// matrix whose largest magnitude is `max_abs`, `fma(a, b, c) == c` whenever `|c| >= T`.
+///
+/// Why: `|a| < 2^-126` and `|b| <= 2^e` give `|a·b| < 2^(e-126)`; for `|c| >= 2^E` the gap to
+/// `c`'s neighbours is at least `2^(E-24)` (the smaller gap, below a power of two), so the exact
+/// sum rounds (to nearest) back to `c` while `|a·b| < 2^(E-25)`, i.e. for `E >= e - 101`; we take
+/// `E = e - 100`. A matrix with a non-finite element gets NaN: no accumulator passes the test.
+/// This lets the products skip the multiply-adds of subnormal inputs (which cost a microcode
+/// assist of ~100 cycles each on Intel cores) without changing a single bit of the result.
+pub fn subnormal_skip_floor(max_abs: f32) -> f32 {
+    if !max_abs.is_finite() {
+        return f32::NAN;
+    }
+    // e = floor(log2 max_abs) + 1 bounds max_abs by 2^e (normal or not).
+    let exponent = ((max_abs.to_bits() >> 23) & 0xff) as i32 - 127;
+    let e = exponent + 1;
+    let floor_exp = (e - 100).clamp(-126, 127);
+    if floor_exp == 127 {
+        return f32::INFINITY;
+    }
+    f32::from_bits(((floor_exp + 127) as u32) << 23)
 }
 
 impl PackedMatrix {
@@ -236,7 +286,15 @@ impl PackedMatrix {
                 dst.copy_from_slice(&b[p * n + j0..p * n + j0 + width]);
             }
         }
-        PackedMatrix { k, n, data }
+        let max_abs = b[..k * n]
+            .iter()
+            .fold(0f32, |m, &x| if x.abs() > m || x.is_nan() { x.abs() } else { m });
+        PackedMatrix {
+            k,
+            n,
+            data,
+            skip_floor: subnormal_skip_floor(max_abs),
+        }
     }
 
     fn panel(&self, index: usize) -> &[f32] {
@@ -271,6 +329,17 @@ unsafe fn packed_avx2_fma(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) 
 
 #[inline(always)]
 fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) {
+    // Subnormal inputs (saturated LSTM states give some) are rare: only then the tiles test
+    // each input before its multiply-adds.
+    if a[..m * b.k].iter().any(|x| x.is_subnormal()) {
+        packed_tiles::<FMA, true>(a, b, c, m);
+    } else {
+        packed_tiles::<FMA, false>(a, b, c, m);
+    }
+}
+
+#[inline(always)]
+fn packed_tiles<const FMA: bool, const SKIP: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: usize) {
     let (k, n) = (b.k, b.n);
     let m_blocked = m / MR * MR;
     for panel_index in 0..n.div_ceil(PANEL) {
@@ -287,7 +356,7 @@ fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: u
                     let at = (i0 + r) * n + j0 + jj;
                     acc_row[..cols].copy_from_slice(&c[at..at + cols]);
                 }
-                tile_rows::<FMA>(&a_rows, panel, PANEL, jj, &mut acc);
+                tile_rows::<FMA, SKIP>(&a_rows, panel, PANEL, jj, &mut acc, b.skip_floor);
                 for (r, acc_row) in acc.iter().enumerate() {
                     let at = (i0 + r) * n + j0 + jj;
                     c[at..at + cols].copy_from_slice(&acc_row[..cols]);
@@ -299,7 +368,7 @@ fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: u
             let a_row = &a[i * k..(i + 1) * k];
             let mut acc = [0f32; PANEL];
             acc[..width].copy_from_slice(&c[i * n + j0..i * n + j0 + width]);
-            tile_row::<FMA>(a_row, panel, PANEL, 0, &mut acc);
+            tile_row::<FMA, SKIP>(a_row, panel, PANEL, 0, &mut acc, b.skip_floor);
             c[i * n + j0..i * n + j0 + width].copy_from_slice(&acc[..width]);
         }
     }
@@ -309,6 +378,87 @@ fn packed_body<const FMA: bool>(a: &[f32], b: &PackedMatrix, c: &mut [f32], m: u
 mod packed_tests {
     use super::*;
     use crate::testutil::Lcg;
+
+    /// `c[i, j] += sum_p a[i, p] * b[p, j]` one multiply-add at a time in order of `p`, fused
+    /// or not like the kernel that runs: the bit-exact reference of the blocked kernels.
+    fn sequential_reference(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+        #[cfg(target_arch = "x86_64")]
+        let fused = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+        #[cfg(not(target_arch = "x86_64"))]
+        let fused = false;
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = c[i * n + j];
+                for p in 0..k {
+                    let (x, y) = (a[i * k + p], b[p * n + j]);
+                    acc = if fused { x.mul_add(y, acc) } else { x * y + acc };
+                }
+                c[i * n + j] = acc;
+            }
+        }
+    }
+
+    #[test]
+    fn subnormal_inputs_give_the_same_bits() {
+        // Saturated LSTM states put subnormals into A. Accumulators large and tiny, subnormals
+        // at every position, rows of 1 and of several register blocks: every bit must equal the
+        // plain sequential multiply-adds, whether a subnormal's multiply-add is skipped or not.
+        let mut rng = Lcg::new(21);
+        let tiny = f32::MIN_POSITIVE;
+        // (m, k, n, accumulator scale, every third or every element of A subnormal): with a
+        // whole row subnormal and tiny accumulators the subnormal terms decide the result.
+        for &(m, k, n, acc_scale, every) in &[
+            (1, 128, 512, 1.0f32, 3),
+            (1, 37, 70, 1e-37, 1),
+            (1, 37, 70, 1e-20, 1),
+            (7, 33, 65, 1.0, 3),
+            (7, 33, 65, 1e-36, 1),
+            (13, 64, 129, 1e-36, 3),
+            (13, 64, 129, 0.0, 1),
+            (6, 9, 64, 0.0, 3),
+        ] {
+            let mut a = rng.vec(m * k, 1.0);
+            for (i, x) in a.iter_mut().enumerate() {
+                if i % every == 0 {
+                    // Subnormals of both signs and several sizes.
+                    *x = tiny * (*x * 0.999) / (1 << (i % 20)) as f32;
+                    assert!(x.is_subnormal() || *x == 0.0);
+                }
+            }
+            let b = rng.vec(k * n, 3.0);
+            let init: Vec<f32> = rng.vec(m * n, 1.0).iter().map(|x| x * acc_scale).collect();
+            let packed = PackedMatrix::pack(&b, k, n);
+            let mut got = init.clone();
+            matmul_packed_acc(&a, &packed, &mut got, m);
+            let mut want = init.clone();
+            sequential_reference(&a, &b, &mut want, m, k, n);
+            for i in 0..m * n {
+                assert_eq!(
+                    got[i].to_bits(),
+                    want[i].to_bits(),
+                    "({m},{k},{n}) scale {acc_scale} at {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn skip_floor_is_safe_and_tight() {
+        // Hand-derived: max |b| = 3 (< 2^2) gives 2^(2 - 100) = 2^-98.
+        assert_eq!(subnormal_skip_floor(3.0), 2f32.powi(-98));
+        assert_eq!(subnormal_skip_floor(0.0), f32::MIN_POSITIVE);
+        assert!(subnormal_skip_floor(f32::INFINITY).is_nan());
+        assert!(subnormal_skip_floor(f32::NAN).is_nan());
+        // At the floor, the largest subnormal times the largest weight leaves c unchanged.
+        let largest_sub = f32::from_bits(0x007f_ffff);
+        for &w in &[3.0f32, -3.0, 1e-20, 1e30] {
+            let floor = subnormal_skip_floor(w.abs());
+            for &c in &[floor, -floor, floor * 1.5, -floor * 1.0000001] {
+                assert_eq!(largest_sub.mul_add(w, c).to_bits(), c.to_bits(), "w {w} c {c}");
+                assert_eq!((largest_sub * w + c).to_bits(), c.to_bits(), "w {w} c {c}");
+            }
+        }
+    }
 
     #[test]
     fn packed_matches_naive_on_odd_shapes() {

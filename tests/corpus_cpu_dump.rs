@@ -1,0 +1,106 @@
+//! The CPU reference fingerprint (slow: run by `tools/cpu_exact.sh`, not by `cargo test`): writes
+//! every answer of the CPU path — config, source and the score's bits — for MIOpen's gfx908
+//! ConvAsm1x1U model over every applicable problem of the shared perf databases (MIOpen's walk,
+//! beam 4, beam 16) and for each shipped model of ours over an evenly spaced sample of up to
+//! `$TUNEINFER_DUMP_SAMPLE` (default 1,500) of its problems (MIOpen's walk, beam 4 and the
+//! model's default decoding), one line per problem, into `$TUNEINFER_DUMP`. Two revisions that
+//! compute exactly the same thing write identical files.
+mod common;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use tuneinfer::data::dataset::read_rows;
+use tuneinfer::problem::ConvProblem;
+use tuneinfer::solvers::{self, Target};
+use tuneinfer::{DecodeMode, Predictor};
+
+fn corpus(solver: &str, target: &Target) -> Vec<ConvProblem> {
+    let tunable = solvers::tunable(solvers::by_name(solver).expect("solver")).expect("tunable");
+    let mut dbs: Vec<PathBuf> = Vec::new();
+    for dir in [common::perfdb_dir(), common::perfdb_dir().join("history")] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("perfdb dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        dbs.extend(found);
+    }
+    let mut seen = HashSet::new();
+    let mut problems = Vec::new();
+    for db in &dbs {
+        let rows = read_rows(db, solver).unwrap_or_else(|e| panic!("{e}"));
+        for r in rows.rows {
+            if tunable.applicable(target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+#[ignore = "writes the CPU fingerprint; run tools/cpu_exact.sh"]
+fn dump_cpu_answers() {
+    let Some(out) = std::env::var_os("TUNEINFER_DUMP") else {
+        panic!("set TUNEINFER_DUMP to the output file");
+    };
+    let sample: usize = std::env::var("TUNEINFER_DUMP_SAMPLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1500);
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let mut runs: Vec<(String, String, Vec<PathBuf>, bool)> =
+        vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()], false)];
+    for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
+        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942"] {
+            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
+                runs.push((s.name().into(), arch.into(), vec![weights.clone()], true));
+            }
+        }
+    }
+    let mut text = String::new();
+    for (solver, arch, dirs, ours) in runs {
+        let mut problems = corpus(&solver, &Target::new(&arch));
+        if ours && problems.len() > sample {
+            let step = problems.len() as f64 / sample as f64;
+            problems = (0..sample)
+                .map(|i| problems[(i as f64 * step) as usize].clone())
+                .collect();
+        }
+        let cpu = Predictor::load(&arch, &solver, &dirs).unwrap_or_else(|e| panic!("{e}"));
+        let mut modes = vec![DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }];
+        modes.push(if ours {
+            cpu.default_mode()
+        } else {
+            DecodeMode::Beam { width: 16, top: 16 }
+        });
+        for mode in modes {
+            let t = std::time::Instant::now();
+            let got = cpu.predict_batch(&problems, mode);
+            for (p, r) in problems.iter().zip(&got) {
+                let _ = write!(text, "{solver} {arch} {mode:?} {}:", p.to_perfdb_key());
+                match r {
+                    Ok(v) => {
+                        for x in v {
+                            let bits = x.score.map(f32::to_bits);
+                            let _ = write!(text, " {} {:?} {bits:?};", x.config, x.source);
+                        }
+                    }
+                    Err(e) => {
+                        let _ = write!(text, " error {e}");
+                    }
+                }
+                text.push('\n');
+            }
+            println!(
+                "{solver} {arch} {mode:?}: {} problems, {:.1} s",
+                problems.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    std::fs::write(&out, text).unwrap_or_else(|e| panic!("{}: {e}", PathBuf::from(&out).display()));
+}

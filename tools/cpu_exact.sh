@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Is the CPU path still exactly the reference? Writes every CPU answer (config, source, the
+# score's bits) of MIOpen's gfx908 model over the whole ConvAsm1x1U corpus and of each shipped
+# model over a sample of its problems (tests/corpus_cpu_dump.rs), once for BASE (a git revision,
+# built in a temporary worktree) and once for the working tree, and diffs the two files. Any
+# difference fails. A few minutes per side (plus a build of BASE the first time).
+#   tools/cpu_exact.sh [BASE]     BASE defaults to HEAD (compare uncommitted changes)
+#   TUNEINFER_DUMP_SAMPLE=N       problems per shipped model (default 1500)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base="${1:-HEAD}"
+rev=$(git rev-parse --verify "$base^{commit}")
+work="${TMPDIR:-/tmp}/tuneinfer-cpu-exact"
+mkdir -p "$work"
+tree="$work/tree-$rev"
+if [ ! -d "$tree" ]; then
+  git worktree add --detach "$tree" "$rev" >/dev/null
+fi
+# The dump test and its helpers as they are now, so that old revisions write the same format.
+cp tests/corpus_cpu_dump.rs "$tree/tests/"
+mkdir -p "$tree/tests/common" && cp tests/common/*.rs "$tree/tests/common/"
+run() { # dir target out
+  (cd "$1" && CARGO_TARGET_DIR="$2" TUNEINFER_MIOPEN_DATA="${TUNEINFER_MIOPEN_DATA:-$PWD/../shared/miopen}" \
+    TUNEINFER_DUMP="$3" cargo test --release --test corpus_cpu_dump -- --ignored --nocapture 2>&1 \
+    | grep -E "problems,|panicked|test result" | sed "s|^|  |")
+}
+data="${TUNEINFER_MIOPEN_DATA:-$(cd .. && pwd)/shared/miopen}"
+export TUNEINFER_MIOPEN_DATA="$data"
+echo "base $rev:"
+run "$tree" "$work/target" "$work/base.txt" | tail -3
+echo "working tree:"
+run "$PWD" "${CARGO_TARGET_DIR:-$PWD/target}" "$work/now.txt" | tail -3
+lines=$(wc -l < "$work/now.txt")
+if cmp -s "$work/base.txt" "$work/now.txt"; then
+  echo "identical: all $lines answer lines (configs, sources, score bits)"
+else
+  echo "DIFFERENT: $(diff "$work/base.txt" "$work/now.txt" | grep -c '^>') of $lines lines; first:"
+  diff "$work/base.txt" "$work/now.txt" | head -6
+  exit 1
+fi
