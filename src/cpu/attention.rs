@@ -27,9 +27,7 @@ pub fn attention(
         let hb = &h[b * units..(b + 1) * units];
         let eb = &enc[b * steps * units..(b + 1) * steps * units];
         let wb = &mut weights[b * steps..(b + 1) * steps];
-        for t in 0..steps {
-            wb[t] = hb.iter().zip(&eb[t * units..(t + 1) * units]).map(|(x, y)| x * y).sum();
-        }
+        dot_rows(hb, eb, wb, units);
         let max = wb
             .iter()
             .fold(f32::NEG_INFINITY, |m, &v| if v > m || v.is_nan() { v } else { m });
@@ -49,6 +47,30 @@ pub fn attention(
                 *c += w * e;
             }
         }
+    }
+}
+
+/// `out[t] = h · enc[t]` for every row `t` of `enc`, each a plain left-to-right sum of products
+/// from -0.0 (what `Iterator::sum` computes). Four rows run side by side so that the additions of
+/// one do not wait on each other's latency; each row's order is unchanged.
+#[inline]
+fn dot_rows(h: &[f32], enc: &[f32], out: &mut [f32], units: usize) {
+    let h = &h[..units];
+    let mut t = 0;
+    while t + 4 <= out.len() {
+        let rows: [&[f32]; 4] = std::array::from_fn(|i| &enc[(t + i) * units..(t + i + 1) * units]);
+        let mut acc = [-0.0f32; 4];
+        for p in 0..units {
+            let x = h[p];
+            for i in 0..4 {
+                acc[i] += x * rows[i][p];
+            }
+        }
+        out[t..t + 4].copy_from_slice(&acc);
+        t += 4;
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(t) {
+        *o = h.iter().zip(&enc[i * units..(i + 1) * units]).map(|(x, y)| x * y).sum();
     }
 }
 
@@ -97,6 +119,26 @@ mod tests {
             }
             for i in 0..ctx.len() {
                 assert!((ctx[i] as f64 - cw[i]).abs() < 1e-5, "ctx {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn side_by_side_dots_are_the_serial_sums_bit_for_bit() {
+        // Every step count around the blocks of four, and a row of zeros (the sum's -0.0 start).
+        let mut rng = Lcg::new(5);
+        for &(steps, units) in &[(1, 3), (4, 17), (7, 128), (12, 33), (13, 1)] {
+            let h = rng.vec(units, 2.0);
+            let mut enc = rng.vec(steps * units, 2.0);
+            enc[..units].iter_mut().for_each(|x| *x = -0.0);
+            let mut got = vec![f32::NAN; steps];
+            dot_rows(&h, &enc, &mut got, units);
+            for t in 0..steps {
+                let mut want = -0.0f32;
+                for p in 0..units {
+                    want += h[p] * enc[t * units + p];
+                }
+                assert_eq!(got[t].to_bits(), want.to_bits(), "steps {steps} units {units} row {t}");
             }
         }
     }

@@ -11,6 +11,7 @@
 
 use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
+use crate::cpu::PackedMatrix;
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;
 use crate::problem::ConvProblem;
@@ -186,6 +187,48 @@ pub struct AttentionModel {
     pub vocab: Vocabulary,
     /// Where it came from, for messages.
     pub source: String,
+    /// Each member's decoder weights re-laid for the CPU step, built from `members` once.
+    kernels: Vec<StepKernels>,
+}
+
+/// A member's decoder-step weights as the CPU step uses them, computing exactly what the
+/// plain tensors give (every output element is the same multiply-adds in the same order):
+/// - `token_gates[t]` = `decoder.bias + embedding[t] · decoder.kernel`, the token's part of the
+///   LSTM gates, once per token instead of once per step and hypothesis;
+/// - the recurrent, combine (split at the `[h, ctx]` seam, so no concatenation) and output
+///   kernels packed into column panels ([`PackedMatrix`]).
+#[derive(Debug, Clone)]
+struct StepKernels {
+    token_gates: Vec<f32>,
+    recurrent: PackedMatrix,
+    combine_h: PackedMatrix,
+    combine_ctx: PackedMatrix,
+    output: PackedMatrix,
+}
+
+impl StepKernels {
+    fn new(p: &AttentionParams) -> StepKernels {
+        let c = p.config;
+        let (h, e, v) = (c.hidden, c.embed, c.vocab);
+        let mut token_gates = vec![0.0; v * 4 * h];
+        cpu::dense(
+            p.get(idx::EMB),
+            p.get(idx::DEC_W),
+            Some(p.get(idx::DEC_B)),
+            &mut token_gates,
+            v,
+            e,
+            4 * h,
+        );
+        let comb = p.get(idx::COMB_W);
+        StepKernels {
+            token_gates,
+            recurrent: PackedMatrix::pack(p.get(idx::DEC_U), h, 4 * h),
+            combine_h: PackedMatrix::pack(&comb[..h * h], h, h),
+            combine_ctx: PackedMatrix::pack(&comb[h * h..2 * h * h], h, h),
+            output: PackedMatrix::pack(p.get(idx::OUT_W), h, v),
+        }
+    }
 }
 
 impl AttentionModel {
@@ -240,12 +283,14 @@ impl AttentionModel {
             });
         }
         let vocab = Vocabulary::from_token_values(&metadata.token_values);
+        let kernels = members.iter().map(StepKernels::new).collect();
         Ok(AttentionModel {
             members,
             transform,
             metadata,
             vocab,
             source,
+            kernels,
         })
     }
 
@@ -304,47 +349,34 @@ impl AttentionModel {
         scores: &mut Vec<f32>,
         scratch: &mut DecoderScratch,
     ) {
+        let k = &self.kernels[m];
         let p = &self.members[m];
         let c = p.config;
-        let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
+        let (h, v, steps) = (c.hidden, c.vocab, c.steps);
         let batch = states.batch;
-        let mut x = std::mem::take(scratch.buffer(0));
         let mut z = std::mem::take(scratch.buffer(1));
         let mut w = std::mem::take(scratch.buffer(2));
-        let mut q = std::mem::take(scratch.buffer(3));
         let mut o = std::mem::take(scratch.buffer(4));
         let mut ctx = std::mem::take(scratch.buffer(5));
-        x.resize(batch * e, 0.0);
-        cpu::embedding_gather(p.get(idx::EMB), tokens, &mut x, e);
+        // The gates: the token's precomputed part, then + h · U.
         z.resize(batch * 4 * h, 0.0);
-        cpu::dense(&x, p.get(idx::DEC_W), Some(p.get(idx::DEC_B)), &mut z, batch, e, 4 * h);
-        cpu::matmul_acc(&states.h[m], p.get(idx::DEC_U), &mut z, batch, h, 4 * h);
+        cpu::embedding_gather(&k.token_gates, tokens, &mut z, 4 * h);
+        cpu::matmul_packed_acc(&states.h[m], &k.recurrent, &mut z, batch);
         cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
         w.resize(batch * steps, 0.0);
         ctx.resize(batch * h, 0.0);
         cpu::attention(&states.h[m], &states.extra[m], &mut w, &mut ctx, batch, steps, h);
-        q.resize(batch * 2 * h, 0.0);
-        for b in 0..batch {
-            q[b * 2 * h..b * 2 * h + h].copy_from_slice(&states.h[m][b * h..(b + 1) * h]);
-            q[b * 2 * h + h..(b + 1) * 2 * h].copy_from_slice(&ctx[b * h..(b + 1) * h]);
-        }
+        // o = tanh([h, ctx] · Wc + bc), the two halves of Wc one after the other.
         o.resize(batch * h, 0.0);
-        cpu::dense(
-            &q,
-            p.get(idx::COMB_W),
-            Some(p.get(idx::COMB_B)),
-            &mut o,
-            batch,
-            2 * h,
-            h,
-        );
+        cpu::add_bias_rows(&mut o, Some(p.get(idx::COMB_B)), batch, h);
+        cpu::matmul_packed_acc(&states.h[m], &k.combine_h, &mut o, batch);
+        cpu::matmul_packed_acc(&ctx, &k.combine_ctx, &mut o, batch);
         o.iter_mut().for_each(|x| *x = cpu::activations::tanh(*x));
         scores.resize(batch * v, 0.0);
-        cpu::dense(&o, p.get(idx::OUT_W), Some(p.get(idx::OUT_B)), scores, batch, h, v);
-        *scratch.buffer(0) = x;
+        cpu::add_bias_rows(scores, Some(p.get(idx::OUT_B)), batch, v);
+        cpu::matmul_packed_acc(&o, &k.output, scores, batch);
         *scratch.buffer(1) = z;
         *scratch.buffer(2) = w;
-        *scratch.buffer(3) = q;
         *scratch.buffer(4) = o;
         *scratch.buffer(5) = ctx;
     }
