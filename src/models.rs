@@ -19,7 +19,7 @@ use crate::solvers::Solver;
 /// A model found and loaded for one (arch, solver), its vocabulary checked against the solver.
 pub enum LoadedModel {
     /// tuneinfer's own seq2seq-with-attention model (`{arch}_{solver}.safetensors` + `.json`).
-    Attention(AttentionModel),
+    Attention(Box<AttentionModel>),
     /// MIOpen's KernelTuningNet model (`{arch}_{model}_*.ktn.model`).
     Ktn(Box<KtnModel>),
 }
@@ -49,12 +49,12 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         // A model with a file missing is here too: loading it names the missing file.
         let ours = WeightsFiles::in_dir(dir, arch, solver.name());
         if ours.tensors.exists() || ours.metadata.exists() {
-            return Ok(LoadedModel::Attention(load_weights(&ours, arch, solver)?));
+            return Ok(LoadedModel::Attention(Box::new(load_weights(&ours, arch, solver)?)));
         }
         if compute_units.is_some() {
             let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
             if arch_wide.metadata.is_file() && trained_on(&arch_wide, arch) {
-                return Ok(LoadedModel::Attention(load_weights(&arch_wide, base, solver)?));
+                return Ok(LoadedModel::Attention(Box::new(load_weights(&arch_wide, base, solver)?)));
             }
         }
         if let Some(files) = ktn_files_in(dir, base, model_name)? {

@@ -100,7 +100,7 @@ impl Predictor {
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
         let model: Box<dyn Seq2SeqModel> = match models::find_and_load(arch, solver, model_dirs)? {
-            LoadedModel::Attention(m) => Box::new(m),
+            LoadedModel::Attention(m) => m,
             LoadedModel::Ktn(m) => m,
         };
         Ok(Predictor::new(Target::new(arch), solver, model))

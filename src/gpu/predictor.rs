@@ -64,7 +64,7 @@ impl GpuPredictor {
         let solver = solvers::by_name(solver)?;
         let target = Target::new(arch);
         match models::find_and_load(arch, solver, model_dirs)? {
-            LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, m, precision),
+            LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, *m, precision),
             LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),
         }
     }
