@@ -64,7 +64,7 @@ fn bench_single(c: &mut Criterion) {
         b.iter(|| pred.predict_one(black_box(&p), DecodeMode::Beam { width: 4, top: 4 }))
     });
     // tuneinfer's own gfx906 model (the project's weights/): its default decoding (the best of
-    // a beam of 16) beside MIOpen's greedy walk over the same model.
+    // a beam of 6) beside a beam of 16 and MIOpen's greedy walk over the same model.
     let ours = Predictor::load(
         "gfx906",
         "ConvAsm1x1U",
@@ -76,25 +76,43 @@ fn bench_single(c: &mut Criterion) {
     group.bench_function("gfx906_ours_auto_1core", |b| {
         b.iter(|| ours.predict_one(black_box(&p), auto))
     });
+    // The default's width before it was measured down to 6 (README, Benchmarks).
+    group.bench_function("gfx906_ours_beam16_1core", |b| {
+        b.iter(|| ours.predict_one(black_box(&p), DecodeMode::Beam { width: 16, top: 1 }))
+    });
     group.bench_function("gfx906_ours_miopen_1core", |b| {
         b.iter(|| ours.predict_one(black_box(&p), DecodeMode::Miopen))
     });
     group.finish();
 }
 
+/// Batch sizes of `cpu_batch`: `$TUNEINFER_BENCH_SIZES` (comma-separated), by default 1, 100,
+/// 10,000 and 100,000 problems.
+fn batch_sizes() -> Vec<usize> {
+    std::env::var("TUNEINFER_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 100, 10_000, 100_000])
+}
+
+/// MIOpen's gfx908 model, greedy, on batches of every size with one and two threads: the
+/// per-prediction cost (criterion's throughput) should not grow with the batch.
 fn bench_batch(c: &mut Criterion) {
-    let problems = problems(1000);
-    let mut group = c.benchmark_group("cpu_batch_1000");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
-    group.throughput(Throughput::Elements(problems.len() as u64));
-    for threads in [1, 2] {
-        let pred = predictor(threads);
-        group.bench_function(format!("gfx908_miopen_{threads}threads"), |b| {
-            b.iter(|| pred.predict_batch(black_box(&problems), DecodeMode::Miopen))
-        });
-        group.bench_function(format!("gfx908_beam4_{threads}threads"), |b| {
-            b.iter(|| pred.predict_batch(black_box(&problems), DecodeMode::Beam { width: 4, top: 4 }))
-        });
+    let sizes = batch_sizes();
+    let all = problems(sizes.iter().copied().max().unwrap_or(1));
+    let mut group = c.benchmark_group("cpu_batch");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1));
+    for &n in &sizes {
+        let batch = &all[..n];
+        group.throughput(Throughput::Elements(n as u64));
+        // About 10 s of measurement for the big batches, 3 s for the small ones.
+        group.measurement_time(Duration::from_secs(if n >= 10_000 { 10 } else { 3 }));
+        for threads in [1, 2] {
+            let pred = predictor(threads);
+            group.bench_with_input(BenchmarkId::new(format!("gfx908_miopen_{threads}threads"), n), batch, |b, p| {
+                b.iter(|| pred.predict_batch(black_box(p), DecodeMode::Miopen))
+            });
+        }
     }
     group.finish();
 }

@@ -66,7 +66,7 @@ extern "C" {
 
 /* ----- decode modes ----- */
 #define TUNEINFER_DECODE_DEFAULT 0  /* --decode auto: MIOpen's walk for MIOpen's models, the
-                                       best of a beam of 16 for tuneinfer's; one answer */
+                                       best of a beam of 6 for tuneinfer's; one answer */
 #define TUNEINFER_DECODE_GREEDY 1   /* --decode miopen: MIOpen's greedy walk; on failure the
                                        solver's static default (source DEFAULT) */
 #define TUNEINFER_DECODE_BEAM 2     /* --beam K --top N: ranked answers */
@@ -194,7 +194,7 @@ const char *tuneinfer_predictor_device(const tuneinfer_predictor *predictor);
 const char *tuneinfer_predictor_note(const tuneinfer_predictor *predictor);
 
 /* The decode mode TUNEINFER_DECODE_DEFAULT stands for on this predictor: GREEDY for MIOpen's
- * models, BEAM with beam_width 16 and top 1 for tuneinfer's own. */
+ * models, BEAM with beam_width 6 and top 1 for tuneinfer's own. */
 int tuneinfer_predictor_default_decode(const tuneinfer_predictor *predictor,
                                        tuneinfer_decode *out);
 

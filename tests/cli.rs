@@ -721,7 +721,7 @@ fn a_problem_swallowed_by_beam_names_beam() {
 
 #[test]
 fn decode_auto_is_the_beam_for_our_models_and_miopens_walk_for_miopens() {
-    // tuneinfer's own model: the default answer is the best of a constrained beam of 16 ...
+    // tuneinfer's own model: the default answer is the best of a constrained beam of 6 ...
     let problems = [
         "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
         "288-56-56-1x1-192-56-56-512-0x0-1x1-1x1-0-NCHW-FP32-B",
@@ -730,7 +730,7 @@ fn decode_auto_is_the_beam_for_our_models_and_miopens_walk_for_miopens() {
     for key in problems {
         let plain = run(&["predict", "--device", "cpu", key], None);
         let auto = run(&["predict", "--device", "cpu", "--decode", "auto", key], None);
-        let beam = run(&["predict", "--device", "cpu", "--beam", "16", "--top", "1", key], None);
+        let beam = run(&["predict", "--device", "cpu", "--beam", "6", "--top", "1", key], None);
         assert!(
             plain.status.success() && beam.status.success(),
             "{}",

@@ -1,7 +1,7 @@
 //! Would storing the shipped models' weights as f16 change a prediction? For every model in
 //! `weights/`: a copy with its tensors rounded to IEEE halves (`format::weights::store_as`),
 //! then the configs of MIOpen's greedy walk and of the default decoding, f32 vs f16, on up to
-//! ~2,000 problems of the database it was trained on. Slow (the default decoding is a beam of 16
+//! ~2,000 problems of the database it was trained on. Slow (the default decoding is a beam of 6
 //! over 5 members): `#[ignore]`d, run by `tools/f16_check.sh`.
 
 mod common;

@@ -185,7 +185,7 @@ def perfdb_keys(count=1000):
 @pytest.mark.parametrize(
     "load,decode",
     [
-        ({"device": "cpu"}, {}),  # tuneinfer's gfx906 model, --decode auto (beam 16, top 1)
+        ({"device": "cpu"}, {}),  # tuneinfer's gfx906 model, --decode auto (beam 6, top 1)
         ({"device": "cpu", "arch": "gfx908", "models": MODELS}, {"beam": 4, "top": 2}),
         ({"device": "cpu", "arch": "gfx908", "models": MODELS}, {"decode": "miopen"}),
     ],

@@ -35,9 +35,9 @@ Options:
   --input FILE       problems to read instead (- = standard input)
   --devices LIST     comma-separated, from cpu and gpu (default: cpu,gpu)
   --beam K           time a beam search of width K (default: MIOpen's greedy walk, for any
-                     model; predict's default for tuneinfer's own models is a beam of 16)
+                     model; predict's default for tuneinfer's own models is a beam of 6)
   --decode D         miopen (default: MIOpen's greedy walk) or auto (each model's default:
-                     a beam of 16 for tuneinfer's own models)
+                     a beam of 6 for tuneinfer's own models)
   --threads N        CPU worker threads (default: all cores)
   --latency N        time N single predictions, one at a time, for p50/p99 latency
                      (default: 100; 0: none)

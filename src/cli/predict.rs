@@ -25,7 +25,7 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
                      for gfx908); default search order: $TUNEINFER_MODELS, the project's
                      weights/, ./weights, /opt/rocm/share/miopen/db
   --decode auto      the default: MIOpen's own answer (its greedy walk) for MIOpen's models,
-                     the best of a constrained beam of 16 for tuneinfer's
+                     the best of a constrained beam of 6 for tuneinfer's
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default
   --beam K           constrained beam search of width K, ranked answers
   --top N            with --beam: print the best N <= K configs (default: K)
