@@ -2,8 +2,8 @@
 //! every answer of the CPU path — config, source and the score's bits — for MIOpen's gfx908
 //! ConvAsm1x1U model over every applicable problem of the shared perf databases (MIOpen's walk,
 //! beam 4, beam 16) and for each shipped model of ours over an evenly spaced sample of up to
-//! `$TUNEINFER_DUMP_SAMPLE` (default 1,500) of its problems (MIOpen's walk, beam 4 and the
-//! model's default decoding), one line per problem, into `$TUNEINFER_DUMP`. Two revisions that
+//! `$TUNEINFER_DUMP_SAMPLE` (default 1,500) of its problems (MIOpen's walk, beam 4, the best of
+//! 6 and the best of 16), one line per problem, into `$TUNEINFER_DUMP`. Two revisions that
 //! compute exactly the same thing write identical files.
 mod common;
 
@@ -71,12 +71,15 @@ fn dump_cpu_answers() {
                 .collect();
         }
         let cpu = Predictor::load(&arch, &solver, &dirs).unwrap_or_else(|e| panic!("{e}"));
+        // Explicit modes (not `default_mode`, which a revision may change): MIOpen's walk, beam
+        // 4; for ours the best of 6 and of 16 (the default decoding's widths, now and before).
         let mut modes = vec![DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }];
-        modes.push(if ours {
-            cpu.default_mode()
+        if ours {
+            modes.push(DecodeMode::Beam { width: 6, top: 1 });
+            modes.push(DecodeMode::Beam { width: 16, top: 1 });
         } else {
-            DecodeMode::Beam { width: 16, top: 16 }
-        });
+            modes.push(DecodeMode::Beam { width: 16, top: 16 });
+        }
         for mode in modes {
             let t = std::time::Instant::now();
             let got = cpu.predict_batch(&problems, mode);
