@@ -109,9 +109,11 @@ fn bench_batch(c: &mut Criterion) {
         group.measurement_time(Duration::from_secs(if n >= 10_000 { 10 } else { 3 }));
         for threads in [1, 2] {
             let pred = predictor(threads);
-            group.bench_with_input(BenchmarkId::new(format!("gfx908_miopen_{threads}threads"), n), batch, |b, p| {
-                b.iter(|| pred.predict_batch(black_box(p), DecodeMode::Miopen))
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("gfx908_miopen_{threads}threads"), n),
+                batch,
+                |b, p| b.iter(|| pred.predict_batch(black_box(p), DecodeMode::Miopen)),
+            );
         }
     }
     group.finish();

@@ -54,7 +54,9 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         if compute_units.is_some() {
             let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
             if arch_wide.metadata.is_file() && trained_on(&arch_wide, arch) {
-                return Ok(LoadedModel::Attention(Box::new(load_weights(&arch_wide, base, solver)?)));
+                return Ok(LoadedModel::Attention(Box::new(load_weights(
+                    &arch_wide, base, solver,
+                )?)));
             }
         }
         if let Some(files) = ktn_files_in(dir, base, model_name)? {
