@@ -11,7 +11,7 @@ mod common;
 use tuneinfer::data::perfdb;
 use tuneinfer::problem::{conv_out_size, ConvProblem, Direction, Layout, Precision};
 use tuneinfer::solvers::conv_ocl_direct_fwd::{check_applicable, Rules, NAME, NUM_PARAMS};
-use tuneinfer::solvers::Target;
+use tuneinfer::solvers::{GpuSearch, Target};
 use tuneinfer::testutil::Lcg;
 
 /// Plausible values per position (long prefixes are often valid), plus junk.
@@ -216,7 +216,7 @@ fn wgsl_rules_match_cpu_rules() {
         return;
     };
     let solver = by_name(NAME).expect("solver");
-    assert_eq!(solver.wgsl_rules(), Some("conv_ocl_direct_fwd_rules"));
+    assert_eq!(solver.gpu_search(), GpuSearch::Rules("conv_ocl_direct_fwd_rules"));
     let target = Target::new("gfx906");
     let mut rng = Lcg::new(23);
     let problems = problems();

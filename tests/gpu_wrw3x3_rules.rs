@@ -10,7 +10,7 @@ mod common;
 use tuneinfer::data::perfdb;
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_bwd_wrw_3x3::{check_applicable, Rules, NAME, NUM_PARAMS};
-use tuneinfer::solvers::Target;
+use tuneinfer::solvers::{GpuSearch, Target};
 use tuneinfer::testutil::Lcg;
 
 /// Plausible values per position (long prefixes are often valid), plus junk.
@@ -130,7 +130,7 @@ fn wgsl_rules_match_cpu_rules() {
         return;
     };
     let solver = by_name(NAME).expect("solver");
-    assert_eq!(solver.wgsl_rules(), Some("conv_asm_bwd_wrw_3x3_rules"));
+    assert_eq!(solver.gpu_search(), GpuSearch::Rules("conv_asm_bwd_wrw_3x3_rules"));
     let mut rng = Lcg::new(19);
     let problems = problems();
     let (mut cases, mut checked) = (0, [0usize; 3]);

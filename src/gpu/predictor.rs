@@ -19,7 +19,7 @@ use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
 use crate::problem::ConvProblem;
 use crate::search::{beam_search, greedy_miopen, Constraint, Hypothesis, Vocabulary};
 use crate::seq2seq::{AttentionModel, KtnModel};
-use crate::solvers::{self, RuleWords, Solver, Target};
+use crate::solvers::{self, GpuSearch, RuleWords, Solver, Target};
 
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
 const CHUNK_BUDGET: u64 = 1 << 30;
@@ -267,7 +267,7 @@ impl GpuPredictor {
         if p.decoded.is_empty() {
             return None;
         }
-        Some(self.decode(&p.inputs, &p.constraints, rules, self.host.solver.wgsl_rules(), mode))
+        Some(self.decode(&p.inputs, &p.constraints, rules, self.host.solver.gpu_search(), mode))
     }
 
     /// Every problem's result from its preparation and what the decode found.
@@ -370,16 +370,18 @@ impl GpuPredictor {
         inputs: &[f32],
         constraints: &[Box<dyn Constraint + Send + Sync>],
         rule_words: &[Option<RuleWords>],
-        library: Option<&'static str>,
+        search: GpuSearch,
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
         let model = self.host.model.as_ref();
         let vocab = model.vocab();
         let max_len = constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
         let fixed_len = constraints.iter().all(|c| c.config_len(&[]) == max_len);
-        if library == Some(solvers::ck::CATALOGUE_RULES) {
-            return self.decode_catalogue(inputs, constraints, mode);
-        }
+        let library = match search {
+            GpuSearch::Table => return self.decode_catalogue(inputs, constraints, mode),
+            GpuSearch::Rules(library) => Some(library),
+            GpuSearch::Host => None,
+        };
         // The longest config the library's resident searches take.
         let fits = |lib: &str| max_len <= super::registry::rules_max_len(lib).unwrap_or(0);
         // Every problem's rule words with the tables after them, in one storage binding; None

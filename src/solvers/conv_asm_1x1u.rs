@@ -668,8 +668,8 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         Some(self)
     }
 
-    fn wgsl_rules(&self) -> Option<&'static str> {
-        Some("conv_asm_1x1u_rules")
+    fn gpu_search(&self) -> crate::solvers::GpuSearch {
+        crate::solvers::GpuSearch::Rules("conv_asm_1x1u_rules")
     }
 
     fn wgsl_rule_words(

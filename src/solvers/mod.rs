@@ -94,6 +94,21 @@ pub enum RuleWords {
     Table(Vec<i32>),
 }
 
+/// The GPU form of a solver's constraint: what keeps its search in GPU buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuSearch {
+    /// The GPU runs the model, the host runs the search.
+    Host,
+    /// The solver's WGSL rules library in `shaders/` (a file defining `solver_prefix_valid` and
+    /// `solver_completable`, the twins of [`Constraint::accepts`] and
+    /// [`Constraint::completable`] for integer values), fed each problem's
+    /// [`Solver::wgsl_rule_words`].
+    Rules(&'static str),
+    /// Each problem's valid configs as a table ([`Constraint::gpu_table`]), checked by
+    /// `shaders/catalogue_rules.wgsl`.
+    Table,
+}
+
 /// What the engine needs of a solver.
 pub trait Solver: Send + Sync {
     /// MIOpen's solver name, e.g. `ConvAsm1x1U`.
@@ -132,12 +147,9 @@ pub trait Solver: Send + Sync {
         Ok(())
     }
 
-    /// For GPU-resident decoding: the solver's WGSL rules library in `shaders/` (a file defining
-    /// `solver_prefix_valid` and `solver_completable`, the twins of [`Constraint::accepts`] and
-    /// [`Constraint::completable`] for integer values). None: the GPU runs the model and the host
-    /// runs the search.
-    fn wgsl_rules(&self) -> Option<&'static str> {
-        None
+    /// How the GPU searches this solver's configs (see [`GpuSearch`]); by default the host does.
+    fn gpu_search(&self) -> GpuSearch {
+        GpuSearch::Host
     }
 
     /// The per-problem words the WGSL rules library reads (None without a library, or for a

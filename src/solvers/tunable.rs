@@ -333,7 +333,8 @@ impl Constraint for IntConstraint {
 /// solver; configs comma-joined; MIOpen's fallback is the static default). A solver with a WGSL
 /// rules library names it here.
 pub trait OwnModelsOnly: Tunable {
-    /// See [`Solver::wgsl_rules`].
+    /// The solver's WGSL rules library ([`GpuSearch::Rules`](super::GpuSearch::Rules)); None:
+    /// the host searches (unless [`OwnModelsOnly::table_constraint`]).
     fn wgsl_rules(&self) -> Option<&'static str> {
         None
     }
@@ -490,11 +491,14 @@ impl<T: OwnModelsOnly> Solver for T {
         check_integer_vocabulary(self.solver_name(), vocab, source)
     }
 
-    fn wgsl_rules(&self) -> Option<&'static str> {
+    fn gpu_search(&self) -> super::GpuSearch {
         if OwnModelsOnly::table_constraint(self) {
-            return Some(crate::solvers::ck::CATALOGUE_RULES);
+            return super::GpuSearch::Table;
         }
-        OwnModelsOnly::wgsl_rules(self)
+        match OwnModelsOnly::wgsl_rules(self) {
+            Some(library) => super::GpuSearch::Rules(library),
+            None => super::GpuSearch::Host,
+        }
     }
 
     fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<super::RuleWords> {

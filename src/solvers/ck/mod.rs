@@ -535,8 +535,8 @@ impl Solver for CkGroupSolver {
 
     /// The catalogue constraint runs on the GPU as a table check (each constraint's
     /// [`Constraint::gpu_table`]).
-    fn wgsl_rules(&self) -> Option<&'static str> {
-        Some(CATALOGUE_RULES)
+    fn gpu_search(&self) -> crate::solvers::GpuSearch {
+        crate::solvers::GpuSearch::Table
     }
 
     /// A catalogue solver's answer is a kernel id; model answers are named by the constraint
