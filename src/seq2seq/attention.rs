@@ -191,14 +191,18 @@ pub struct AttentionModel {
     kernels: Vec<StepKernels>,
 }
 
-/// A member's decoder-step weights as the CPU step uses them, computing exactly what the
+/// A member's weights as the CPU encoder and decoder step use them, computing exactly what the
 /// plain tensors give (every output element is the same multiply-adds in the same order):
+/// - the encoder's kernels packed (its input projections of all steps then run as one product);
 /// - `token_gates[t]` = `decoder.bias + embedding[t] · decoder.kernel`, the token's part of the
 ///   LSTM gates, once per token instead of once per step and hypothesis;
 /// - the recurrent, combine (split at the `[h, ctx]` seam, so no concatenation) and output
 ///   kernels packed into column panels ([`PackedMatrix`]).
 #[derive(Debug, Clone)]
 struct StepKernels {
+    /// The encoder LSTM's input and recurrent kernels, packed.
+    encoder_kernel: PackedMatrix,
+    encoder_recurrent: PackedMatrix,
     token_gates: Vec<f32>,
     recurrent: PackedMatrix,
     combine_h: PackedMatrix,
@@ -222,6 +226,8 @@ impl StepKernels {
         );
         let comb = p.get(idx::COMB_W);
         StepKernels {
+            encoder_kernel: PackedMatrix::pack(p.get(idx::ENC_W), c.enc_input(), 4 * h),
+            encoder_recurrent: PackedMatrix::pack(p.get(idx::ENC_U), h, 4 * h),
             token_gates,
             recurrent: PackedMatrix::pack(p.get(idx::DEC_U), h, 4 * h),
             combine_h: PackedMatrix::pack(&comb[..h * h], h, h),
@@ -312,24 +318,19 @@ impl AttentionModel {
         }
         let k = self.members.len();
         let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], batch);
-        let mut x = vec![0.0; batch * fin];
+        let mut xw = vec![0.0; batch * steps * 4 * h];
         let mut z = vec![0.0; batch * 4 * h];
         for (m, p) in self.members.iter().enumerate() {
+            let kernels = &self.kernels[m];
+            // The input projections of every step at once: xw[b, t] = bias + x[b, t] · W.
+            cpu::add_bias_rows(&mut xw, Some(p.get(idx::ENC_B)), batch * steps, 4 * h);
+            cpu::matmul_packed_acc(inputs, &kernels.encoder_kernel, &mut xw, batch * steps);
             for t in 0..steps {
                 for b in 0..batch {
-                    x[b * fin..(b + 1) * fin]
-                        .copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
+                    z[b * 4 * h..(b + 1) * 4 * h]
+                        .copy_from_slice(&xw[(b * steps + t) * 4 * h..(b * steps + t + 1) * 4 * h]);
                 }
-                cpu::dense(
-                    &x,
-                    p.get(idx::ENC_W),
-                    Some(p.get(idx::ENC_B)),
-                    &mut z,
-                    batch,
-                    fin,
-                    4 * h,
-                );
-                cpu::matmul_acc(&states.h[m], p.get(idx::ENC_U), &mut z, batch, h, 4 * h);
+                cpu::matmul_packed_acc(&states.h[m], &kernels.encoder_recurrent, &mut z, batch);
                 cpu::lstm_cell(&z, &mut states.c[m], &mut states.h[m], batch, h);
                 for b in 0..batch {
                     states.extra[m][(b * steps + t) * h..(b * steps + t + 1) * h]
