@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::engine::{DeviceChoice, Engine, Precision};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 

@@ -22,6 +22,7 @@ pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
 pub mod cli;
 pub mod data;
+pub mod engine;
 pub mod engines;
 pub mod eval;
 pub mod ffi;

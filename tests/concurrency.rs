@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use tuneinfer::gpu::{DeviceChoice, Engine, Precision};
+use tuneinfer::engine::{DeviceChoice, Engine, Precision};
 use tuneinfer::{DecodeMode, Predictor};
 
 const THREADS: usize = 8;

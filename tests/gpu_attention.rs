@@ -8,7 +8,8 @@ mod common;
 use std::path::PathBuf;
 
 use tuneinfer::data::perfdb;
-use tuneinfer::gpu::{DeviceChoice, Engine, GpuPredictor, Precision};
+use tuneinfer::engine::{DeviceChoice, Engine, Precision};
+use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tuneinfer::data::perfdb;
-use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor, Precision};
+use tuneinfer::engine::Precision;
+use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;

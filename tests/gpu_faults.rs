@@ -79,7 +79,7 @@ fn a_shader_compile_error_names_the_shader() {
 
 #[test]
 fn auto_falls_back_to_the_cpu_when_the_gpu_fails() {
-    use tuneinfer::gpu::Engine;
+    use tuneinfer::engine::Engine;
     let Some(ctx) = common::fresh_gpu() else { return };
     let ctx = Arc::new(ctx);
     let gpu = GpuPredictor::load("gfx908", NAME, &[common::models_dir()], ctx.clone()).expect("model");

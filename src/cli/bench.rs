@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{wants_help, Args, Spec};
+use crate::engine::{DeviceChoice, Engine, Precision};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, Prediction};
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
@@ -301,9 +301,10 @@ mod profile {
     use std::time::Instant;
 
     use super::same_answer;
+    use crate::engine::Engine;
     use crate::error::{Error, Result};
     use crate::gpu::profile::{self as phase, round_trips, ProfileReport};
-    use crate::gpu::{Engine, GpuContext};
+    use crate::gpu::GpuContext;
     use crate::predict::{DecodeMode, Prediction};
     use crate::problem::ConvProblem;
 

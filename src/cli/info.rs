@@ -152,7 +152,7 @@ fn print_gpu() -> Result<()> {
 
 #[cfg(not(feature = "gpu"))]
 fn print_gpu() -> Result<()> {
-    say!("gpu: {}", crate::gpu::NOT_COMPILED);
+    say!("gpu: {}", crate::engine::NOT_COMPILED);
     Ok(())
 }
 

@@ -5,9 +5,9 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
+use crate::engine::{DeviceChoice, Precision};
 use crate::engines::{Engines, LoadOptions, SolverAnswer, SolverChoice};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Precision};
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::{parse_line, ConvProblem, InputLine};
 use crate::seq2seq::default_model_dirs;

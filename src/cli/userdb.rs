@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::predict::{read_chunk, BadLines, Chunk, InputCounts, LineReader, Progress};
 use super::{wants_help, Args, Spec};
+use crate::engine::{DeviceChoice, Precision};
 use crate::engines::{Engines, LoadOptions, SolverChoice};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Precision};
 use crate::predict::Source;
 use crate::problem::ConvProblem;
 use crate::seq2seq::default_model_dirs;
@@ -426,7 +426,7 @@ fn split_features(text: &str) -> Result<(String, &str)> {
 
 /// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,
 /// the catalogue ones, answer only configs of their catalogue.)
-fn valid(engine: &crate::gpu::Engine, problem: &ConvProblem, config: &str) -> bool {
+fn valid(engine: &crate::engine::Engine, problem: &ConvProblem, config: &str) -> bool {
     let host = engine.host();
     match host.solver.tunable() {
         Some(t) => t

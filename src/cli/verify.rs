@@ -41,7 +41,7 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
     if args.rest.is_empty() {
         return Err(Error::Usage("verify needs at least one FILE; see --help".into()));
     }
-    let device = crate::gpu::DeviceChoice::parse(args.value("device").unwrap_or("cpu"))?;
+    let device = crate::engine::DeviceChoice::parse(args.value("device").unwrap_or("cpu"))?;
     let mut failures = 0;
     let mut first_error: Option<Error> = None;
     for file in &args.rest {
@@ -131,8 +131,8 @@ fn verify_file(path: &Path, tolerance: f32) -> Result<bool> {
 mod gpu {
     use std::path::Path;
 
+    use crate::engine::DeviceChoice;
     use crate::error::Result;
-    use crate::gpu::DeviceChoice;
 
     /// Runs the file's model on the GPU when `device` asks for it; true when it passes (or the
     /// GPU is not asked for, or the file is not a KTN encoder/decoder).
@@ -187,7 +187,7 @@ mod gpu {
     #[cfg(not(feature = "gpu"))]
     pub fn verify_on_gpu(_path: &Path, _tolerance: f32, device: DeviceChoice) -> Result<bool> {
         match device {
-            DeviceChoice::Gpu => Err(crate::error::Error::NoGpu(crate::gpu::NOT_COMPILED.into())),
+            DeviceChoice::Gpu => Err(crate::error::Error::NoGpu(crate::engine::NOT_COMPILED.into())),
             _ => Ok(true),
         }
     }

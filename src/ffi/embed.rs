@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::engine::{DeviceChoice, Engine, Precision};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceChoice, Engine, Precision};
 use crate::predict::{DecodeMode, MAX_BEAM_WIDTH};
 use crate::seq2seq::default_model_dirs;
 

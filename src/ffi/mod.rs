@@ -30,8 +30,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use crate::engine::Engine;
 use crate::error::Error;
-use crate::gpu::Engine;
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use embed::{Decode, LoadOptions};

@@ -15,8 +15,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
 use super::embed::{self, Decode, LoadOptions};
+use crate::engine::Engine;
 use crate::error::Error;
-use crate::gpu::Engine;
 use crate::predict::Prediction;
 use crate::problem::ConvProblem;
 

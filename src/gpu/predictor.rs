@@ -12,7 +12,7 @@ use super::driver::{self, BeamJob, GreedyJob};
 use super::kernels::{self, BindCache, END_VALUE, NEVER_VALUE};
 use super::model::GpuKtn;
 use super::parallel;
-use super::Precision;
+use crate::engine::Precision;
 use crate::error::{Error, Result};
 use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
