@@ -9,6 +9,8 @@
 //! `ctx = sum_t a_t enc[t]`; `o = tanh([h, ctx] · Wc + bc)`; scores = `o · Wo + bo`.
 //! Token 0 (value "-1") starts decoding.
 
+use super::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
+pub use super::conv_encoder::EncoderKind;
 use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -30,6 +32,8 @@ pub struct AttentionConfig {
     pub vocab: usize,
     /// Decoded positions (parameters per config).
     pub seq_len: usize,
+    /// The plain LSTM encoder or the hybrid one (a convolution before it; `conv_encoder.rs`).
+    pub encoder: EncoderKind,
 }
 
 impl AttentionConfig {
@@ -38,11 +42,17 @@ impl AttentionConfig {
         1 + self.steps
     }
 
+    /// Input width per step of the encoder LSTM: the encoder input's, or the hybrid
+    /// encoder's convolution channels.
+    pub fn lstm_input(&self) -> usize {
+        self.encoder.conv_channels().unwrap_or_else(|| self.enc_input())
+    }
+
     /// Names and shapes of the parameter tensors, in storage order.
     pub fn tensor_shapes(&self) -> Vec<(&'static str, Vec<usize>)> {
         let (h, e, v) = (self.hidden, self.embed, self.vocab);
-        vec![
-            ("encoder.kernel", vec![self.enc_input(), 4 * h]),
+        let mut shapes = vec![
+            ("encoder.kernel", vec![self.lstm_input(), 4 * h]),
             ("encoder.recurrent", vec![h, 4 * h]),
             ("encoder.bias", vec![4 * h]),
             ("decoder.embedding", vec![v, e]),
@@ -53,7 +63,12 @@ impl AttentionConfig {
             ("attention.combine.bias", vec![h]),
             ("output.kernel", vec![h, v]),
             ("output.bias", vec![v]),
-        ]
+        ];
+        if let Some(ch) = self.encoder.conv_channels() {
+            shapes.push(("encoder.conv.kernel", vec![CONV_WIDTH, self.enc_input(), ch]));
+            shapes.push(("encoder.conv.bias", vec![ch]));
+        }
+        shapes
     }
 }
 
@@ -70,7 +85,12 @@ pub mod idx {
     pub const COMB_B: usize = 8;
     pub const OUT_W: usize = 9;
     pub const OUT_B: usize = 10;
+    /// Tensors every model has.
     pub const COUNT: usize = 11;
+    /// The hybrid encoder's convolution `[CONV_WIDTH, enc_input, channels]` and bias (after
+    /// the others, so a plain model's tensors keep their indices).
+    pub const CONV_W: usize = 11;
+    pub const CONV_B: usize = 12;
 }
 
 /// The weights of an attention model: one flat f32 tensor per entry of
@@ -99,9 +119,12 @@ impl AttentionParams {
         let mut rng = crate::testutil::Lcg::new(seed);
         for (i, (_, shape)) in config.tensor_shapes().iter().enumerate() {
             let t = &mut p.tensors[i];
-            if shape.len() == 2 {
+            if shape.len() >= 2 {
                 let limit = if i == idx::EMB {
                     0.1
+                } else if shape.len() == 3 {
+                    // Glorot for a convolution: fan-in width·in, fan-out width·out.
+                    (6.0 / (shape[0] * (shape[1] + shape[2])) as f32).sqrt()
                 } else {
                     (6.0 / (shape[0] + shape[1]) as f32).sqrt()
                 };
@@ -267,13 +290,24 @@ impl AttentionModel {
         }
         let k = self.members.len();
         let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], batch);
-        let mut x = vec![0.0; batch * fin];
+        let lin = c.lstm_input();
+        let mut x = vec![0.0; batch * lin];
         let mut z = vec![0.0; batch * 4 * h];
+        let mut conv = Vec::new();
         for (m, p) in self.members.iter().enumerate() {
+            // The hybrid encoder's LSTM reads the convolution's output.
+            let seq: &[f32] = match c.encoder.conv_channels() {
+                Some(ch) => {
+                    conv.resize(batch * steps * ch, 0.0);
+                    let (w, b) = (p.get(idx::CONV_W), p.get(idx::CONV_B));
+                    conv1d_same_tanh(inputs, w, b, &mut conv, batch, steps, fin, ch);
+                    &conv
+                }
+                None => inputs,
+            };
             for t in 0..steps {
                 for b in 0..batch {
-                    x[b * fin..(b + 1) * fin]
-                        .copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
+                    x[b * lin..(b + 1) * lin].copy_from_slice(&seq[(b * steps + t) * lin..(b * steps + t + 1) * lin]);
                 }
                 cpu::dense(
                     &x,
@@ -281,7 +315,7 @@ impl AttentionModel {
                     Some(p.get(idx::ENC_B)),
                     &mut z,
                     batch,
-                    fin,
+                    lin,
                     4 * h,
                 );
                 cpu::matmul_acc(&states.h[m], p.get(idx::ENC_U), &mut z, batch, h, 4 * h);
@@ -409,8 +443,12 @@ impl Seq2SeqModel for AttentionModel {
 
     fn describe(&self) -> String {
         let c = self.config();
+        let encoder = match c.encoder.conv_channels() {
+            Some(ch) => format!("hybrid encoder ({ch} convolution channels), "),
+            None => String::new(),
+        };
         format!(
-            "attention seq2seq {} ({} member(s), hidden {}, embedding {}, vocabulary {}, {} parameters each)",
+            "attention seq2seq {} ({} member(s), {encoder}hidden {}, embedding {}, vocabulary {}, {} parameters each)",
             self.source,
             self.members.len(),
             c.hidden,
