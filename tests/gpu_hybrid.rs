@@ -57,12 +57,18 @@ fn conv1d_matches_its_cpu_twin_on_odd_sizes() {
         conv1d_same_tanh(&x, &w, &b, &mut want, rows, steps, fin, ch);
         assert!(want.iter().all(|v| v.is_finite()) && want.iter().any(|v| v.abs() > 0.1));
         let got = host::conv1d(&ctx, &x, &w, &b, rows, steps, fin, ch).expect("conv1d");
-        assert!(got.sentinels_intact, "conv1d {rows}x{steps}x{fin}->{ch} wrote outside its output");
+        assert!(
+            got.sentinels_intact,
+            "conv1d {rows}x{steps}x{fin}->{ch} wrote outside its output"
+        );
         assert_eq!(got.values.len(), want.len());
         let mut worst = 0f64;
         for (i, (&g, &c)) in got.values.iter().zip(&want).enumerate() {
             let err = (g as f64 - c as f64).abs();
-            assert!(err <= 2e-6, "conv1d {rows}x{steps}x{fin}->{ch} [{i}]: gpu {g} vs cpu {c}");
+            assert!(
+                err <= 2e-6,
+                "conv1d {rows}x{steps}x{fin}->{ch} [{i}]: gpu {g} vs cpu {c}"
+            );
             worst = worst.max(err);
         }
         println!("conv1d {rows}x{steps}x{fin}->{ch}: worst |gpu - cpu| {worst:e}");
@@ -75,7 +81,10 @@ fn conv1d_matches_its_cpu_twin_on_odd_sizes() {
 fn nonzero_values_are_nonzero() {
     let mut rng = Lcg::new(3);
     let v = nonzero(&mut rng, 10_000, 1.0);
-    assert!(v.iter().all(|x| x.abs() >= 0.125 - 1e-6 && x.abs() <= 1.0 + 1e-6), "{v:?}");
+    assert!(
+        v.iter().all(|x| x.abs() >= 0.125 - 1e-6 && x.abs() <= 1.0 + 1e-6),
+        "{v:?}"
+    );
 }
 
 /// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
@@ -124,7 +133,13 @@ fn hybrid_model_gpu_configs_equal_cpu_configs_on_perfdb_problems() {
     for members in [1, 2] {
         let dirs = vec![train_hybrid(members)];
         let cpu = Predictor::load("gfx906", "ConvAsm1x1U", &dirs).expect("cpu model");
-        assert!(cpu.model.describe().contains("hybrid encoder (11 convolution channels)"), "{}", cpu.model.describe());
+        assert!(
+            cpu.model
+                .describe()
+                .contains("hybrid encoder (11 convolution channels)"),
+            "{}",
+            cpu.model.describe()
+        );
         let gpu = GpuPredictor::load("gfx906", "ConvAsm1x1U", &dirs, ctx.clone()).expect("gpu model");
         for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
             let want = cpu.predict_batch(&problems, mode);
@@ -139,7 +154,10 @@ fn hybrid_model_gpu_configs_equal_cpu_configs_on_perfdb_problems() {
             assert!(worst_score <= 1e-4, "{label}: score difference {worst_score}");
         }
         let kernels = gpu.context().compiled_kernels().join(" ");
-        assert!(kernels.contains("conv1d{CH=11,FIN=13,STEPS=12"), "conv1d not in {kernels}");
+        assert!(
+            kernels.contains("conv1d{CH=11,FIN=13,STEPS=12"),
+            "conv1d not in {kernels}"
+        );
         let _ = std::fs::remove_dir_all(&dirs[0]);
     }
 }

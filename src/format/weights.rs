@@ -152,9 +152,17 @@ fn encoder_from_json(m: &Value, source: &str) -> Result<EncoderKind> {
                 .get("conv_channels")
                 .and_then(Value::as_u64)
                 .filter(|&x| x > 0 && x <= MAX_MODEL_SIZE as u64)
-                .ok_or_else(|| err(format!("model.conv_channels is missing or not an integer in 1..={MAX_MODEL_SIZE}")))?;
-            if m.get("conv_width").is_some_and(|w| w.as_u64() != Some(CONV_WIDTH as u64)) {
-                return Err(err(format!("model.conv_width: this tuneinfer reads width {CONV_WIDTH} only")));
+                .ok_or_else(|| {
+                    err(format!(
+                        "model.conv_channels is missing or not an integer in 1..={MAX_MODEL_SIZE}"
+                    ))
+                })?;
+            if m.get("conv_width")
+                .is_some_and(|w| w.as_u64() != Some(CONV_WIDTH as u64))
+            {
+                return Err(err(format!(
+                    "model.conv_width: this tuneinfer reads width {CONV_WIDTH} only"
+                )));
             }
             if m.get("conv_activation").is_some_and(|a| a.as_str() != Some("tanh")) {
                 return Err(err("model.conv_activation: this tuneinfer reads tanh only".into()));
@@ -506,15 +514,26 @@ mod tests {
         assert_eq!(params.tensors.len(), 13);
         let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
         let text = std::fs::read_to_string(&files.metadata).unwrap();
-        assert!(text.contains("\"encoder\": \"hybrid\"") && text.contains("\"conv_channels\": 5"), "{text}");
+        assert!(
+            text.contains("\"encoder\": \"hybrid\"") && text.contains("\"conv_channels\": 5"),
+            "{text}"
+        );
         let (members, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
         assert_eq!(members, vec![params.clone()]);
         assert_eq!(info2.config.encoder, EncoderKind::Hybrid { channels: 5 });
         // An unknown encoder, a width this build does not read, missing channels.
         for (from, to, what) in [
-            ("\"encoder\": \"hybrid\"", "\"encoder\": \"transformer\"", "expected \"lstm\" or \"hybrid\""),
+            (
+                "\"encoder\": \"hybrid\"",
+                "\"encoder\": \"transformer\"",
+                "expected \"lstm\" or \"hybrid\"",
+            ),
             ("\"conv_width\": 3", "\"conv_width\": 5", "width 3 only"),
-            ("\"conv_channels\": 5", "\"conv_channels\": 0", "conv_channels is missing"),
+            (
+                "\"conv_channels\": 5",
+                "\"conv_channels\": 0",
+                "conv_channels is missing",
+            ),
         ] {
             let e = parse_info(&text.replace(from, to), "m.json").unwrap_err().to_string();
             assert!(e.contains(what), "{to}: {e}");
@@ -524,7 +543,10 @@ mod tests {
         let files = save(&dir, std::slice::from_ref(&plain), &plain_info).unwrap();
         let text = std::fs::read_to_string(&files.metadata).unwrap();
         assert!(!text.contains("encoder") && !text.contains("conv_"), "{text}");
-        assert_eq!(load(&files, "gfx906", "ConvAsm1x1U").unwrap().1.config.encoder, EncoderKind::Lstm);
+        assert_eq!(
+            load(&files, "gfx906", "ConvAsm1x1U").unwrap().1.config.encoder,
+            EncoderKind::Lstm
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

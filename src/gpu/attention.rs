@@ -20,8 +20,8 @@ use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::driver::{self, DecoderStep, ResidentModel, StepError};
 use super::kernels::{
-    self, AttentionLayer, AttentionOut, Conv1dLayer, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput, LstmLayer,
-    LstmState, Recorder, Rows, RowsOf,
+    self, AttentionLayer, AttentionOut, Conv1dLayer, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput,
+    LstmLayer, LstmState, Recorder, Rows, RowsOf,
 };
 use crate::error::{Error, Result};
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
@@ -90,7 +90,9 @@ impl GpuAttention {
                 Ok(out)
             }
             (None, None, _) => Ok(input),
-            _ => Err(Error::Gpu("hybrid encoder: convolution weights or output missing".into())),
+            _ => Err(Error::Gpu(
+                "hybrid encoder: convolution weights or output missing".into(),
+            )),
         }
     }
 

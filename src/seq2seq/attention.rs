@@ -9,8 +9,8 @@
 //! `ctx = sum_t a_t enc[t]`; `o = tanh([h, ctx] · Wc + bc)`; scores = `o · Wo + bo`.
 //! Token 0 (value "-1") starts decoding.
 
-use super::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
 pub use super::conv_encoder::EncoderKind;
+use super::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
 use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
 use crate::error::{Error, Result};

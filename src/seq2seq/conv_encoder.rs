@@ -16,7 +16,7 @@
 //! features (C with K, H with W, ...) instead of one scalar at a time.
 //!
 //! [`conv1d_same_tanh`] is the CPU twin of `shaders/conv1d.wgsl` (the same summation order:
-//! bias, then k ascending, f ascending, each step a fused multiply-add).
+//! bias, then k ascending, f ascending, each step a fused multiply-add where the CPU has FMA).
 
 use crate::cpu::activations::tanh;
 use crate::error::{Error, Result};
@@ -67,7 +67,8 @@ impl EncoderKind {
 
 /// The hybrid encoder's convolution: `x` `[batch, steps, fin]`, `w` `[CONV_WIDTH, fin, ch]`,
 /// `b` `[ch]`; writes `y` `[batch, steps, ch]` = tanh of the 'same'-padded convolution over
-/// the steps (see the module docs). CPU twin of `shaders/conv1d.wgsl`.
+/// the steps (see the module docs). CPU twin of `shaders/conv1d.wgsl`. Like `cpu::matmul_acc`,
+/// the multiply-adds are fused on x86-64 machines with FMA (chosen at run time).
 #[allow(clippy::too_many_arguments)]
 pub fn conv1d_same_tanh(
     x: &[f32],
@@ -83,9 +84,27 @@ pub fn conv1d_same_tanh(
     assert_eq!(w.len(), CONV_WIDTH * fin * ch, "conv1d: kernel");
     assert_eq!(b.len(), ch, "conv1d: bias");
     assert_eq!(y.len(), batch * steps * ch, "conv1d: output");
-    for r in 0..batch {
-        for t in 0..steps {
-            let out = &mut y[(r * steps + t) * ch..(r * steps + t + 1) * ch];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the features the function is compiled for were just detected.
+            unsafe { conv_avx2_fma(x, w, b, y, steps, fin, ch) };
+            return;
+        }
+    }
+    conv_body::<false>(x, w, b, y, steps, fin, ch);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn conv_avx2_fma(x: &[f32], w: &[f32], b: &[f32], y: &mut [f32], steps: usize, fin: usize, ch: usize) {
+    conv_body::<true>(x, w, b, y, steps, fin, ch);
+}
+
+#[inline(always)]
+fn conv_body<const FMA: bool>(x: &[f32], w: &[f32], b: &[f32], y: &mut [f32], steps: usize, fin: usize, ch: usize) {
+    for (r, ys) in y.chunks_exact_mut(steps * ch).enumerate() {
+        for (t, out) in ys.chunks_exact_mut(ch).enumerate() {
             out.copy_from_slice(b);
             for k in 0..CONV_WIDTH {
                 // Input step t + k - 1 ('same' padding: outside 0..steps is zero).
@@ -96,7 +115,7 @@ pub fn conv1d_same_tanh(
                 for (f, &xv) in xs.iter().enumerate() {
                     let wr = &w[(k * fin + f) * ch..(k * fin + f + 1) * ch];
                     for (o, &wv) in out.iter_mut().zip(wr) {
-                        *o = xv.mul_add(wv, *o);
+                        *o = if FMA { xv.mul_add(wv, *o) } else { xv * wv + *o };
                     }
                 }
             }
@@ -117,9 +136,9 @@ mod tests {
         let w = [1.0, 2.0, 3.0];
         let mut y = [0.0; 3];
         conv1d_same_tanh(&x, &w, &[0.5], &mut y, 1, 3, 1, 1);
-        let pre = [0.5 + 0.2 - 0.6, 0.5 + 0.1 - 0.4 + 0.9, 0.5 - 0.2 + 0.6];
+        let pre: [f64; 3] = [0.5 + 0.2 - 0.6, 0.5 + 0.1 - 0.4 + 0.9, 0.5 - 0.2 + 0.6];
         for t in 0..3 {
-            let want = (pre[t] as f64).tanh();
+            let want: f64 = pre[t].tanh();
             assert!((y[t] as f64 - want).abs() < 1e-6, "step {t}: {} vs {want}", y[t]);
         }
     }

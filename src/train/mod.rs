@@ -192,7 +192,11 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             weights::MAX_MODEL_SIZE
         ));
     }
-    if opts.encoder.conv_channels().is_some_and(|ch| ch == 0 || ch > weights::MAX_MODEL_SIZE) {
+    if opts
+        .encoder
+        .conv_channels()
+        .is_some_and(|ch| ch == 0 || ch > weights::MAX_MODEL_SIZE)
+    {
         return usage(format!("--conv-channels must be in 1..={}", weights::MAX_MODEL_SIZE));
     }
     if !(1..=weights::MAX_MEMBERS).contains(&opts.members) {

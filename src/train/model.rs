@@ -2,11 +2,11 @@
 //! every activation, then backpropagation through the decoder steps, the attention and the
 //! encoder steps (LSTM through time). Gradients are of the *summed* token loss.
 
+use super::conv::conv1d_same_tanh_backward;
 use super::ops::{
     attention_backward, col_sums_acc, embedding_backward, lstm_backward, lstm_forward, matmul_a_bt_acc,
     matmul_at_b_acc, softmax_cross_entropy, tanh_backward,
 };
-use super::conv::conv1d_same_tanh_backward;
 use crate::cpu;
 use crate::seq2seq::attention::{idx, AttentionParams};
 use crate::seq2seq::conv_encoder::conv1d_same_tanh;
@@ -140,7 +140,16 @@ pub fn forward_backward(
     let lin = c.lstm_input();
     let conv_out = c.encoder.conv_channels().map(|ch| {
         let mut y = vec![0.0; rows * steps * ch];
-        conv1d_same_tanh(inputs, p.get(idx::CONV_W), p.get(idx::CONV_B), &mut y, rows, steps, fin, ch);
+        conv1d_same_tanh(
+            inputs,
+            p.get(idx::CONV_W),
+            p.get(idx::CONV_B),
+            &mut y,
+            rows,
+            steps,
+            fin,
+            ch,
+        );
         y
     });
     let seq = conv_out.as_deref().unwrap_or(inputs);
@@ -447,7 +456,14 @@ mod tests {
         });
         forward_backward(&p, &inputs, &targets, rows, drop, Some(&mut g), None);
         let names = p.config.tensor_shapes();
-        assert_eq!(names.len(), if encoder == EncoderKind::Lstm { idx::COUNT } else { idx::CONV_B + 1 });
+        assert_eq!(
+            names.len(),
+            if encoder == EncoderKind::Lstm {
+                idx::COUNT
+            } else {
+                idx::CONV_B + 1
+            }
+        );
         for ti in 0..names.len() {
             for i in 0..p.tensors[ti].len() {
                 let eps = 1e-2;
