@@ -29,7 +29,8 @@ use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
 /// One ensemble member's weights on the device.
 pub(crate) struct GpuAttentionMember {
-    /// Encoder LSTM: `[1 + steps, 4h] kernel | [h, 4h] recurrent | [4h] bias` (lstm_step.wgsl).
+    /// Encoder LSTM: `[1 + steps (hybrid: conv channels), 4h] kernel | [h, 4h] recurrent | [4h] bias`
+    /// (lstm_step.wgsl).
     pub encoder: wgpu::Buffer,
     /// `[vocab, embed]`, f32 (as for KTN models).
     pub embedding: wgpu::Buffer,
