@@ -15,6 +15,7 @@ fn config(hidden: usize) -> AttentionConfig {
         embed: 32,
         vocab: 37,
         seq_len: 8,
+        encoder: Default::default(),
     }
 }
 

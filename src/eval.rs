@@ -522,6 +522,7 @@ mod tests {
             embed: 3,
             vocab: 5,
             seq_len: NUM_PARAMS,
+            encoder: Default::default(),
         };
         let info = WeightsInfo {
             arch: "gfx906".into(),

@@ -147,6 +147,7 @@ mod tests {
             embed: 3,
             vocab: 4,
             seq_len: 2,
+            encoder: Default::default(),
         };
         let info = WeightsInfo {
             arch: arch.into(),

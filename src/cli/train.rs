@@ -28,6 +28,11 @@ Options (defaults in brackets):
   --resume FILE              continue from a checkpoint (same data and sizes)
   --hidden N                 LSTM units of encoder and decoder [128]
   --embed N                  token embedding width [32]
+  --encoder lstm|hybrid      the encoder: lstm = an LSTM over the feature sequence; hybrid =
+                             the paper's convolutional encoder, a width-3 'same' convolution
+                             with tanh over the steps feeding that LSTM (the model's JSON
+                             records it; loading picks it automatically) [lstm]
+  --conv-channels N          the hybrid encoder's convolution channels [32]
   --batch N                  samples per mini-batch [32]
   --epochs N                 maximum epochs [50]
   --lr X                     Adam learning rate [0.002], halved after --lr-patience bad epochs
@@ -61,6 +66,8 @@ const VALUED: &[&str] = &[
     "resume",
     "hidden",
     "embed",
+    "encoder",
+    "conv-channels",
     "batch",
     "epochs",
     "lr",
@@ -114,6 +121,15 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     }
     o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;
     o.embed = args.positive("embed", o.embed, MAX_MODEL_SIZE)?;
+    let channels = args.positive(
+        "conv-channels",
+        crate::seq2seq::conv_encoder::DEFAULT_CONV_CHANNELS,
+        MAX_MODEL_SIZE,
+    )?;
+    if args.value("conv-channels").is_some() && args.value("encoder") != Some("hybrid") {
+        return Err(Error::Usage("--conv-channels needs --encoder hybrid".into()));
+    }
+    o.encoder = crate::seq2seq::attention::EncoderKind::parse(args.value("encoder").unwrap_or("lstm"), channels)?;
     o.batch = args.positive("batch", o.batch, 65_536)?;
     o.epochs = args.positive("epochs", o.epochs, 1_000_000)?;
     o.lr = float(args, "lr", o.lr as f64)? as f32;

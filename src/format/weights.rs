@@ -12,7 +12,8 @@ use super::metadata::KtnMetadata;
 use super::safetensors::{self, Tensor};
 use super::sha256::{hex, Sha256};
 use crate::error::{Error, Result};
-use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform};
+use crate::seq2seq::attention::{AttentionConfig, AttentionParams, EncoderKind, FeatureTransform};
+use crate::seq2seq::conv_encoder::CONV_WIDTH;
 
 /// `format` field of the metadata JSON and of the safetensors `__metadata__`.
 pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
@@ -129,7 +130,52 @@ pub fn params_from_tensors(
 }
 
 fn config_json(c: &AttentionConfig) -> Value {
-    json!({"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len})
+    let mut m = json!({"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len});
+    // Only hybrid models name their encoder: a plain model's file stays as it always was.
+    if let (Some(ch), Some(o)) = (c.encoder.conv_channels(), m.as_object_mut()) {
+        o.insert("encoder".into(), json!("hybrid"));
+        o.insert("conv_channels".into(), json!(ch));
+        o.insert("conv_width".into(), json!(CONV_WIDTH));
+        o.insert("conv_activation".into(), json!("tanh"));
+    }
+    m
+}
+
+/// The encoder a metadata file's `model` names: absent (every file before the hybrid encoder)
+/// or "lstm" is the plain LSTM encoder; "hybrid" needs its channels, width 3 and tanh.
+fn encoder_from_json(m: &Value, source: &str) -> Result<EncoderKind> {
+    let err = |d: String| Error::format(source, d);
+    match m.get("encoder").map(|e| e.as_str()) {
+        None | Some(Some("lstm")) => Ok(EncoderKind::Lstm),
+        Some(Some("hybrid")) => {
+            let channels = m
+                .get("conv_channels")
+                .and_then(Value::as_u64)
+                .filter(|&x| x > 0 && x <= MAX_MODEL_SIZE as u64)
+                .ok_or_else(|| {
+                    err(format!(
+                        "model.conv_channels is missing or not an integer in 1..={MAX_MODEL_SIZE}"
+                    ))
+                })?;
+            if m.get("conv_width")
+                .is_some_and(|w| w.as_u64() != Some(CONV_WIDTH as u64))
+            {
+                return Err(err(format!(
+                    "model.conv_width: this tuneinfer reads width {CONV_WIDTH} only"
+                )));
+            }
+            if m.get("conv_activation").is_some_and(|a| a.as_str() != Some("tanh")) {
+                return Err(err("model.conv_activation: this tuneinfer reads tanh only".into()));
+            }
+            Ok(EncoderKind::Hybrid {
+                channels: channels as usize,
+            })
+        }
+        Some(_) => Err(err(format!(
+            "model.encoder {}: expected \"lstm\" or \"hybrid\"",
+            m["encoder"]
+        ))),
+    }
 }
 
 /// Writes both files of a model into `dir`; returns their paths.
@@ -288,6 +334,7 @@ pub fn parse_info(text: &str, source: &str) -> Result<(WeightsInfo, String)> {
         embed: n("embed")?,
         vocab: n("vocab")?,
         seq_len: n("seq_len")?,
+        encoder: encoder_from_json(m, source)?,
     };
     let token_values: Vec<String> = v
         .get("tokens")
@@ -381,6 +428,7 @@ mod tests {
             embed: 3,
             vocab: 5,
             seq_len: 8,
+            encoder: Default::default(),
         };
         let info = WeightsInfo {
             arch: arch.into(),
@@ -454,6 +502,51 @@ mod tests {
         assert_eq!(params_to_tensors(&members[0], &member_prefix(0)), want);
         let text = std::fs::read_to_string(&out.metadata).unwrap();
         assert!(text.contains("\"storage\": \"F16"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn hybrid_encoder_round_trips_and_old_files_load_as_lstm() {
+        let dir = temp_dir("hybrid");
+        let (_, mut info) = tiny_info("gfx906");
+        info.config.encoder = EncoderKind::Hybrid { channels: 5 };
+        let params = AttentionParams::init(info.config, 4);
+        assert_eq!(params.tensors.len(), 13);
+        let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
+        let text = std::fs::read_to_string(&files.metadata).unwrap();
+        assert!(
+            text.contains("\"encoder\": \"hybrid\"") && text.contains("\"conv_channels\": 5"),
+            "{text}"
+        );
+        let (members, info2) = load(&files, "gfx906", "ConvAsm1x1U").unwrap();
+        assert_eq!(members, vec![params.clone()]);
+        assert_eq!(info2.config.encoder, EncoderKind::Hybrid { channels: 5 });
+        // An unknown encoder, a width this build does not read, missing channels.
+        for (from, to, what) in [
+            (
+                "\"encoder\": \"hybrid\"",
+                "\"encoder\": \"transformer\"",
+                "expected \"lstm\" or \"hybrid\"",
+            ),
+            ("\"conv_width\": 3", "\"conv_width\": 5", "width 3 only"),
+            (
+                "\"conv_channels\": 5",
+                "\"conv_channels\": 0",
+                "conv_channels is missing",
+            ),
+        ] {
+            let e = parse_info(&text.replace(from, to), "m.json").unwrap_err().to_string();
+            assert!(e.contains(what), "{to}: {e}");
+        }
+        // A plain model's file names no encoder (files from before the hybrid encoder).
+        let (plain, plain_info) = tiny_info("gfx906");
+        let files = save(&dir, std::slice::from_ref(&plain), &plain_info).unwrap();
+        let text = std::fs::read_to_string(&files.metadata).unwrap();
+        assert!(!text.contains("encoder") && !text.contains("conv_"), "{text}");
+        assert_eq!(
+            load(&files, "gfx906", "ConvAsm1x1U").unwrap().1.config.encoder,
+            EncoderKind::Lstm
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -20,8 +20,8 @@ use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::driver::{self, DecoderStep, ResidentModel, StepError};
 use super::kernels::{
-    self, AttentionLayer, AttentionOut, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput, LstmLayer,
-    LstmState, Recorder, Rows, RowsOf,
+    self, AttentionLayer, AttentionOut, Conv1dLayer, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput,
+    LstmLayer, LstmState, Recorder, Rows, RowsOf,
 };
 use crate::error::{Error, Result};
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
@@ -29,7 +29,8 @@ use crate::seq2seq::{DecoderScratch, States, StepDecoder};
 
 /// One ensemble member's weights on the device.
 pub(crate) struct GpuAttentionMember {
-    /// Encoder LSTM: `[1 + steps, 4h] kernel | [h, 4h] recurrent | [4h] bias` (lstm_step.wgsl).
+    /// Encoder LSTM: `[1 + steps (hybrid: conv channels), 4h] kernel | [h, 4h] recurrent | [4h] bias`
+    /// (lstm_step.wgsl).
     pub encoder: wgpu::Buffer,
     /// `[vocab, embed]`, f32 (as for KTN models).
     pub embedding: wgpu::Buffer,
@@ -39,6 +40,9 @@ pub(crate) struct GpuAttentionMember {
     pub combine: wgpu::Buffer,
     pub output_kernel: wgpu::Buffer,
     pub output_bias: wgpu::Buffer,
+    /// The hybrid encoder's convolution: `[3, 1 + steps, channels] kernel | [channels] bias`,
+    /// f32 (conv1d.wgsl); None for the plain LSTM encoder.
+    pub conv: Option<wgpu::Buffer>,
 }
 
 /// An attention model's members on the device.
@@ -56,10 +60,47 @@ impl GpuAttention {
     fn encoder_layer<'a>(&self, member: &'a GpuAttentionMember) -> LstmLayer<'a> {
         LstmLayer {
             weights: (&member.encoder).into(),
-            in_dim: self.config.enc_input(),
+            in_dim: self.config.lstm_input(),
             units: self.config.hidden,
             half: self.half,
         }
+    }
+
+    /// Records member `member`'s hybrid-encoder convolution of `problems` encoder inputs into
+    /// `out` (`[problems, steps, channels]`) and returns what the encoder LSTM reads: `out`, or
+    /// the inputs themselves for the plain encoder.
+    fn record_conv<'b>(
+        &self,
+        ctx: &GpuContext,
+        rec: &mut Recorder<'_>,
+        member: &GpuAttentionMember,
+        input: &'b wgpu::Buffer,
+        out: Option<&'b wgpu::Buffer>,
+        problems: usize,
+    ) -> Result<&'b wgpu::Buffer> {
+        let c = self.config;
+        match (&member.conv, c.encoder.conv_channels(), out) {
+            (Some(weights), Some(channels), Some(out)) => {
+                let layer = Conv1dLayer {
+                    weights: weights.into(),
+                    steps: c.steps,
+                    fin: c.enc_input(),
+                    channels,
+                };
+                kernels::conv1d(ctx, rec, layer, input.into(), out.into(), problems)?;
+                Ok(out)
+            }
+            (None, None, _) => Ok(input),
+            _ => Err(Error::Gpu(
+                "hybrid encoder: convolution weights or output missing".into(),
+            )),
+        }
+    }
+
+    /// Bytes of the hybrid encoder's convolution output for `problems` problems (0: plain).
+    fn conv_bytes(&self, problems: usize) -> u64 {
+        let c = self.config;
+        4 * (problems * c.steps * c.encoder.conv_channels().unwrap_or(0)) as u64
     }
 
     /// Member `member`'s token embedding as `embedding_gather` reads it.
@@ -109,6 +150,14 @@ impl GpuAttention {
             let encoder = joined(&[idx::ENC_W, idx::ENC_U, idx::ENC_B]);
             let decoder = joined(&[idx::DEC_W, idx::DEC_U, idx::DEC_B]);
             let combine = joined(&[idx::COMB_W, idx::COMB_B]);
+            let conv = match config.encoder.conv_channels() {
+                Some(_) => {
+                    let w = joined(&[idx::CONV_W, idx::CONV_B]);
+                    weight_bytes += 4 * w.len() as u64;
+                    Some(buffers::upload_f32(ctx, &label("convolution"), &w)?)
+                }
+                None => None,
+            };
             weight_bytes += bytes_per_weight
                 * (encoder.len() + decoder.len() + combine.len() + p.get(idx::OUT_W).len() + p.get(idx::OUT_B).len())
                     as u64
@@ -120,6 +169,7 @@ impl GpuAttention {
                 combine: buffers::upload_weights(ctx, &label("combine"), &combine, half)?,
                 output_kernel: buffers::upload_weights(ctx, &label("output"), p.get(idx::OUT_W), half)?,
                 output_bias: buffers::upload_weights(ctx, &label("output bias"), p.get(idx::OUT_B), half)?,
+                conv,
             });
         }
         Ok(GpuAttention {
@@ -144,13 +194,14 @@ impl GpuAttention {
     /// Device bytes one problem needs: its encoder input and `width` decoded rows.
     pub fn bytes_per_problem(&self, width: usize) -> u64 {
         let c = self.config;
-        4 * (c.steps * c.enc_input()) as u64 + width.max(1) as u64 * self.bytes_per_row()
+        4 * (c.steps * c.enc_input()) as u64 + self.conv_bytes(1) + width.max(1) as u64 * self.bytes_per_row()
     }
 
     /// Largest single buffer one row contributes to (bytes): the encoder outputs.
     pub fn largest_row_bytes(&self) -> u64 {
         let c = self.config;
-        4 * (c.steps * c.hidden).max(c.steps * c.enc_input()).max(c.vocab) as u64
+        let conv = c.steps * c.encoder.conv_channels().unwrap_or(0);
+        4 * (c.steps * c.hidden).max(c.steps * c.enc_input()).max(conv).max(c.vocab) as u64
     }
 }
 
@@ -174,18 +225,24 @@ pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32
     let input = buffers::upload_f32(ctx, "encoder input", inputs)?;
     let mut rec = Recorder::new(ctx, "attention encoder");
     let mut outputs = Vec::with_capacity(k);
+    let lin = c.lstm_input();
+    let conv_out = match c.encoder.conv_channels() {
+        Some(_) => Some(buffers::zeroed(ctx, "convolution output", m.conv_bytes(rows))?),
+        None => None,
+    };
     for member in &m.members {
         let a = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
         let b = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
         let seq = buffers::zeroed(ctx, "encoder outputs", 4 * (rows * steps * h) as u64)?;
+        let lstm_in = m.record_conv(ctx, &mut rec, member, &input, conv_out.as_ref(), rows)?;
         for t in 0..steps {
             let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
             let layer = m.encoder_layer(member);
             let step_input = LstmInput::Rows {
-                x: (&input).into(),
+                x: lstm_in.into(),
                 rows: Rows {
-                    stride: steps * fin,
-                    offset: t * fin,
+                    stride: steps * lin,
+                    offset: t * lin,
                 },
             };
             let state = LstmState {
@@ -391,22 +448,27 @@ impl ResidentModel for GpuAttention {
         rows: usize,
     ) -> Result<(Vec<wgpu::Buffer>, AttentionWork)> {
         let c = self.config;
-        let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
+        let (h, steps, lin) = (c.hidden, c.steps, c.lstm_input());
         let mut finals = Vec::with_capacity(self.members.len());
         let mut enc = Vec::with_capacity(self.members.len());
+        let conv_out = match c.encoder.conv_channels() {
+            Some(_) => Some(pool.take(ctx, "convolution output", self.conv_bytes(problems))?),
+            None => None,
+        };
         for member in &self.members {
             let a = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
             let b = pool.take(ctx, "encoder state", 4 * (2 * problems * h) as u64)?;
             let seq = pool.take(ctx, "encoder outputs", 4 * (problems * steps * h) as u64)?;
             rec.encoder().clear_buffer(&a, 0, None);
+            let lstm_in = self.record_conv(ctx, rec, member, input, conv_out.as_ref(), problems)?;
             for t in 0..steps {
                 let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
                 let layer = self.encoder_layer(member);
                 let step_input = LstmInput::Rows {
-                    x: input.into(),
+                    x: lstm_in.into(),
                     rows: Rows {
-                        stride: steps * fin,
-                        offset: t * fin,
+                        stride: steps * lin,
+                        offset: t * lin,
                     },
                 };
                 let state = LstmState {

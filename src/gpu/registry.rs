@@ -49,6 +49,13 @@ pub const SHADERS: &[ShaderFile] = &[
         uses_numerics: true,
     },
     ShaderFile {
+        name: "conv1d",
+        text: include_str!("../../shaders/conv1d.wgsl"),
+        slots: Some(&[Read, Read, ReadWrite, Uniform]),
+        needs_rules: false,
+        uses_numerics: true,
+    },
+    ShaderFile {
         name: "embedding_gather",
         text: include_str!("../../shaders/embedding_gather.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),

@@ -9,6 +9,8 @@
 //! `ctx = sum_t a_t enc[t]`; `o = tanh([h, ctx] · Wc + bc)`; scores = `o · Wo + bo`.
 //! Token 0 (value "-1") starts decoding.
 
+pub use super::conv_encoder::EncoderKind;
+use super::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
 use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
 use crate::cpu::PackedMatrix;
@@ -31,6 +33,8 @@ pub struct AttentionConfig {
     pub vocab: usize,
     /// Decoded positions (parameters per config).
     pub seq_len: usize,
+    /// The plain LSTM encoder or the hybrid one (a convolution before it; `conv_encoder.rs`).
+    pub encoder: EncoderKind,
 }
 
 impl AttentionConfig {
@@ -39,11 +43,17 @@ impl AttentionConfig {
         1 + self.steps
     }
 
+    /// Input width per step of the encoder LSTM: the encoder input's, or the hybrid
+    /// encoder's convolution channels.
+    pub fn lstm_input(&self) -> usize {
+        self.encoder.conv_channels().unwrap_or_else(|| self.enc_input())
+    }
+
     /// Names and shapes of the parameter tensors, in storage order.
     pub fn tensor_shapes(&self) -> Vec<(&'static str, Vec<usize>)> {
         let (h, e, v) = (self.hidden, self.embed, self.vocab);
-        vec![
-            ("encoder.kernel", vec![self.enc_input(), 4 * h]),
+        let mut shapes = vec![
+            ("encoder.kernel", vec![self.lstm_input(), 4 * h]),
             ("encoder.recurrent", vec![h, 4 * h]),
             ("encoder.bias", vec![4 * h]),
             ("decoder.embedding", vec![v, e]),
@@ -54,7 +64,12 @@ impl AttentionConfig {
             ("attention.combine.bias", vec![h]),
             ("output.kernel", vec![h, v]),
             ("output.bias", vec![v]),
-        ]
+        ];
+        if let Some(ch) = self.encoder.conv_channels() {
+            shapes.push(("encoder.conv.kernel", vec![CONV_WIDTH, self.enc_input(), ch]));
+            shapes.push(("encoder.conv.bias", vec![ch]));
+        }
+        shapes
     }
 }
 
@@ -71,7 +86,12 @@ pub mod idx {
     pub const COMB_B: usize = 8;
     pub const OUT_W: usize = 9;
     pub const OUT_B: usize = 10;
+    /// Tensors every model has.
     pub const COUNT: usize = 11;
+    /// The hybrid encoder's convolution `[CONV_WIDTH, enc_input, channels]` and bias (after
+    /// the others, so a plain model's tensors keep their indices).
+    pub const CONV_W: usize = 11;
+    pub const CONV_B: usize = 12;
 }
 
 /// The weights of an attention model: one flat f32 tensor per entry of
@@ -100,9 +120,12 @@ impl AttentionParams {
         let mut rng = crate::testutil::Lcg::new(seed);
         for (i, (_, shape)) in config.tensor_shapes().iter().enumerate() {
             let t = &mut p.tensors[i];
-            if shape.len() == 2 {
+            if shape.len() >= 2 {
                 let limit = if i == idx::EMB {
                     0.1
+                } else if shape.len() == 3 {
+                    // Glorot for a convolution: fan-in width·in, fan-out width·out.
+                    (6.0 / (shape[0] * (shape[1] + shape[2])) as f32).sqrt()
                 } else {
                     (6.0 / (shape[0] + shape[1]) as f32).sqrt()
                 };
@@ -226,7 +249,7 @@ impl StepKernels {
         );
         let comb = p.get(idx::COMB_W);
         StepKernels {
-            encoder_kernel: PackedMatrix::pack(p.get(idx::ENC_W), c.enc_input(), 4 * h),
+            encoder_kernel: PackedMatrix::pack(p.get(idx::ENC_W), c.lstm_input(), 4 * h),
             encoder_recurrent: PackedMatrix::pack(p.get(idx::ENC_U), h, 4 * h),
             token_gates,
             recurrent: PackedMatrix::pack(p.get(idx::DEC_U), h, 4 * h),
@@ -320,11 +343,22 @@ impl AttentionModel {
         let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], batch);
         let mut xw = vec![0.0; batch * steps * 4 * h];
         let mut z = vec![0.0; batch * 4 * h];
+        let mut conv = Vec::new();
         for (m, p) in self.members.iter().enumerate() {
             let kernels = &self.kernels[m];
-            // The input projections of every step at once: xw[b, t] = bias + x[b, t] · W.
+            // The hybrid encoder's LSTM reads the convolution's output.
+            let seq: &[f32] = match c.encoder.conv_channels() {
+                Some(ch) => {
+                    conv.resize(batch * steps * ch, 0.0);
+                    let (w, b) = (p.get(idx::CONV_W), p.get(idx::CONV_B));
+                    conv1d_same_tanh(inputs, w, b, &mut conv, batch, steps, fin, ch);
+                    &conv
+                }
+                None => inputs,
+            };
+            // The input projections of every step at once: xw[b, t] = bias + seq[b, t] · W.
             cpu::add_bias_rows(&mut xw, Some(p.get(idx::ENC_B)), batch * steps, 4 * h);
-            cpu::matmul_packed_acc(inputs, &kernels.encoder_kernel, &mut xw, batch * steps);
+            cpu::matmul_packed_acc(seq, &kernels.encoder_kernel, &mut xw, batch * steps);
             for t in 0..steps {
                 for b in 0..batch {
                     z[b * 4 * h..(b + 1) * 4 * h]
@@ -442,8 +476,12 @@ impl Seq2SeqModel for AttentionModel {
 
     fn describe(&self) -> String {
         let c = self.config();
+        let encoder = match c.encoder.conv_channels() {
+            Some(ch) => format!("hybrid encoder ({ch} convolution channels), "),
+            None => String::new(),
+        };
         format!(
-            "attention seq2seq {} ({} member(s), hidden {}, embedding {}, vocabulary {}, {} parameters each)",
+            "attention seq2seq {} ({} member(s), {encoder}hidden {}, embedding {}, vocabulary {}, {} parameters each)",
             self.source,
             self.members.len(),
             c.hidden,

@@ -3,6 +3,7 @@
 //! run batched on the CPU reference ops.
 
 pub mod attention;
+pub mod conv_encoder;
 mod decoder;
 mod encoder;
 mod graph;

@@ -74,6 +74,7 @@ mod tests {
             embed: 2,
             vocab: 3,
             seq_len: 2,
+            encoder: Default::default(),
         };
         let mut p = AttentionParams::zeros(c);
         let mut g = AttentionParams::zeros(c);
@@ -94,6 +95,7 @@ mod tests {
             embed: 2,
             vocab: 3,
             seq_len: 2,
+            encoder: Default::default(),
         };
         let mut g = AttentionParams::zeros(c);
         g.tensors[1][0] = 3.0;

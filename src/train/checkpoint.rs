@@ -27,7 +27,8 @@ pub(super) fn save_checkpoint(
         "best_epoch": s.best_epoch, "bad_epochs": s.bad_epochs, "elapsed_s": s.elapsed_s,
         "samples_seen": s.samples_seen, "adam_step": s.adam.step, "history": s.history,
         "data_sha256": data_hash, "tokens": tokens.token_values, "token_positions": tokens.token_positions(),
-        "model": {"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len},
+        "model": {"steps": c.steps, "hidden": c.hidden, "embed": c.embed, "vocab": c.vocab, "seq_len": c.seq_len,
+                  "encoder": c.encoder.name(), "conv_channels": c.encoder.conv_channels()},
         "mean": transform.mean, "std": transform.std,
         "averaging": {"ema": opts.ema, "weight_decay": opts.weight_decay},
     });
@@ -66,6 +67,15 @@ pub(super) fn load_checkpoint(
         && m["embed"].as_u64() == Some(config.embed as u64)
         && m["vocab"].as_u64() == Some(config.vocab as u64)
         && st["tokens"] == json!(tokens.token_values);
+    // Checkpoints from before the hybrid encoder have no record: the plain LSTM encoder.
+    let encoder = m["encoder"].as_str().unwrap_or("lstm");
+    let channels = m["conv_channels"].as_u64().map(|c| c as usize);
+    if encoder != config.encoder.name() || channels != config.encoder.conv_channels() {
+        return Err(Error::Usage(format!(
+            "{src} was trained with --encoder {encoder}{}; resume with the same encoder",
+            channels.map_or(String::new(), |c| format!(" --conv-channels {c}"))
+        )));
+    }
     if !same {
         return Err(err(format!(
             "the checkpoint's model (hidden {}, embed {}, vocabulary {}) differs from the requested one \

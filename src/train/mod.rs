@@ -7,6 +7,7 @@
 
 pub mod adam;
 mod checkpoint;
+pub mod conv;
 pub mod model;
 pub mod ops;
 mod options;
@@ -191,6 +192,13 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             weights::MAX_MODEL_SIZE
         ));
     }
+    if opts
+        .encoder
+        .conv_channels()
+        .is_some_and(|ch| ch == 0 || ch > weights::MAX_MODEL_SIZE)
+    {
+        return usage(format!("--conv-channels must be in 1..={}", weights::MAX_MODEL_SIZE));
+    }
     if !(1..=weights::MAX_MEMBERS).contains(&opts.members) {
         return usage(format!("--members must be in 1..={}", weights::MAX_MEMBERS));
     }
@@ -240,6 +248,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         embed: opts.embed,
         vocab: tokens.len(),
         seq_len,
+        encoder: opts.encoder,
     };
     let train_set = encode(&prep.train, tunable, &transform, &tokens);
     let es_set = encode(&prep.early_stop, tunable, &transform, &tokens);
@@ -247,13 +256,17 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         opts,
         &format!(
             "split (seed {}): {} train, {} early-stop ({} with unseen values left out), {} validation samples; \
-             {} tokens; model hidden {} embed {} ({} parameters)",
+             {} tokens; model {}hidden {} embed {} ({} parameters)",
             opts.seed,
             train_set.rows,
             es_set.rows,
             es_set.unseen,
             prep.validation.len(),
             config.vocab,
+            match config.encoder.conv_channels() {
+                Some(ch) => format!("hybrid encoder ({ch} convolution channels) "),
+                None => String::new(),
+            },
             config.hidden,
             config.embed,
             AttentionParams::zeros(config).len()
@@ -313,7 +326,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
                     "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "weight_decay": opts.weight_decay, "lr_patience": opts.lr_patience, "patience": opts.patience,
-                    "threads": opts.threads},
+                    "threads": opts.threads, "encoder": opts.encoder.name(), "conv_channels": opts.encoder.conv_channels()},
         "token_positions": tokens.token_positions(),
         "members": members,
         "epochs_run": runs.iter().map(|r| r.state.epoch).collect::<Vec<_>>(),
@@ -608,6 +621,7 @@ mod tests {
             embed: 1,
             vocab: 1,
             seq_len: 1,
+            encoder: Default::default(),
         };
         let mut p = AttentionParams::zeros(config);
         p.tensors = vec![vec![a, b]];

@@ -2,12 +2,14 @@
 //! every activation, then backpropagation through the decoder steps, the attention and the
 //! encoder steps (LSTM through time). Gradients are of the *summed* token loss.
 
+use super::conv::conv1d_same_tanh_backward;
 use super::ops::{
     attention_backward, col_sums_acc, embedding_backward, lstm_backward, lstm_forward, matmul_a_bt_acc,
     matmul_at_b_acc, softmax_cross_entropy, tanh_backward,
 };
 use crate::cpu;
 use crate::seq2seq::attention::{idx, AttentionParams};
+use crate::seq2seq::conv_encoder::conv1d_same_tanh;
 
 /// Loss statistics of a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -134,14 +136,31 @@ pub fn forward_backward(
     let (hid, emb_dim, v, steps, len, fin) = (c.hidden, c.embed, c.vocab, c.steps, c.seq_len, c.enc_input());
     assert_eq!(inputs.len(), rows * steps * fin, "forward_backward: inputs");
     assert_eq!(targets.len(), rows * len, "forward_backward: targets");
+    // The hybrid encoder's convolution; the LSTM reads its output (or the inputs themselves).
+    let lin = c.lstm_input();
+    let conv_out = c.encoder.conv_channels().map(|ch| {
+        let mut y = vec![0.0; rows * steps * ch];
+        conv1d_same_tanh(
+            inputs,
+            p.get(idx::CONV_W),
+            p.get(idx::CONV_B),
+            &mut y,
+            rows,
+            steps,
+            fin,
+            ch,
+        );
+        y
+    });
+    let seq = conv_out.as_deref().unwrap_or(inputs);
     // Encoder.
     let mut enc_x: Vec<Vec<f32>> = Vec::with_capacity(steps);
     let mut enc: Vec<LstmCache> = Vec::with_capacity(steps);
     let mut enc_out = vec![0.0; rows * steps * hid];
     for t in 0..steps {
-        let mut x = vec![0.0; rows * fin];
+        let mut x = vec![0.0; rows * lin];
         for b in 0..rows {
-            x[b * fin..(b + 1) * fin].copy_from_slice(&inputs[(b * steps + t) * fin..(b * steps + t + 1) * fin]);
+            x[b * lin..(b + 1) * lin].copy_from_slice(&seq[(b * steps + t) * lin..(b * steps + t + 1) * lin]);
         }
         let (h_prev, c_prev) = match enc.last() {
             Some(l) => (l.h.clone(), l.c.clone()),
@@ -155,7 +174,7 @@ pub fn forward_backward(
             h_prev,
             c_prev,
             rows,
-            fin,
+            lin,
             hid,
         );
         for b in 0..rows {
@@ -291,7 +310,8 @@ pub fn forward_backward(
         dh_next.fill(0.0);
         matmul_a_bt_acc(&dz, p.get(idx::DEC_U), &mut dh_next, rows, 4 * hid, hid);
     }
-    // Backward through the encoder.
+    // Backward through the encoder (and, for the hybrid encoder, into its convolution's output).
+    let mut dseq = conv_out.as_ref().map(|y| vec![0.0; y.len()]);
     for t in (0..steps).rev() {
         let l = &enc[t];
         let mut dh = dh_next.clone();
@@ -301,11 +321,22 @@ pub fn forward_backward(
             }
         }
         lstm_backward(&l.gates, &l.c_prev, &l.c, &dh, &mut dc_next, &mut dz, rows, hid);
-        matmul_at_b_acc(&enc_x[t], &dz, &mut g[idx::ENC_W], rows, fin, 4 * hid);
+        matmul_at_b_acc(&enc_x[t], &dz, &mut g[idx::ENC_W], rows, lin, 4 * hid);
         matmul_at_b_acc(&l.h_prev, &dz, &mut g[idx::ENC_U], rows, hid, 4 * hid);
         col_sums_acc(&dz, &mut g[idx::ENC_B], rows, 4 * hid);
+        if let Some(ds) = dseq.as_mut() {
+            let mut dx = vec![0.0; rows * lin];
+            matmul_a_bt_acc(&dz, p.get(idx::ENC_W), &mut dx, rows, 4 * hid, lin);
+            for b in 0..rows {
+                ds[(b * steps + t) * lin..(b * steps + t + 1) * lin].copy_from_slice(&dx[b * lin..(b + 1) * lin]);
+            }
+        }
         dh_next.fill(0.0);
         matmul_a_bt_acc(&dz, p.get(idx::ENC_U), &mut dh_next, rows, 4 * hid, hid);
+    }
+    if let (Some(y), Some(dy)) = (conv_out.as_ref(), dseq.as_ref()) {
+        let (dw, rest) = g[idx::CONV_W..].split_at_mut(1);
+        conv1d_same_tanh_backward(inputs, y, dy, &mut dw[0], &mut rest[0], rows, steps, fin, lin);
     }
     stats
 }
@@ -375,16 +406,21 @@ pub fn forward_backward_sharded(
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::seq2seq::attention::AttentionConfig;
+    use crate::seq2seq::attention::{AttentionConfig, EncoderKind};
     use crate::testutil::Lcg;
 
     fn tiny() -> (AttentionParams, Vec<f32>, Vec<u32>, usize) {
+        tiny_with(EncoderKind::Lstm)
+    }
+
+    fn tiny_with(encoder: EncoderKind) -> (AttentionParams, Vec<f32>, Vec<u32>, usize) {
         let config = AttentionConfig {
             steps: 3,
             hidden: 4,
             embed: 3,
             vocab: 6,
             seq_len: 3,
+            encoder,
         };
         let mut p = AttentionParams::init(config, 9);
         let mut rng = Lcg::new(10);
@@ -402,7 +438,16 @@ mod tests {
 
     #[test]
     fn whole_model_gradient_matches_finite_differences() {
-        let (p, inputs, targets, rows) = tiny();
+        whole_model_gradient_check(EncoderKind::Lstm);
+    }
+
+    #[test]
+    fn hybrid_model_gradient_matches_finite_differences() {
+        whole_model_gradient_check(EncoderKind::Hybrid { channels: 3 });
+    }
+
+    fn whole_model_gradient_check(encoder: EncoderKind) {
+        let (p, inputs, targets, rows) = tiny_with(encoder);
         let mut g = AttentionParams::zeros(p.config);
         let drop = Some(Dropout {
             rate: 0.3,
@@ -411,7 +456,15 @@ mod tests {
         });
         forward_backward(&p, &inputs, &targets, rows, drop, Some(&mut g), None);
         let names = p.config.tensor_shapes();
-        for ti in 0..idx::COUNT {
+        assert_eq!(
+            names.len(),
+            if encoder == EncoderKind::Lstm {
+                idx::COUNT
+            } else {
+                idx::CONV_B + 1
+            }
+        );
+        for ti in 0..names.len() {
             for i in 0..p.tensors[ti].len() {
                 let eps = 1e-2;
                 let mut q = p.clone();
@@ -450,6 +503,15 @@ mod tests {
 
     #[test]
     fn inference_model_matches_the_training_forward() {
+        inference_matches_training(EncoderKind::Lstm);
+    }
+
+    #[test]
+    fn hybrid_inference_model_matches_the_training_forward() {
+        inference_matches_training(EncoderKind::Hybrid { channels: 6 });
+    }
+
+    fn inference_matches_training(encoder: EncoderKind) {
         use crate::format::weights::ktn_metadata;
         use crate::seq2seq::attention::{AttentionModel, FeatureTransform, NUM_FEATURES};
         use crate::seq2seq::{DecoderScratch, Seq2SeqModel, StepDecoder};
@@ -459,6 +521,7 @@ mod tests {
             embed: 3,
             vocab: 7,
             seq_len: 4,
+            encoder,
         };
         let mut p = AttentionParams::init(config, 4);
         let mut rng = Lcg::new(12);

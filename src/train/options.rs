@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::seq2seq::attention::EncoderKind;
+
 /// Everything `tuneinfer train` can set; [`TrainOptions::new`] gives the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainOptions {
@@ -19,6 +21,9 @@ pub struct TrainOptions {
     pub hidden: usize,
     /// Token embedding width (32).
     pub embed: usize,
+    /// The encoder: the plain LSTM (default) or the hybrid one, a width-3 convolution over the
+    /// steps (with its channels) feeding the LSTM (`seq2seq::conv_encoder`).
+    pub encoder: EncoderKind,
     /// Samples per mini-batch (32).
     pub batch: usize,
     /// Maximum epochs (50).
@@ -72,6 +77,7 @@ impl TrainOptions {
             checkpoint: out_dir.join(format!("{arch}_{solver}.checkpoint.safetensors")),
             hidden: 128,
             embed: 32,
+            encoder: EncoderKind::Lstm,
             batch: 32,
             epochs: 50,
             lr: 0.002,

@@ -372,6 +372,43 @@ pub fn attention(ctx: &GpuContext, inputs: &AttentionInputs, half: bool) -> Resu
     Ok((read(&weights)?, read(&context)?, read(&out)?))
 }
 
+/// The hybrid encoder's convolution (conv1d.wgsl): `x` `[rows, steps, fin]`, `w`
+/// `[3, fin, channels]`, `b` `[channels]`; returns `[rows, steps, channels]`; twin
+/// `seq2seq::conv_encoder::conv1d_same_tanh`.
+#[allow(clippy::too_many_arguments)]
+pub fn conv1d(
+    ctx: &GpuContext,
+    x: &[f32],
+    w: &[f32],
+    b: &[f32],
+    rows: usize,
+    steps: usize,
+    fin: usize,
+    channels: usize,
+) -> Result<Output> {
+    if x.len() != rows * steps * fin || w.len() != 3 * fin * channels || b.len() != channels {
+        return Err(Error::Gpu(format!(
+            "conv1d: {} inputs, {} kernel and {} bias values for {rows} x {steps} x {fin} -> {channels}",
+            x.len(),
+            w.len(),
+            b.len()
+        )));
+    }
+    let x_buf = buffers::upload_f32(ctx, "x", x)?;
+    let joined: Vec<f32> = w.iter().chain(b).copied().collect();
+    let w_buf = buffers::upload_f32(ctx, "conv weights", &joined)?;
+    let out = buffers::Guarded::new(ctx, "out", &nan_filled(rows * steps * channels))?;
+    let layer = Conv1dLayer {
+        weights: (&w_buf).into(),
+        steps,
+        fin,
+        channels,
+    };
+    let mut rec = Recorder::new(ctx, "conv1d");
+    super::conv1d(ctx, &mut rec, layer, (&x_buf).into(), out.view(), rows)?;
+    submit_and_read(ctx, "conv1d", rec, &out)
+}
+
 /// `out = init + share * x` (ensemble_mean.wgsl).
 pub fn ensemble_mean(ctx: &GpuContext, x: &[f32], init: &[f32], share: f32) -> Result<Output> {
     let x_buf = buffers::upload_f32(ctx, "x", x)?;

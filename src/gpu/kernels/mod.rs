@@ -6,6 +6,7 @@
 
 mod attention;
 mod beam_step;
+mod conv1d;
 mod dense;
 mod dense_log_softmax;
 mod embedding_gather;
@@ -19,6 +20,7 @@ mod reorder_rows;
 pub use attention::ATTENTION_MAX_STEPS;
 pub(crate) use attention::{attention, AttentionLayer, AttentionOut, EncoderOutputs};
 pub(crate) use beam_step::{beam_step, beam_step_fits, BeamRecords, BeamShape, MAX_DOMAIN};
+pub(crate) use conv1d::{conv1d, Conv1dLayer};
 pub(crate) use dense::{dense, dense_on, DenseLayer, DenseOut};
 pub(crate) use dense_log_softmax::dense_log_softmax;
 pub(crate) use embedding_gather::{embedding_gather, Embedding};
