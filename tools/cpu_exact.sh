@@ -3,7 +3,8 @@
 # score's bits) of MIOpen's gfx908 model over the whole ConvAsm1x1U corpus and of each shipped
 # model over a sample of its problems (tests/corpus_cpu_dump.rs), once for BASE (a git revision,
 # built in a temporary worktree) and once for the working tree, and diffs the two files. Any
-# difference fails. A few minutes per side (plus a build of BASE the first time).
+# difference fails. A few minutes per side (plus a build of BASE the first time; BASE's file is
+# kept for the next run).
 #   tools/cpu_exact.sh [BASE]     BASE defaults to HEAD (compare uncommitted changes)
 #   TUNEINFER_DUMP_SAMPLE=N       problems per shipped model (default 1500)
 set -euo pipefail
@@ -26,12 +27,18 @@ run() { # dir target out
 }
 data="${TUNEINFER_MIOPEN_DATA:-$(cd .. && pwd)/shared/miopen}"
 export TUNEINFER_MIOPEN_DATA="$data"
-echo "base $rev:"
-run "$tree" "$work/target" "$work/base.txt" | tail -3
+base_dump="$work/base-$rev-$(md5sum < tests/corpus_cpu_dump.rs | cut -c1-8)-${TUNEINFER_DUMP_SAMPLE:-1500}.txt"
+if [ -s "$base_dump" ]; then
+  echo "base $rev: $base_dump (written before)"
+else
+  echo "base $rev:"
+  run "$tree" "$work/target" "$base_dump.part" | tail -3
+  mv "$base_dump.part" "$base_dump"
+fi
 echo "working tree:"
 run "$PWD" "${CARGO_TARGET_DIR:-$PWD/target}" "$work/now.txt" | tail -3
 lines=$(wc -l < "$work/now.txt")
-if cmp -s "$work/base.txt" "$work/now.txt"; then
+if cmp -s "$base_dump" "$work/now.txt"; then
   echo "identical: all $lines answer lines (configs, sources, score bits)"
 else
   echo "DIFFERENT: $(diff "$work/base.txt" "$work/now.txt" | grep -c '^>') of $lines lines; first:"
