@@ -41,7 +41,7 @@ lines=$(wc -l < "$work/now.txt")
 if cmp -s "$base_dump" "$work/now.txt"; then
   echo "identical: all $lines answer lines (configs, sources, score bits)"
 else
-  echo "DIFFERENT: $(diff "$work/base.txt" "$work/now.txt" | grep -c '^>') of $lines lines; first:"
-  diff "$work/base.txt" "$work/now.txt" | head -6
+  echo "DIFFERENT: $(diff "$base_dump" "$work/now.txt" | grep -c '^>') of $lines lines; first:"
+  diff "$base_dump" "$work/now.txt" | head -6
   exit 1
 fi
