@@ -7,39 +7,11 @@
 //! compute exactly the same thing write identical files.
 mod common;
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use tuneinfer::data::dataset::read_rows;
-use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::{self, Target};
 use tuneinfer::{DecodeMode, Predictor};
-
-fn corpus(solver: &str, target: &Target) -> Vec<ConvProblem> {
-    let tunable = solvers::tunable(solvers::by_name(solver).expect("solver")).expect("tunable");
-    let mut dbs: Vec<PathBuf> = Vec::new();
-    for dir in [common::perfdb_dir(), common::perfdb_dir().join("history")] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("perfdb dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
-        found.sort();
-        dbs.extend(found);
-    }
-    let mut seen = HashSet::new();
-    let mut problems = Vec::new();
-    for db in &dbs {
-        let rows = read_rows(db, solver).unwrap_or_else(|e| panic!("{e}"));
-        for r in rows.rows {
-            if tunable.applicable(target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
-                problems.push(r.problem);
-            }
-        }
-    }
-    problems
-}
 
 #[test]
 #[ignore = "writes the CPU fingerprint; run tools/cpu_exact.sh"]
@@ -63,7 +35,7 @@ fn dump_cpu_answers() {
     }
     let mut text = String::new();
     for (solver, arch, dirs, ours) in runs {
-        let mut problems = corpus(&solver, &Target::new(&arch));
+        let mut problems = common::corpus(&solver, &Target::new(&arch));
         if ours && problems.len() > sample {
             let step = problems.len() as f64 / sample as f64;
             problems = (0..sample)

@@ -9,10 +9,8 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
-use tuneinfer::data::dataset::read_rows;
 use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::{self, Target};
@@ -81,16 +79,6 @@ fn whole_corpus_gpu_equals_cpu() {
         .ok()
         .map(|a| a.split(',').map(|x| x.trim().to_string()).collect());
     let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
-    let mut dbs: Vec<PathBuf> = Vec::new();
-    for dir in [common::perfdb_dir(), common::perfdb_dir().join("history")] {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("perfdb dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
-        found.sort();
-        dbs.extend(found);
-    }
     let mut runs: Vec<(String, String, Vec<PathBuf>)> =
         vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()])];
     for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
@@ -105,18 +93,7 @@ fn whole_corpus_gpu_equals_cpu() {
         if only.as_deref().is_some_and(|o| o != solver) || arches.as_ref().is_some_and(|a| !a.contains(&arch)) {
             continue;
         }
-        let tunable = solvers::tunable(solvers::by_name(&solver).unwrap()).unwrap();
-        let target = Target::new(&arch);
-        let mut seen = HashSet::new();
-        let mut problems: Vec<ConvProblem> = Vec::new();
-        for db in &dbs {
-            let rows = read_rows(db, &solver).unwrap_or_else(|e| panic!("{e}"));
-            for r in rows.rows {
-                if tunable.applicable(&target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
-                    problems.push(r.problem);
-                }
-            }
-        }
+        let problems = common::corpus(&solver, &Target::new(&arch));
         assert!(
             !problems.is_empty(),
             "{solver} {arch}: no problems in the shared databases"

@@ -7,7 +7,6 @@ mod common;
 
 use std::path::PathBuf;
 
-use tuneinfer::data::perfdb;
 use tuneinfer::engine::{DeviceChoice, Engine, Precision};
 use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::problem::ConvProblem;
@@ -19,31 +18,11 @@ fn weights_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
 }
 
-/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
-fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
-    let mut problems: Vec<ConvProblem> = Vec::new();
-    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
-        .expect("../shared/miopen/perfdb")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "db"))
-        .collect();
-    dbs.sort();
-    for db in dbs {
-        let rows = perfdb::solver_rows(&db, NAME).expect("perf-db rows");
-        for r in rows.rows.into_iter().take(per_db) {
-            if !problems.contains(&r.problem) {
-                problems.push(r.problem);
-            }
-        }
-    }
-    problems
-}
-
 #[test]
 fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
     let Some(ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
-    let problems = perfdb_problems(150);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 150);
     assert!(problems.len() >= 200, "only {} problems", problems.len());
     for arch in ["gfx906", "gfx900"] {
         let cpu = Predictor::load(arch, NAME, &dirs).expect("cpu model");
@@ -86,7 +65,10 @@ fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
     // over GPU decoder steps (GpuAttentionDecoder).
     let Some(ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
-    let problems: Vec<ConvProblem> = perfdb_problems(150).into_iter().step_by(25).collect();
+    let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 150)
+        .into_iter()
+        .step_by(25)
+        .collect();
     let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx906", NAME, &dirs, ctx).expect("gpu model");
     let mode = DecodeMode::Beam { width: 60, top: 3 };
@@ -144,7 +126,7 @@ fn f16_weights_change_few_attention_predictions() {
     let dirs = vec![weights_dir()];
     let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
     let f16_gpu = GpuPredictor::load_with("gfx906", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
-    let problems = perfdb_problems(150);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 150);
     let mode = DecodeMode::Miopen;
     let (a, b) = (
         cpu.predict_batch(&problems, mode),

@@ -7,33 +7,12 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tuneinfer::data::perfdb;
 use tuneinfer::engine::Precision;
 use tuneinfer::gpu::{verify_ktn_on_gpu, GpuContext, GpuPredictor};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::seq2seq::find_model_files;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
-
-/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
-fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
-    let mut problems: Vec<ConvProblem> = Vec::new();
-    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
-        .expect("../shared/miopen/perfdb")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "db"))
-        .collect();
-    dbs.sort();
-    for db in dbs {
-        let rows = perfdb::solver_rows(&db, NAME).expect("perf-db rows");
-        for r in rows.rows.into_iter().take(per_db) {
-            if !problems.contains(&r.problem) {
-                problems.push(r.problem);
-            }
-        }
-    }
-    problems
-}
 
 #[test]
 fn embedded_model_tests_pass_on_gpu() {
@@ -72,7 +51,7 @@ fn gpu_configs_equal_cpu_configs_on_perfdb_problems() {
     let dirs = vec![common::models_dir()];
     let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
-    let problems = perfdb_problems(100);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 100);
     assert!(problems.len() >= 200, "only {} problems", problems.len());
     for mode in [
         DecodeMode::Miopen,
@@ -120,7 +99,10 @@ fn wide_gpu_beams_equal_cpu_beams() {
     let dirs = vec![common::models_dir()];
     let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).expect("gpu model");
-    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(60).collect();
+    let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 30)
+        .into_iter()
+        .take(60)
+        .collect();
     for (width, top) in [(8, 8), (40, 5)] {
         let mode = DecodeMode::Beam { width, top };
         let want = cpu.predict_batch(&problems, mode);
@@ -161,7 +143,7 @@ fn tiled_kernels_give_the_cpu_configs() {
     let dirs = vec![common::models_dir()];
     let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
     let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
-    let problems = perfdb_problems(40);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 40);
     for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
         let want = cpu.predict_batch(&problems, mode);
         let got = gpu.predict_batch(&problems, mode);
@@ -195,7 +177,10 @@ fn chunked_batches_give_the_same_answers_in_order() {
         .expect("gpu model")
         .with_chunk_limit(7);
     assert_eq!(chunked.chunk_size(DecodeMode::Miopen), 7);
-    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(50).collect();
+    let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 30)
+        .into_iter()
+        .take(50)
+        .collect();
     for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 2 }] {
         let want = common::config_lines(&whole.predict_batch(&problems, mode));
         let got = common::config_lines(&chunked.predict_batch(&problems, mode));
@@ -214,7 +199,7 @@ fn f16_weights_change_few_predictions() {
     let dirs = vec![common::models_dir()];
     let f32_gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("f32 model");
     let f16_gpu = GpuPredictor::load_with("gfx908", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
-    let problems = perfdb_problems(100);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 100);
     for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 1 }] {
         let a = f32_gpu.predict_batch(&problems, mode);
         let b = f16_gpu.predict_batch(&problems, mode);
@@ -237,7 +222,7 @@ fn a_small_beam_batch_after_a_smaller_one_decodes_every_problem_from_its_own_sta
     // 1 and 2 (whose per-row constants round to the same buffer size) must still equal the CPU,
     // for MIOpen's model and for ours (both beams start from the same pooled constants).
     let Some(ctx) = common::gpu() else { return };
-    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(4).collect();
+    let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 30).into_iter().take(4).collect();
     assert_eq!(problems.len(), 4);
     let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
     for (arch, dirs) in [("gfx908", vec![common::models_dir()]), ("gfx906", vec![ours])] {
@@ -264,7 +249,10 @@ fn dispatches_split_over_two_dimensions_give_the_cpu_configs() {
         return;
     };
     ctx.cap_groups_per_dimension(7);
-    let problems: Vec<ConvProblem> = perfdb_problems(30).into_iter().take(16).collect();
+    let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 30)
+        .into_iter()
+        .take(16)
+        .collect();
     let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
     for (arch, dirs) in [("gfx908", vec![common::models_dir()]), ("gfx906", vec![ours])] {
         let cpu = Predictor::load(arch, NAME, &dirs).expect("cpu model");

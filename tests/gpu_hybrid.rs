@@ -10,10 +10,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use tuneinfer::data::perfdb;
 use tuneinfer::gpu::kernels::host;
 use tuneinfer::gpu::GpuPredictor;
-use tuneinfer::problem::ConvProblem;
 use tuneinfer::seq2seq::attention::EncoderKind;
 use tuneinfer::seq2seq::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
 use tuneinfer::testutil::Lcg;
@@ -87,26 +85,6 @@ fn nonzero_values_are_nonzero() {
     );
 }
 
-/// Up to `per_db` ConvAsm1x1U problems of every perf-db, deduplicated.
-fn perfdb_problems(per_db: usize) -> Vec<ConvProblem> {
-    let mut problems: Vec<ConvProblem> = Vec::new();
-    let mut dbs: Vec<_> = std::fs::read_dir(common::perfdb_dir())
-        .expect("../shared/miopen/perfdb")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "db"))
-        .collect();
-    dbs.sort();
-    for db in dbs {
-        let rows = perfdb::solver_rows(&db, "ConvAsm1x1U").expect("perf-db rows");
-        for r in rows.rows.into_iter().take(per_db) {
-            if !problems.contains(&r.problem) {
-                problems.push(r.problem);
-            }
-        }
-    }
-    problems
-}
-
 /// A small hybrid ConvAsm1x1U model trained on 1,500 gfx906 rows, `members` networks.
 fn train_hybrid(members: usize) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tuneinfer-test-hybrid-{members}-{}", std::process::id()));
@@ -128,7 +106,7 @@ fn train_hybrid(members: usize) -> PathBuf {
 #[test]
 fn hybrid_model_gpu_configs_equal_cpu_configs_on_perfdb_problems() {
     let Some(ctx) = common::gpu() else { return };
-    let problems = perfdb_problems(150);
+    let problems = common::perfdb_problems("ConvAsm1x1U", 150);
     assert!(problems.len() >= 200, "only {} problems", problems.len());
     for members in [1, 2] {
         let dirs = vec![train_hybrid(members)];

@@ -333,7 +333,9 @@ fn a_model_trained_on_every_geometry_is_not_evaluated_on_them() {
 fn the_default_decoding_of_our_models_is_the_beam_and_differs_from_the_greedy_walk() {
     let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
     let ours = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&weights)).unwrap();
-    assert_eq!(ours.default_mode(), DecodeMode::Beam { width: 16, top: 1 });
+    // A beam of 6: as often the tuned best as one of 16 on every validation split (README,
+    // Benchmarks: tools/beam_widths.py).
+    assert_eq!(ours.default_mode(), DecodeMode::Beam { width: 6, top: 1 });
     let ktn = Predictor::load("gfx908", "ConvAsm1x1U", &[common::models_dir()]).unwrap();
     assert_eq!(ktn.default_mode(), DecodeMode::Miopen);
     // The choice matters: on real problems the beam's best and the greedy walk disagree on some.

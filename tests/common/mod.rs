@@ -170,3 +170,55 @@ pub fn perf_database(name: &str) -> (PathBuf, String) {
     let arch = tuneinfer::solvers::split_db_name(stem).0.to_string();
     (perfdb_dir().join(name), arch)
 }
+
+/// Up to `per_db` problems of `solver` from each sqlite perf-db, deduplicated, in file order.
+pub fn perfdb_problems(solver: &str, per_db: usize) -> Vec<tuneinfer::problem::ConvProblem> {
+    let mut problems: Vec<tuneinfer::problem::ConvProblem> = Vec::new();
+    let mut dbs: Vec<_> = std::fs::read_dir(perfdb_dir())
+        .expect("../shared/miopen/perfdb")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    dbs.sort();
+    for db in dbs {
+        let rows = tuneinfer::data::perfdb::solver_rows(&db, solver).expect("perf-db rows");
+        for r in rows.rows.into_iter().take(per_db) {
+            if !problems.contains(&r.problem) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
+
+/// Every shared perf database, sqlite then the 2019 text files, each group in name order.
+pub fn all_perfdbs() -> Vec<PathBuf> {
+    let mut dbs: Vec<PathBuf> = Vec::new();
+    for dir in [perfdb_dir(), perfdb_dir().join("history")] {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("perfdb dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        dbs.extend(found);
+    }
+    dbs
+}
+
+/// Every distinct problem of `solver` in all shared databases that it applies to on `target`,
+/// in the order first seen (the whole-corpus comparisons' problem set).
+pub fn corpus(solver: &str, target: &tuneinfer::solvers::Target) -> Vec<tuneinfer::problem::ConvProblem> {
+    let tunable = tuneinfer::solvers::tunable(tuneinfer::solvers::by_name(solver).expect("solver")).expect("tunable");
+    let mut seen = std::collections::HashSet::new();
+    let mut problems = Vec::new();
+    for db in all_perfdbs() {
+        let rows = tuneinfer::data::dataset::read_rows(&db, solver).unwrap_or_else(|e| panic!("{e}"));
+        for r in rows.rows {
+            if tunable.applicable(target, &r.problem).is_ok() && seen.insert(r.problem.clone()) {
+                problems.push(r.problem);
+            }
+        }
+    }
+    problems
+}
