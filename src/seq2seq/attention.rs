@@ -11,6 +11,7 @@
 
 pub use super::conv_encoder::EncoderKind;
 use super::conv_encoder::{conv1d_same_tanh, CONV_WIDTH};
+use super::packed::dense_packed;
 use super::{DecoderScratch, Seq2SeqModel, States, StepDecoder};
 use crate::cpu;
 use crate::cpu::PackedMatrix;
@@ -210,7 +211,8 @@ pub struct AttentionModel {
     pub vocab: Vocabulary,
     /// Where it came from, for messages.
     pub source: String,
-    /// Each member's decoder weights re-laid for the CPU step, built from `members` once.
+    /// Each member's weights re-laid for the CPU encoder and decoder step, built from `members`
+    /// once.
     kernels: Vec<StepKernels>,
 }
 
@@ -220,7 +222,7 @@ pub struct AttentionModel {
 /// - `token_gates[t]` = `decoder.bias + embedding[t] · decoder.kernel`, the token's part of the
 ///   LSTM gates, once per token instead of once per step and hypothesis;
 /// - the recurrent, combine (split at the `[h, ctx]` seam, so no concatenation) and output
-///   kernels packed into column panels ([`PackedMatrix`]).
+///   kernels packed ([`PackedMatrix`]).
 #[derive(Debug, Clone)]
 struct StepKernels {
     /// The encoder LSTM's input and recurrent kernels, packed.
@@ -357,8 +359,13 @@ impl AttentionModel {
                 None => inputs,
             };
             // The input projections of every step at once: xw[b, t] = bias + seq[b, t] · W.
-            cpu::add_bias_rows(&mut xw, Some(p.get(idx::ENC_B)), batch * steps, 4 * h);
-            cpu::matmul_packed_acc(seq, &kernels.encoder_kernel, &mut xw, batch * steps);
+            dense_packed(
+                seq,
+                &kernels.encoder_kernel,
+                Some(p.get(idx::ENC_B)),
+                &mut xw,
+                batch * steps,
+            );
             for t in 0..steps {
                 for b in 0..batch {
                     z[b * 4 * h..(b + 1) * 4 * h]
@@ -403,13 +410,11 @@ impl AttentionModel {
         cpu::attention(&states.h[m], &states.extra[m], &mut w, &mut ctx, batch, steps, h);
         // o = tanh([h, ctx] · Wc + bc), the two halves of Wc one after the other.
         o.resize(batch * h, 0.0);
-        cpu::add_bias_rows(&mut o, Some(p.get(idx::COMB_B)), batch, h);
-        cpu::matmul_packed_acc(&states.h[m], &k.combine_h, &mut o, batch);
+        dense_packed(&states.h[m], &k.combine_h, Some(p.get(idx::COMB_B)), &mut o, batch);
         cpu::matmul_packed_acc(&ctx, &k.combine_ctx, &mut o, batch);
         o.iter_mut().for_each(|x| *x = cpu::activations::tanh(*x));
         scores.resize(batch * v, 0.0);
-        cpu::add_bias_rows(scores, Some(p.get(idx::OUT_B)), batch, v);
-        cpu::matmul_packed_acc(&o, &k.output, scores, batch);
+        dense_packed(&o, &k.output, Some(p.get(idx::OUT_B)), scores, batch);
         *scratch.buffer(1) = z;
         *scratch.buffer(2) = w;
         *scratch.buffer(4) = o;
