@@ -10,7 +10,7 @@ mod common;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use tuneinfer::solvers::{self, Target};
+use tuneinfer::solvers::Target;
 use tuneinfer::{DecodeMode, Predictor};
 
 #[test]
@@ -23,18 +23,8 @@ fn dump_cpu_answers() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1500);
-    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
-    let mut runs: Vec<(String, String, Vec<PathBuf>, bool)> =
-        vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()], false)];
-    for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
-        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942"] {
-            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
-                runs.push((s.name().into(), arch.into(), vec![weights.clone()], true));
-            }
-        }
-    }
     let mut text = String::new();
-    for (solver, arch, dirs, ours) in runs {
+    for (solver, arch, dirs, ours) in common::corpus_models() {
         let mut problems = common::corpus(&solver, &Target::new(&arch));
         if ours && problems.len() > sample {
             let step = problems.len() as f64 / sample as f64;

@@ -9,11 +9,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::problem::ConvProblem;
-use tuneinfer::solvers::{self, Target};
+use tuneinfer::solvers::Target;
 use tuneinfer::{DecodeMode, Predictor};
 
 /// The decodings to compare: `$TUNEINFER_CORPUS_MODES` (e.g. `miopen,4,16`: MIOpen's walk and
@@ -78,18 +76,8 @@ fn whole_corpus_gpu_equals_cpu() {
     let arches: Option<Vec<String>> = std::env::var("TUNEINFER_CORPUS_ARCHES")
         .ok()
         .map(|a| a.split(',').map(|x| x.trim().to_string()).collect());
-    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
-    let mut runs: Vec<(String, String, Vec<PathBuf>)> =
-        vec![("ConvAsm1x1U".into(), "gfx908".into(), vec![common::models_dir()])];
-    for s in solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
-        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942"] {
-            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
-                runs.push((s.name().into(), arch.into(), vec![weights.clone()]));
-            }
-        }
-    }
     let mut differing = 0;
-    for (solver, arch, dirs) in runs {
+    for (solver, arch, dirs, _) in common::corpus_models() {
         if only.as_deref().is_some_and(|o| o != solver) || arches.as_ref().is_some_and(|a| !a.contains(&arch)) {
             continue;
         }

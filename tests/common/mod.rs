@@ -222,3 +222,24 @@ pub fn corpus(solver: &str, target: &tuneinfer::solvers::Target) -> Vec<tuneinfe
     }
     problems
 }
+
+/// The models the whole-corpus checks run: MIOpen's gfx908 ConvAsm1x1U model, then every
+/// shipped model of ours in `weights/` (solver order of `solvers::all()`), as (solver, arch,
+/// model directories, ours?).
+pub fn corpus_models() -> Vec<(String, String, Vec<PathBuf>, bool)> {
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let mut runs = vec![(
+        "ConvAsm1x1U".to_string(),
+        "gfx908".to_string(),
+        vec![models_dir()],
+        false,
+    )];
+    for s in tuneinfer::solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
+        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942"] {
+            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
+                runs.push((s.name().to_string(), arch.to_string(), vec![weights.clone()], true));
+            }
+        }
+    }
+    runs
+}
