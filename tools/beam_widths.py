@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Exact % of the first answer on each shipped model's held-out problems, by beam width.
 
-Runs `tuneinfer eval --json --beam W` for every model of ours that was trained with a
-validation split (and, with --validated DIR, the ConvAsm1x1U models of that directory, trained
-with the split by the README's "how well the recipe does" commands), for each width W, and
+Runs `tuneinfer eval --json --beam W` for every model of ours in weights/ whose JSON says it
+was trained with a validation split (and, with --validated DIR, the models of that directory,
+e.g. ConvAsm1x1U trained with the split by the README's "how well the recipe does" commands),
+for each width W, and
 prints exact % per width with the change against the width of 16 (the default decoding's width
 when this tool was written). Used to choose the default decoding's width (issue #15: no change
 that loses more than 0.3 points).
@@ -19,29 +20,31 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DB = os.path.join(ROOT, "..", "shared", "miopen", "perfdb")
 
-# (solver, arch, perf db the model was trained and split on)
-MODELS = [
-    ("ConvAsm1x1U", "gfx906_64", "history/gfx906_64.2019.cd.pdb.txt"),
-    ("ConvAsmBwdWrW1x1", "gfx906", "gfx906_60.db"),
-    ("ConvAsmBwdWrW1x1", "gfx900", "gfx900_56.db"),
-    ("ConvAsmBwdWrW3x3", "gfx906", "gfx906_60.db"),
-    ("ConvAsmBwdWrW3x3", "gfx900", "gfx900_56.db"),
-    ("ConvOclDirectFwd", "gfx906", "gfx906_60.db"),
-    ("ConvOclDirectFwd", "gfx900", "gfx900_56.db"),
-    ("ConvOclDirectFwd", "gfx1030", "gfx1030_36.db"),
-    ("ConvBinWinogradRxSf2x3", "gfx906", "gfx906_60.db"),
-    ("ConvBinWinogradRxSf3x2", "gfx906", "gfx906_60.db"),
-    ("ConvBinWinogradRxSf2x3", "gfx942", "gfx942130.db"),
-    ("ConvBinWinogradRxSf3x2", "gfx942", "gfx942130.db"),
-    ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "gfx942", "gfx942130.db"),
-    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx942", "gfx942130.db"),
-    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx942", "gfx942130.db"),
-]
-VALIDATED = [("ConvAsm1x1U", "gfx906", "gfx906_60.db"), ("ConvAsm1x1U", "gfx900", "gfx900_56.db")]
+
+
+def split_models(directory):
+    """(solver, arch, perf db path) of every model in `directory` trained with a validation split,
+    as its JSON records them (`training.perf_db`, `training.val_fraction`)."""
+    found = []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(directory, name)) as f:
+            meta = json.load(f)
+        training = meta.get("training") or {}
+        if not training.get("val_fraction"):
+            continue
+        db = training["perf_db"]
+        path = next((p for p in (os.path.join(DB, db), os.path.join(DB, "history", db)) if os.path.exists(p)), None)
+        if path is None:
+            print(f"{name}: its perf db {db} is not in {DB}", file=sys.stderr)
+            continue
+        found.append((meta["solver"], meta["arch"], path))
+    return found
 
 
 def exact(binary, solver, arch, db, width, models):
-    cmd = [binary, "eval", "--perf-db", os.path.join(DB, db), "--arch", arch, "--solver", solver,
+    cmd = [binary, "eval", "--perf-db", db, "--arch", arch, "--solver", solver,
            "--beam", str(width), "--json"]
     if models:
         cmd += ["--models", models]
@@ -63,10 +66,9 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "tuneinfer"))
     a = ap.parse_args()
     widths = [int(w) for w in a.widths.split(",")]
-    runs = [(s, ar, db, None) for s, ar, db in MODELS]
+    runs = [(s, ar, db, None) for s, ar, db in split_models(os.path.join(ROOT, "weights"))]
     if a.validated:
-        runs += [(s, ar, db, a.validated) for s, ar, db in VALIDATED
-                 if os.path.exists(os.path.join(a.validated, f"{ar}_{s}.json"))]
+        runs += [(s, ar, db, a.validated) for s, ar, db in split_models(a.validated)]
     print("| model: validation problems | " + " | ".join(f"w{w}" for w in widths) + " |")
     print("|---" * (len(widths) + 1) + "|")
     worst = {w: 0.0 for w in widths}
