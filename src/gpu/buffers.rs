@@ -61,6 +61,7 @@ pub(crate) fn upload(ctx: &GpuContext, label: &str, data: &[u8]) -> Result<wgpu:
     // create_buffer + write_buffer rather than a buffer mapped at creation: on a lost device
     // the latter panics, this only reports an error.
     ctx.checked(&format!("uploading {label}"), || {
+        ctx.count_buffer();
         let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: contents.len() as u64,
@@ -94,9 +95,12 @@ pub(crate) fn upload_i32(ctx: &GpuContext, label: &str, data: &[i32]) -> Result<
     upload(ctx, label, bytemuck::cast_slice(data))
 }
 
-/// Work buffers kept between decodes: a decode of the same (model, batch, width) takes back the
-/// buffers the previous one used instead of allocating; a decode of another size replaces them.
-/// Contents are not cleared; decoders clear what they read before writing.
+/// Work buffers kept between decodes, by role and capacity: a buffer of a role is taken back
+/// by any later request of that role it is large enough for (the smallest such one), so a
+/// decode of the same or a smaller batch than the previous one allocates nothing; a larger
+/// one allocates what does not fit and drops what it did not use. Contents are not cleared;
+/// decoders clear what they read before writing, and kernels only touch the rows their
+/// parameters name (none reads a binding's length), so a larger buffer serves as well.
 #[derive(Default)]
 pub(crate) struct Pool {
     free: std::collections::HashMap<PoolKey, Vec<wgpu::Buffer>>,
@@ -105,8 +109,8 @@ pub(crate) struct Pool {
     pub allocated: bool,
 }
 
-/// Role, size and kind of a pooled buffer.
-type PoolKey = (&'static str, u64, Kind);
+/// Role and kind of a pooled buffer.
+type PoolKey = (&'static str, Kind);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
@@ -114,10 +118,10 @@ enum Kind {
     Storage,
     /// Host-mappable, for results copied back.
     ReadBack,
-    /// A storage buffer written once with the contents identified by the tag and the exact byte
-    /// count (buffer sizes are rounded up, so the size alone would let contents of different
-    /// lengths share a buffer).
-    Constant { tag: u64, bytes: u64 },
+    /// A storage buffer written once with contents identified by the tag, whose contents for
+    /// a smaller size are a prefix of those for a larger one (so a larger buffer of the same
+    /// tag holds the smaller one's contents at its start).
+    Constant { tag: u64 },
 }
 
 impl Pool {
@@ -132,21 +136,23 @@ impl Pool {
         Ok(self.take_kind(ctx, label, bytes, Kind::ReadBack)?.0)
     }
 
-    /// A storage buffer holding `data()`, built and uploaded only when no pooled buffer of this
-    /// role, exact size and `tag` exists: `tag` and `bytes` together must identify the contents
-    /// (e.g. the parameters they are computed from). Kernels must not write to it (it is a copy source or read-only).
+    /// A storage buffer whose first `bytes` hold `data(size)`, built and uploaded only when no
+    /// pooled buffer of this role and `tag` is large enough: `tag` must identify the contents,
+    /// and `data(n)` must be the first `n` bytes of `data(m)` for every `m > n` (e.g. a pattern
+    /// over rows). `data` gets the size to fill (at least `bytes`). Kernels must not write to it
+    /// (it is a copy source or read-only).
     pub fn constant(
         &mut self,
         ctx: &GpuContext,
         label: &'static str,
         tag: u64,
         bytes: u64,
-        data: impl FnOnce() -> Vec<u8>,
+        data: impl FnOnce(u64) -> Vec<u8>,
     ) -> Result<wgpu::Buffer> {
-        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant { tag, bytes })?;
+        let (buf, fresh) = self.take_kind(ctx, label, bytes, Kind::Constant { tag })?;
         if fresh {
-            let mut data = data();
-            data.resize((data.len().max(MIN_BYTES as usize)).next_multiple_of(4), 0);
+            let mut data = data(buf.size());
+            data.resize(buf.size() as usize, 0);
             ctx.checked(&format!("uploading {label}"), || ctx.queue.write_buffer(&buf, 0, &data))?;
         }
         Ok(buf)
@@ -160,15 +166,26 @@ impl Pool {
         bytes: u64,
         kind: Kind,
     ) -> Result<(wgpu::Buffer, bool)> {
-        let key = (label, bytes.max(MIN_BYTES).next_multiple_of(4), kind);
-        // First in, first out: a repeated decode gets every buffer back in the same role.
-        let (buf, fresh) = match self.free.get_mut(&key).filter(|v| !v.is_empty()).map(|v| v.remove(0)) {
+        let key = (label, kind);
+        let size = bytes.max(MIN_BYTES).next_multiple_of(4);
+        // The smallest free buffer of the role that is large enough; among equal sizes the
+        // first one freed, so a repeated decode gets every buffer back in the same role.
+        let found = self.free.get_mut(&key).and_then(|free| {
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.size() >= size)
+                .min_by_key(|(i, b)| (b.size(), *i))
+                .map(|(i, _)| i)?;
+            Some(free.remove(best))
+        });
+        let (buf, fresh) = match found {
             Some(b) => (b, false),
             None => {
                 self.allocated = true;
                 let b = match kind {
-                    Kind::ReadBack => read_back_buffer(ctx, label, key.1)?,
-                    Kind::Storage | Kind::Constant { .. } => zeroed(ctx, label, key.1)?,
+                    Kind::ReadBack => read_back_buffer(ctx, label, size)?,
+                    Kind::Storage | Kind::Constant { .. } => zeroed(ctx, label, size)?,
                 };
                 (b, true)
             }
@@ -195,7 +212,7 @@ impl Pool {
     }
 
     /// Keeps the buffers of the decode that just finished for the next one and frees the rest,
-    /// so the pool holds one decode's worth (memory does not grow with varying batch sizes).
+    /// so the pool holds one decode's worth (the largest of its requests per buffer).
     /// Returns true when the set of buffers changed (some were allocated or dropped).
     pub fn recycle(&mut self) -> bool {
         let changed = self.allocated || self.free.values().any(|v| !v.is_empty());
@@ -219,6 +236,7 @@ impl Pool {
 pub(crate) fn zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
     check_size(ctx, label, bytes)?;
     ctx.checked(&format!("allocating {label}"), || {
+        ctx.count_buffer();
         ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: bytes.max(MIN_BYTES).next_multiple_of(4),
@@ -245,6 +263,7 @@ fn check_size(ctx: &GpuContext, label: &str, bytes: u64) -> Result<()> {
 pub(crate) fn uniform(ctx: &GpuContext, words: &[u32]) -> wgpu::Buffer {
     let mut w = words.to_vec();
     w.resize(words.len().next_multiple_of(4).max(4), 0);
+    ctx.count_buffer();
     let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("params"),
         size: 4 * w.len() as u64,
@@ -255,9 +274,24 @@ pub(crate) fn uniform(ctx: &GpuContext, words: &[u32]) -> wgpu::Buffer {
     buf
 }
 
+/// A uniform buffer of `bytes` that recordings write many dispatches' parameter blocks into
+/// ([`BindCache`](super::kernels::BindCache)).
+pub(crate) fn uniform_page(ctx: &GpuContext, bytes: u64) -> Result<wgpu::Buffer> {
+    ctx.checked("allocating a parameter page", || {
+        ctx.count_buffer();
+        ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("parameter page"),
+            size: bytes,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    })
+}
+
 /// A host-mappable buffer of `bytes` (a multiple of 4) for results copied back.
 pub(crate) fn read_back_buffer(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
     ctx.checked(label, || {
+        ctx.count_buffer();
         ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: bytes.max(4).next_multiple_of(4),

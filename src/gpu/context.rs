@@ -72,6 +72,8 @@ pub struct GpuContext {
     groups_cap: std::sync::atomic::AtomicU32,
     /// Per-kernel GPU times and host phases while `bench --profile` measures (off otherwise).
     pub(crate) profiler: super::profile::Profiler,
+    /// Buffers created through this context (see [`GpuContext::buffers_created`]).
+    buffers_created: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -211,6 +213,7 @@ impl GpuContext {
             tiled_min_rows: std::sync::atomic::AtomicUsize::new(TILED_MIN_ROWS),
             groups_cap: std::sync::atomic::AtomicU32::new(u32::MAX),
             profiler: super::profile::Profiler::default(),
+            buffers_created: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -329,6 +332,18 @@ impl GpuContext {
     pub fn cap_groups_per_dimension(&self, groups: u32) {
         self.groups_cap
             .store(groups.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many device buffers the library created on this context so far: weights, work
+    /// buffers, read-backs, parameter blocks (not the profiler's query buffers). A predictor's
+    /// second batch of the same or a smaller size creates none (tests count them).
+    pub fn buffers_created(&self) -> u64 {
+        self.buffers_created.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_buffer(&self) {
+        self.buffers_created
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Readable keys of the pipelines compiled so far (e.g. `lstm_step{IN_DIM=8,UNITS=64,...}`).

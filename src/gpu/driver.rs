@@ -378,9 +378,10 @@ pub(crate) fn beam_row_words(max_len: usize) -> usize {
 }
 
 /// Takes a beam's buffers from the pool and records the copies that start the search: in
-/// `hyp_a`, slot 0 of each problem live with an empty prefix and everything else dead; row r's
-/// parent is problem r / w's encoder state. Those initial records and parents are pooled
-/// constants, built and uploaded once per (size, width, length).
+/// `hyp_a`, slot 0 of each problem live with an empty prefix and everything else dead (the
+/// live slots, then the finished lists); row r's parent is problem r / w's encoder state.
+/// Those initial records and parents are pooled constants, built and uploaded once per
+/// (width, length) and reused by every search as large or smaller.
 fn beam_start(
     ctx: &GpuContext,
     pool: &mut Pool,
@@ -389,38 +390,39 @@ fn beam_start(
     w: usize,
     l: usize,
 ) -> Result<BeamStart> {
-    let hyp_bytes = 4 * (2 * rows * hyp_words(l)) as u64;
-    let initial_hypotheses = pool.constant(
-        ctx,
-        "initial hypotheses",
-        ((w as u64) << 32) | l as u64,
-        hyp_bytes,
-        || bytemuck::cast_slice(&initial_hypotheses(rows, w, l)).to_vec(),
-    )?;
+    let words = hyp_words(l);
+    let half = 4 * (rows * words) as u64;
+    let live = pool.constant(ctx, "initial live slots", ((w as u64) << 32) | l as u64, half, |n| {
+        bytemuck::cast_slice(&initial_records(n as usize / (4 * words), w, l)).to_vec()
+    })?;
+    let dead = pool.constant(ctx, "initial finished lists", l as u64, half, |n| {
+        bytemuck::cast_slice(&initial_records(n as usize / (4 * words), usize::MAX, l)).to_vec()
+    })?;
     let parent_bytes = 4 * rows as u64;
-    let initial_parents = pool.constant(ctx, "initial parents", w as u64, parent_bytes, || {
-        let first: Vec<u32> = (0..rows).map(|r| (r / w) as u32).collect();
+    let initial_parents = pool.constant(ctx, "initial parents", w as u64, parent_bytes, |n| {
+        let first: Vec<u32> = (0..n as usize / 4).map(|r| (r / w) as u32).collect();
         bytemuck::cast_slice(&first).to_vec()
     })?;
     let start = BeamStart {
-        hyp_a: pool.take(ctx, "hypotheses", hyp_bytes)?,
-        hyp_b: pool.take(ctx, "hypotheses", hyp_bytes)?,
+        hyp_a: pool.take(ctx, "hypotheses", 2 * half)?,
+        hyp_b: pool.take(ctx, "hypotheses", 2 * half)?,
         parents: pool.take(ctx, "parents", parent_bytes)?,
     };
-    rec.encoder()
-        .copy_buffer_to_buffer(&initial_hypotheses, 0, &start.hyp_a, 0, hyp_bytes);
-    rec.encoder()
-        .copy_buffer_to_buffer(&initial_parents, 0, &start.parents, 0, parent_bytes);
+    let enc = rec.encoder();
+    enc.copy_buffer_to_buffer(&live, 0, &start.hyp_a, 0, half);
+    enc.copy_buffer_to_buffer(&dead, 0, &start.hyp_a, half, half);
+    enc.copy_buffer_to_buffer(&initial_parents, 0, &start.parents, 0, parent_bytes);
     Ok(start)
 }
 
-/// The hypothesis records `beam_step` starts from: `rows` live slots (slot 0 of each problem
-/// live with an empty prefix, the others dead), then every problem's `w` finished records (dead).
-fn initial_hypotheses(rows: usize, w: usize, l: usize) -> Vec<u32> {
+/// `records` hypothesis records as `beam_step` starts from them: record r live with an empty
+/// prefix where r is a multiple of `w` (slot 0 of each problem), dead otherwise (`w =
+/// usize::MAX`: all dead, the finished lists).
+fn initial_records(records: usize, w: usize, l: usize) -> Vec<u32> {
     let words = hyp_words(l);
-    let mut init = vec![0u32; 2 * rows * words];
+    let mut init = vec![0u32; records * words];
     for (r, h) in init.chunks_exact_mut(words).enumerate() {
-        h[2 * l + 1] = if r < rows && r % w == 0 { 0 } else { 2 };
+        h[2 * l + 1] = if w != usize::MAX && r % w == 0 { 0 } else { 2 };
     }
     init
 }

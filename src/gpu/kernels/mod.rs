@@ -85,36 +85,32 @@ pub(crate) fn dispatch(
             kernel.key
         )));
     }
-    let make = || {
-        let uniform = buffers::uniform(ctx, params);
-        let mut entries: Vec<wgpu::BindGroupEntry> = views
-            .iter()
-            .enumerate()
-            .map(|(i, v)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: v.binding(),
-            })
-            .collect();
-        entries.push(wgpu::BindGroupEntry {
-            binding: views.len() as u32,
-            resource: uniform.as_entire_binding(),
-        });
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &kernel.layout,
-            entries: &entries,
-        })
-    };
     let group = match rec.cache.as_deref_mut() {
         Some(cache) => {
+            let (page, offset, size) = cache.stage(ctx, params)?;
             let key = BindKey {
                 kernel: kernel.key.clone(),
                 views: views.iter().map(|v| (v.buf.clone(), v.offset, v.size)).collect(),
-                params: params.to_vec(),
+                params: (page, offset, size),
             };
-            cache.groups.entry(key).or_insert_with(make).clone()
+            if cache.groups.len() >= BIND_CACHE_LIMIT && !cache.groups.contains_key(&key) {
+                cache.groups.clear();
+            }
+            let uniform = View {
+                buf: &cache.pages[page],
+                offset,
+                size: Some(size),
+            };
+            cache
+                .groups
+                .entry(key)
+                .or_insert_with(|| bind_group(ctx, kernel, views, uniform))
+                .clone()
         }
-        None => make(),
+        None => {
+            let uniform = buffers::uniform(ctx, params);
+            bind_group(ctx, kernel, views, (&uniform).into())
+        }
     };
     let pass = rec.pass_for(&kernel.key);
     pass.set_pipeline(&kernel.pipeline);
@@ -123,25 +119,99 @@ pub(crate) fn dispatch(
     Ok(())
 }
 
-/// What a bind group is made of: the kernel, its buffers (with offset and size) and its
-/// parameters.
+/// The bind group of one dispatch: `views` in order, then the parameter block `uniform`.
+fn bind_group(ctx: &GpuContext, kernel: &Kernel, views: &[View<'_>], uniform: View<'_>) -> wgpu::BindGroup {
+    let mut entries: Vec<wgpu::BindGroupEntry> = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: v.binding(),
+        })
+        .collect();
+    entries.push(wgpu::BindGroupEntry {
+        binding: views.len() as u32,
+        resource: uniform.binding(),
+    });
+    ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &kernel.layout,
+        entries: &entries,
+    })
+}
+
+/// What a cached bind group is made of: the kernel, its buffers (with offset and size) and
+/// where its parameter block lies (page, byte offset, bytes). The block's contents are written
+/// by each recording, so a decode of another batch size over the same buffers reuses the group.
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct BindKey {
     kernel: KernelKey,
     views: Vec<(wgpu::Buffer, u64, Option<u64>)>,
-    params: Vec<u32>,
+    params: (usize, u64, u64),
 }
+
+/// Bind groups kept at most (a decode records a few hundred dispatches; past this the cache
+/// starts again, so batches of ever new buffers cannot grow it without bound).
+const BIND_CACHE_LIMIT: usize = 16_384;
+
+/// Bytes of one parameter page (a uniform buffer holding many dispatches' parameter blocks).
+const PARAM_PAGE: u64 = 64 * 1024;
 
 /// Bind groups (with their parameter buffers) of decodes that reuse the same pooled buffers, so
 /// a repeated decode of the same size creates no wgpu objects at all.
+///
+/// Every dispatch recorded with the cache gets its parameters at the next offset of a few
+/// uniform pages the cache keeps ([`BindCache::stage`]); the recording writes the pages when it
+/// finishes. A recording with the same sequence of kernels puts the same parameters block at
+/// the same offset, so its bind groups are found again even when its batch size (its
+/// parameters) differs, and no buffer is created at all.
 #[derive(Default)]
 pub(crate) struct BindCache {
     groups: std::collections::HashMap<BindKey, wgpu::BindGroup>,
+    /// The parameter pages, and the bytes this recording staged for them.
+    pages: Vec<wgpu::Buffer>,
+    staged: Vec<u8>,
 }
 
 impl BindCache {
+    /// Drops the bind groups (their buffers changed); the parameter pages stay.
     pub fn clear(&mut self) {
         self.groups.clear();
+    }
+
+    /// Starts a recording: its first dispatch's parameters go to the start of page 0.
+    fn begin(&mut self) {
+        self.staged.clear();
+    }
+
+    /// Stages `params` at the next aligned offset (creating a page when the staged ones are
+    /// full); returns (page, offset in the page, bytes).
+    fn stage(&mut self, ctx: &GpuContext, params: &[u32]) -> Result<(usize, u64, u64)> {
+        let align = u64::from(ctx.limits.min_uniform_buffer_offset_alignment.max(16));
+        let bytes = (4 * params.len() as u64).next_multiple_of(16).max(16);
+        if bytes > PARAM_PAGE {
+            return Err(Error::Internal(format!("a parameter block of {bytes} bytes")));
+        }
+        let mut at = (self.staged.len() as u64).next_multiple_of(align);
+        if at % PARAM_PAGE + bytes > PARAM_PAGE {
+            at = at.next_multiple_of(PARAM_PAGE);
+        }
+        let page = (at / PARAM_PAGE) as usize;
+        while self.pages.len() <= page {
+            self.pages.push(buffers::uniform_page(ctx, PARAM_PAGE)?);
+        }
+        self.staged.resize(at as usize, 0);
+        self.staged.extend_from_slice(bytemuck::cast_slice(params));
+        self.staged.resize((at + bytes) as usize, 0);
+        Ok((page, at % PARAM_PAGE, bytes))
+    }
+
+    /// Writes the staged parameters into their pages (before the recording is submitted).
+    fn write(&mut self, queue: &wgpu::Queue) {
+        for (page, data) in self.pages.iter().zip(self.staged.chunks(PARAM_PAGE as usize)) {
+            queue.write_buffer(page, 0, data);
+        }
+        self.staged.clear();
     }
 }
 
@@ -154,6 +224,8 @@ pub(crate) struct Recorder<'a> {
     open: Option<wgpu::ComputePass<'static>>,
     cache: Option<&'a mut BindCache>,
     profile: Option<super::profile::RecProfile>,
+    /// Writes the cache's parameter pages when the recording finishes.
+    queue: wgpu::Queue,
 }
 
 impl<'a> Recorder<'a> {
@@ -167,11 +239,13 @@ impl<'a> Recorder<'a> {
             open: None,
             cache: None,
             profile,
+            queue: ctx.queue.clone(),
         }
     }
 
     pub fn with_cache(ctx: &GpuContext, label: &str, cache: &'a mut BindCache) -> Recorder<'a> {
         let mut r = Recorder::new(ctx, label);
+        cache.begin();
         r.cache = Some(cache);
         r
     }
@@ -220,6 +294,9 @@ impl<'a> Recorder<'a> {
 
     pub fn finish(mut self) -> wgpu::CommandEncoder {
         self.open = None;
+        if let Some(cache) = self.cache.take() {
+            cache.write(&self.queue);
+        }
         if let Some(profile) = self.profile.take() {
             profile.finish(&mut self.enc);
         }
