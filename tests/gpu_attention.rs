@@ -62,7 +62,7 @@ fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
 #[test]
 fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
     // A beam wider than beam_step.wgsl takes (60 x 37 candidates > 2048) runs the host's search
-    // over GPU decoder steps (GpuAttentionDecoder).
+    // over GPU decoder steps (host_steps::HostSteps over the model's ResidentModel step).
     let Some(ctx) = common::gpu() else { return };
     let dirs = vec![weights_dir()];
     let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 150)

@@ -42,11 +42,23 @@ fn same_or_smaller_batches_create_no_buffers() {
         check("the same batch again", first);
         assert_eq!(ctx.buffers_created(), after_first, "{mode:?}: a repeat created buffers");
         check("a smaller batch of other problems", smaller);
-        assert_eq!(ctx.buffers_created(), after_first, "{mode:?}: a smaller batch created buffers");
+        assert_eq!(
+            ctx.buffers_created(),
+            after_first,
+            "{mode:?}: a smaller batch created buffers"
+        );
         check("40 problems in chunks of 16, 16 and 8", chunks);
-        assert_eq!(ctx.buffers_created(), after_first, "{mode:?}: chunks of the same size created buffers");
+        assert_eq!(
+            ctx.buffers_created(),
+            after_first,
+            "{mode:?}: chunks of the same size created buffers"
+        );
         check("the first batch after them", first);
-        assert_eq!(ctx.buffers_created(), after_first, "{mode:?}: the batch after them created buffers");
+        assert_eq!(
+            ctx.buffers_created(),
+            after_first,
+            "{mode:?}: the batch after them created buffers"
+        );
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use tuneinfer::gpu::profile::round_trips;
+use tuneinfer::gpu::probe::round_trips;
 use tuneinfer::gpu::{GpuContext, GpuPredictor};
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::workload::asm1x1u_problems;

@@ -303,7 +303,8 @@ mod profile {
     use super::same_answer;
     use crate::engine::Engine;
     use crate::error::{Error, Result};
-    use crate::gpu::profile::{self as phase, round_trips, ProfileReport};
+    use crate::gpu::probe::round_trips;
+    use crate::gpu::profile::{self as phase, ProfileReport};
     use crate::gpu::GpuContext;
     use crate::predict::{DecodeMode, Prediction};
     use crate::problem::ConvProblem;

@@ -6,10 +6,10 @@
 //!   (`greedy_step` / `beam_step` with the solver's WGSL rules) stays in device buffers. A beam's
 //!   rows read their problem's encoder outputs in place (`attention.wgsl`'s `enc_div`) and their
 //!   parent's (h, c) in place (`lstm_step`'s gather).
-//! - `encode_to_states` + [`GpuAttentionDecoder`]: the decoder step behind [`StepDecoder`] for
-//!   the host's searches (solvers without a rules library, beams wider than `beam_step` takes).
-//!   The states are the CPU model's: layer m of [`States`] is member m's decoder (h, c), side
-//!   buffer m its encoder outputs `[rows, steps, hidden]`.
+//! - the same `ResidentModel` for the host's searches (`host_steps.rs`: solvers without a rules
+//!   library, beams wider than `beam_step` takes). The states are the CPU model's: layer m of
+//!   [`States`] is member m's decoder (h, c), side buffer m its encoder outputs `[rows, steps,
+//!   hidden]`, uploaded per step (the host's beam reorders them with the rows).
 //!
 //! Per step and member: `embedding_gather` -> `lstm_step` -> `attention` (scores, softmax,
 //! context, combine + tanh) -> `dense` (output layer); with several members each one's
@@ -18,14 +18,14 @@
 
 use super::buffers::{self, Pool};
 use super::context::GpuContext;
-use super::driver::{self, DecoderStep, ResidentModel, StepError};
+use super::driver::{self, DecoderStep, ResidentModel};
 use super::kernels::{
     self, AttentionLayer, AttentionOut, Conv1dLayer, DenseLayer, DenseOut, Embedding, EncoderOutputs, LstmInput,
     LstmLayer, LstmState, Recorder, Rows, RowsOf,
 };
 use crate::error::{Error, Result};
 use crate::seq2seq::attention::{idx, AttentionConfig, AttentionModel};
-use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+use crate::seq2seq::States;
 
 /// One ensemble member's weights on the device.
 pub(crate) struct GpuAttentionMember {
@@ -198,217 +198,31 @@ impl GpuAttention {
     }
 
     /// Largest single buffer one row contributes to (bytes): the encoder outputs.
+    /// The work of steps of `rows` rows reading the encoder outputs `enc` (one per member).
+    fn step_work(
+        &self,
+        ctx: &GpuContext,
+        pool: &mut Pool,
+        enc: Vec<wgpu::Buffer>,
+        rows: usize,
+    ) -> Result<AttentionWork> {
+        let c = self.config;
+        let mut f32s = |label: &'static str, n: usize| pool.take(ctx, label, 4 * n as u64);
+        Ok(AttentionWork {
+            enc,
+            embedded: f32s("embedded", rows * c.embed)?,
+            weights: f32s("attention weights", rows * c.steps)?,
+            context: f32s("context", rows * c.hidden)?,
+            combined: f32s("combined", rows * c.hidden)?,
+            raw: f32s("raw scores", rows * c.vocab)?,
+            member_logp: f32s("member log-probabilities", rows * c.vocab)?,
+        })
+    }
+
     pub fn largest_row_bytes(&self) -> u64 {
         let c = self.config;
         let conv = c.steps * c.encoder.conv_channels().unwrap_or(0);
         4 * (c.steps * c.hidden).max(c.steps * c.enc_input()).max(conv).max(c.vocab) as u64
-    }
-}
-
-/// Encodes `rows` problems (`inputs`: `[rows, steps, 1 + steps]`) with every member on the GPU
-/// and reads back the decoder's initial states: what [`AttentionModel::run_encoder`] returns.
-pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuAttention, inputs: &[f32], rows: usize) -> Result<States> {
-    let c = m.config;
-    let (h, steps, fin) = (c.hidden, c.steps, c.enc_input());
-    let k = m.members.len();
-    let mut states = States::zeros_with_extra(&vec![h; k], &vec![steps * h; k], rows);
-    if rows == 0 {
-        return Ok(states);
-    }
-    if inputs.len() != rows * steps * fin {
-        return Err(Error::Shape {
-            what: "attention encoder input".into(),
-            expected: format!("{rows} x {steps} x {fin} values"),
-            got: format!("{}", inputs.len()),
-        });
-    }
-    let input = buffers::upload_f32(ctx, "encoder input", inputs)?;
-    let mut rec = Recorder::new(ctx, "attention encoder");
-    let mut outputs = Vec::with_capacity(k);
-    let lin = c.lstm_input();
-    let conv_out = match c.encoder.conv_channels() {
-        Some(_) => Some(buffers::zeroed(ctx, "convolution output", m.conv_bytes(rows))?),
-        None => None,
-    };
-    for member in &m.members {
-        let a = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
-        let b = buffers::zeroed(ctx, "encoder state", 4 * (2 * rows * h) as u64)?;
-        let seq = buffers::zeroed(ctx, "encoder outputs", 4 * (rows * steps * h) as u64)?;
-        let lstm_in = m.record_conv(ctx, &mut rec, member, &input, conv_out.as_ref(), rows)?;
-        for t in 0..steps {
-            let (prev, next) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
-            let layer = m.encoder_layer(member);
-            let step_input = LstmInput::Rows {
-                x: lstm_in.into(),
-                rows: Rows {
-                    stride: steps * lin,
-                    offset: t * lin,
-                },
-            };
-            let state = LstmState {
-                seq: Some(RowsOf {
-                    view: (&seq).into(),
-                    rows: Rows {
-                        stride: steps * h,
-                        offset: t * h,
-                    },
-                }),
-                ..LstmState::new(prev.into(), next.into())
-            };
-            kernels::lstm_step(ctx, &mut rec, layer, step_input, state, rows)?;
-        }
-        let last = if steps.is_multiple_of(2) { a } else { b };
-        outputs.push((last, seq));
-    }
-    ctx.submit_and_wait("attention encoder", rec.finish())?;
-    for (i, (state, seq)) in outputs.iter().enumerate() {
-        let hc = buffers::read_f32(ctx, "encoder states", state, 0, 2 * rows * h)?;
-        states.h[i].copy_from_slice(&hc[..rows * h]);
-        states.c[i].copy_from_slice(&hc[rows * h..]);
-        states.extra[i] = buffers::read_f32(ctx, "encoder outputs", seq, 0, rows * steps * h)?;
-    }
-    Ok(states)
-}
-
-/// The attention model's decoder step on the GPU for the host's search. A GPU failure turns the
-/// step's scores into NaN (which the search never takes) and is kept for
-/// [`GpuAttentionDecoder::take_error`].
-pub(crate) struct GpuAttentionDecoder<'a> {
-    pub ctx: &'a GpuContext,
-    pub model: &'a GpuAttention,
-    error: StepError,
-}
-
-/// One member's work buffers of a step.
-struct MemberStep {
-    next: wgpu::Buffer,
-    scores: wgpu::Buffer,
-}
-
-impl<'a> GpuAttentionDecoder<'a> {
-    pub fn new(ctx: &'a GpuContext, model: &'a GpuAttention) -> GpuAttentionDecoder<'a> {
-        GpuAttentionDecoder {
-            ctx,
-            model,
-            error: StepError::default(),
-        }
-    }
-
-    /// The first GPU error of any step, if one happened.
-    pub fn take_error(&self) -> Option<Error> {
-        self.error.take()
-    }
-
-    fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
-        let (ctx, m) = (self.ctx, self.model);
-        let c = m.config;
-        let (h, e, v, steps) = (c.hidden, c.embed, c.vocab, c.steps);
-        let rows = states.batch;
-        let k = m.members.len();
-        scores.clear();
-        scores.resize(rows * v, 0.0);
-        if rows == 0 {
-            return Ok(());
-        }
-        if tokens.len() != rows || states.h.len() != k || states.extra.len() != k {
-            return Err(Error::Gpu(format!(
-                "attention decoder step: {} tokens, {} state layers, {} encoder buffers for {rows} rows of {k} members",
-                tokens.len(),
-                states.h.len(),
-                states.extra.len()
-            )));
-        }
-        let feed = buffers::upload_u32(ctx, "tokens", tokens)?;
-        let embedded = buffers::zeroed(ctx, "embedded", 4 * (rows * e) as u64)?;
-        let weights = buffers::zeroed(ctx, "attention weights", 4 * (rows * steps) as u64)?;
-        let context = buffers::zeroed(ctx, "context", 4 * (rows * h) as u64)?;
-        let combined = buffers::zeroed(ctx, "combined", 4 * (rows * h) as u64)?;
-        let raw = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
-        let mut rec = Recorder::new(ctx, "attention decoder step");
-        let mut work = Vec::with_capacity(k);
-        for (i, member) in m.members.iter().enumerate() {
-            let hc: Vec<f32> = states.h[i].iter().chain(&states.c[i]).copied().collect();
-            let prev = buffers::upload_f32(ctx, "decoder state", &hc)?;
-            let next = buffers::zeroed(ctx, "decoder state", 4 * (2 * rows * h) as u64)?;
-            let enc = buffers::upload_f32(ctx, "encoder outputs", &states.extra[i])?;
-            // With one member the scores are the raw output; with several, log-probabilities.
-            let out = if k == 1 {
-                raw.clone()
-            } else {
-                buffers::zeroed(ctx, "log-probabilities", 4 * (rows * v) as u64)?
-            };
-            let embedding = m.embedding(member);
-            kernels::embedding_gather(ctx, &mut rec, embedding, (&feed).into(), (&embedded).into(), rows)?;
-            let layer = m.decoder_layer(member);
-            let input = LstmInput::Rows {
-                x: (&embedded).into(),
-                rows: Rows::packed(e),
-            };
-            let state = LstmState::new((&prev).into(), (&next).into());
-            kernels::lstm_step(ctx, &mut rec, layer, input, state, rows)?;
-            let combine = m.combine_layer(member);
-            let encoded = EncoderOutputs {
-                view: (&enc).into(),
-                steps,
-                rows_per_block: 1,
-            };
-            let written = AttentionOut {
-                weights: (&weights).into(),
-                context: (&context).into(),
-                out: (&combined).into(),
-            };
-            kernels::attention(
-                ctx,
-                &mut rec,
-                combine,
-                RowsOf::packed((&next).into(), h),
-                encoded,
-                written,
-                rows,
-            )?;
-            let output = DenseLayer {
-                kernel: (&member.output_kernel).into(),
-                bias: Some((&member.output_bias).into()),
-                in_dim: h,
-                units: v,
-                half: m.half,
-            };
-            let a = RowsOf::packed((&combined).into(), h);
-            kernels::dense(ctx, &mut rec, output, a, DenseOut::Write((&raw).into()), rows)?;
-            if k > 1 {
-                kernels::log_softmax(ctx, &mut rec, (&raw).into(), (&out).into(), rows, v)?;
-            }
-            work.push(MemberStep { next, scores: out });
-        }
-        ctx.submit_and_wait("attention decoder step", rec.finish())?;
-        let share = 1.0 / k as f32;
-        for (i, w) in work.iter().enumerate() {
-            let hc = buffers::read_f32(ctx, "decoder states", &w.next, 0, 2 * rows * h)?;
-            states.h[i].copy_from_slice(&hc[..rows * h]);
-            states.c[i].copy_from_slice(&hc[rows * h..]);
-            let member_scores = buffers::read_f32(ctx, "scores", &w.scores, 0, rows * v)?;
-            if k == 1 {
-                *scores = member_scores;
-            } else {
-                // The CPU model's mean, in its order.
-                for (s, l) in scores.iter_mut().zip(&member_scores) {
-                    *s += share * l;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl StepDecoder for GpuAttentionDecoder<'_> {
-    fn vocab_size(&self) -> usize {
-        self.model.config.vocab
-    }
-
-    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
-        if let Err(e) = self.try_step(tokens, states, scores) {
-            self.error.fail(e, scores, states.batch * self.model.config.vocab);
-        }
     }
 }
 
@@ -434,6 +248,25 @@ impl ResidentModel for GpuAttention {
     /// One state layer per member: its decoder's (h, c).
     fn state_units(&self) -> Vec<usize> {
         vec![self.config.hidden; self.members.len()]
+    }
+
+    /// Member m's encoder outputs `[steps, hidden]` per row.
+    fn extra_widths(&self) -> Vec<usize> {
+        vec![self.config.steps * self.config.hidden; self.members.len()]
+    }
+
+    fn encoder_extras<'w>(&self, work: &'w AttentionWork) -> Vec<&'w wgpu::Buffer> {
+        work.enc.iter().collect()
+    }
+
+    /// Each member's encoder outputs of every row uploaded, and the step's work buffers.
+    fn host_step_work(&self, ctx: &GpuContext, pool: &mut Pool, states: &States) -> Result<AttentionWork> {
+        let enc = states
+            .extra
+            .iter()
+            .map(|e| pool.upload(ctx, "encoder outputs", bytemuck::cast_slice(e)))
+            .collect::<Result<_>>()?;
+        self.step_work(ctx, pool, enc, states.batch)
     }
 
     /// Every member's encoder for `problems` problems: its final state starts the decoder and
@@ -486,17 +319,7 @@ impl ResidentModel for GpuAttention {
             finals.push(if steps.is_multiple_of(2) { a } else { b });
             enc.push(seq);
         }
-        let mut f32s = |label: &'static str, n: usize| pool.take(ctx, label, 4 * n as u64);
-        let work = AttentionWork {
-            enc,
-            embedded: f32s("embedded", rows * c.embed)?,
-            weights: f32s("attention weights", rows * c.steps)?,
-            context: f32s("context", rows * c.hidden)?,
-            combined: f32s("combined", rows * c.hidden)?,
-            raw: f32s("raw scores", rows * c.vocab)?,
-            member_logp: f32s("member log-probabilities", rows * c.vocab)?,
-        };
-        Ok((finals, work))
+        Ok((finals, self.step_work(ctx, pool, enc, rows)?))
     }
 
     /// One decoder step of every member, then the step's scores (the raw output with one

@@ -381,10 +381,6 @@ pub(crate) fn read(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64
     Ok(out.pop().unwrap_or_default())
 }
 
-pub(crate) fn read_f32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<f32>> {
-    Ok(words_f32(&read(ctx, what, buf, offset, 4 * len as u64)?))
-}
-
 pub(crate) fn read_u32(ctx: &GpuContext, what: &str, buf: &wgpu::Buffer, offset: u64, len: usize) -> Result<Vec<u32>> {
     Ok(words_u32(&read(ctx, what, buf, offset, 4 * len as u64)?))
 }

@@ -334,6 +334,34 @@ impl GpuContext {
             .store(groups.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Does the device write timestamps (the `TIMESTAMP_QUERY` feature)? Profiling needs it.
+    pub fn has_timestamps(&self) -> bool {
+        self.profiler.has_timestamps(&self.device)
+    }
+
+    /// Makes this context behave as an adapter without timestamp queries (tests).
+    #[doc(hidden)]
+    pub fn simulate_no_timestamps(&self) {
+        self.profiler.simulate_no_timestamps();
+    }
+
+    /// Starts profiling every later recording and host phase (an error naming the adapter
+    /// when it cannot write timestamps).
+    pub fn start_profile(&self) -> Result<()> {
+        self.profiler.start(&self.device, &self.summary.name)
+    }
+
+    /// Stops profiling, waits for the device and reads every recorded timestamp back.
+    pub fn finish_profile(&self) -> Result<super::profile::ProfileReport> {
+        self.wait("profile", None)?;
+        self.profiler.finish(&self.device, &self.queue)
+    }
+
+    /// Times host `phase` until the guard drops (nothing while profiling is off).
+    pub(crate) fn phase(&self, phase: &'static str) -> super::profile::PhaseTimer {
+        self.profiler.phase(phase)
+    }
+
     /// How many device buffers the library created on this context so far: weights, work
     /// buffers, read-backs, parameter blocks (not the profiler's query buffers). A predictor's
     /// second batch of the same or a smaller size creates none (tests count them).
@@ -342,8 +370,7 @@ impl GpuContext {
     }
 
     pub(crate) fn count_buffer(&self) {
-        self.buffers_created
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.buffers_created.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Readable keys of the pipelines compiled so far (e.g. `lstm_step{IN_DIM=8,UNITS=64,...}`).

@@ -5,17 +5,15 @@
 //! dense layer and log-softmax) for the driver's resident greedy walk and beam search
 //! (`driver.rs`).
 //!
-//! `GpuStepDecoder`: the decoder step on the GPU behind the [`StepDecoder`] trait, so the host's
-//! search (for solvers without a WGSL rules library, or configs and beams wider than the
-//! kernels take) runs the model on the GPU with one upload and one read-back per step.
+//! The host's searches drive the same `ResidentModel` step through `host_steps.rs`.
 
-use super::buffers::{self, Pool};
+use super::buffers::Pool;
 use super::context::GpuContext;
-use super::driver::{self, DecoderStep, ResidentModel, StepError};
+use super::driver::{self, DecoderStep, ResidentModel};
 use super::kernels::{self, DenseOut, Gather, LstmInput, LstmState, Recorder, Rows, RowsOf};
 use super::model::GpuKtn;
 use crate::error::{Error, Result};
-use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+use crate::seq2seq::States;
 
 /// Encoder words per problem: input, dense output, sequences between LSTMs, both state copies.
 fn encoder_words(m: &GpuKtn) -> usize {
@@ -225,6 +223,10 @@ impl ResidentModel for GpuKtn {
         Ok((record_encoder(ctx, pool, rec, self, input, problems)?, ()))
     }
 
+    fn host_step_work(&self, _ctx: &GpuContext, _pool: &mut Pool, _states: &States) -> Result<()> {
+        Ok(())
+    }
+
     fn record_step(&self, ctx: &GpuContext, rec: &mut Recorder<'_>, _work: &(), s: DecoderStep<'_>) -> Result<()> {
         let states = DecoderStates {
             cur: s.cur,
@@ -236,125 +238,5 @@ impl ResidentModel for GpuKtn {
             logp: Some(s.logp),
         };
         record_decoder_step(ctx, rec, self, s.feed, states, out, s.rows)
-    }
-}
-
-/// Encodes `rows` problems on the GPU and reads the decoder's initial states back.
-pub(crate) fn encode_to_states(ctx: &GpuContext, m: &GpuKtn, inputs: &[f32], rows: usize) -> Result<States> {
-    let units: Vec<usize> = m.enc_lstms.iter().map(|l| l.units).collect();
-    let mut states = States::zeros(&units, rows);
-    if rows == 0 {
-        return Ok(states);
-    }
-    let mut pool = Pool::default();
-    let input = pool.upload(ctx, "encoder input", bytemuck::cast_slice(inputs))?;
-    let mut rec = Recorder::new(ctx, "encoder");
-    let finals = record_encoder(ctx, &mut pool, &mut rec, m, &input, rows)?;
-    let mut staged = Vec::new();
-    for (buf, &u) in finals.iter().zip(&units) {
-        let bytes = 4 * (2 * rows * u) as u64;
-        let staging = pool.take_read_back(ctx, "encoder states read-back", bytes)?;
-        rec.copy_out(buf, 0, &staging, bytes);
-        staged.push((staging, bytes));
-    }
-    let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
-    let read = buffers::submit_and_read(ctx, "encoder", rec.finish(), &reads)?;
-    for (l, bytes) in read.iter().enumerate() {
-        let u = units[l];
-        let hc = buffers::words_f32(bytes);
-        states.h[l].copy_from_slice(&hc[..rows * u]);
-        states.c[l].copy_from_slice(&hc[rows * u..]);
-    }
-    Ok(states)
-}
-
-/// The decoder step on the GPU for the host's search. A GPU failure turns the step's scores
-/// into NaN (which the search never takes) and is kept for [`GpuStepDecoder::take_error`].
-pub(crate) struct GpuStepDecoder<'a> {
-    pub ctx: &'a GpuContext,
-    pub model: &'a GpuKtn,
-    error: StepError,
-}
-
-impl<'a> GpuStepDecoder<'a> {
-    pub fn new(ctx: &'a GpuContext, model: &'a GpuKtn) -> GpuStepDecoder<'a> {
-        GpuStepDecoder {
-            ctx,
-            model,
-            error: StepError::default(),
-        }
-    }
-
-    /// The first GPU error of any step, if one happened.
-    pub fn take_error(&self) -> Option<Error> {
-        self.error.take()
-    }
-
-    fn try_step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>) -> Result<()> {
-        let (ctx, m) = (self.ctx, self.model);
-        let rows = states.batch;
-        let v = m.output.units;
-        scores.resize(rows * v, 0.0);
-        if rows == 0 {
-            return Ok(());
-        }
-        let feed = buffers::upload_u32(ctx, "tokens", tokens)?;
-        let mut cur = Vec::new();
-        let mut next = Vec::new();
-        for (l, lstm) in m.dec_lstms.iter().enumerate() {
-            let hc: Vec<f32> = states.h[l].iter().chain(&states.c[l]).copied().collect();
-            cur.push(buffers::upload_f32(ctx, "decoder state", &hc)?);
-            next.push(buffers::zeroed(
-                ctx,
-                "decoder state",
-                4 * (2 * rows * lstm.units) as u64,
-            )?);
-        }
-        let score_buf = buffers::zeroed(ctx, "scores", 4 * (rows * v) as u64)?;
-        let mut rec = Recorder::new(ctx, "decoder step");
-        let layers = DecoderStates {
-            cur: &cur,
-            next: &next,
-            gather: None,
-        };
-        let out = DecoderScores {
-            scores: &score_buf,
-            logp: None,
-        };
-        record_decoder_step(ctx, &mut rec, m, &feed, layers, out, rows)?;
-        // Every layer's new state and the scores come back in one read-back.
-        let mut staged = Vec::new();
-        for (buf, lstm) in next.iter().zip(&m.dec_lstms) {
-            let bytes = 4 * (2 * rows * lstm.units) as u64;
-            let staging = buffers::read_back_buffer(ctx, "decoder states read-back", bytes)?;
-            rec.copy_out(buf, 0, &staging, bytes);
-            staged.push((staging, bytes));
-        }
-        let bytes = 4 * (rows * v) as u64;
-        let staging = buffers::read_back_buffer(ctx, "scores read-back", bytes)?;
-        rec.copy_out(&score_buf, 0, &staging, bytes);
-        staged.push((staging, bytes));
-        let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
-        let mut read = buffers::submit_and_read(ctx, "decoder step", rec.finish(), &reads)?;
-        *scores = buffers::words_f32(&read.pop().unwrap_or_default());
-        for (l, lstm) in m.dec_lstms.iter().enumerate() {
-            let u = lstm.units;
-            let hc = buffers::words_f32(&read[l]);
-            states.h[l].copy_from_slice(&hc[..rows * u]);
-            states.c[l].copy_from_slice(&hc[rows * u..]);
-        }
-        Ok(())
-    }
-}
-
-impl StepDecoder for GpuStepDecoder<'_> {
-    fn vocab_size(&self) -> usize {
-        self.model.output.units
-    }
-
-    fn step(&self, tokens: &[u32], states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
-        if let Err(e) = self.try_step(tokens, states, scores) {
-            self.error.fail(e, scores, states.batch * self.model.output.units);
-        }
     }
 }

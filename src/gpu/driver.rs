@@ -68,6 +68,22 @@ pub(crate) trait ResidentModel {
         rows: usize,
     ) -> Result<(Vec<wgpu::Buffer>, Self::Work)>;
 
+    /// Widths per row of the side buffers the host's searches carry in `States::extra` (e.g. an
+    /// attention model's encoder outputs); none by default.
+    fn extra_widths(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    /// The buffers in `work` holding those side buffers per problem after the encoder, in
+    /// [`extra_widths`](Self::extra_widths)' order.
+    fn encoder_extras<'w>(&self, _work: &'w Self::Work) -> Vec<&'w wgpu::Buffer> {
+        Vec::new()
+    }
+
+    /// The work of one step the host's search drives for `states.batch` rows, each row with
+    /// its own side buffers (`states.extra`, uploaded here).
+    fn host_step_work(&self, ctx: &GpuContext, pool: &mut Pool, states: &crate::seq2seq::States) -> Result<Self::Work>;
+
     /// Records one decoder step.
     fn record_step(
         &self,

@@ -5,8 +5,9 @@
 //! - `registry`: every shader compiled in, pipelines cached by a readable [`KernelKey`].
 //! - `buffers`, `kernels`: buffer helpers and one launch function per kernel.
 //! - `model`, `decode`, `predictor`: weights on the device, GPU decoding, [`GpuPredictor`].
-//! - `attention`: tuneinfer's own attention models (`weights/`) on the device, stepped by the
-//!   host's searches.
+//! - `attention`: tuneinfer's own attention models (`weights/`) on the device.
+//! - `driver`: the resident greedy walk and beam over any `ResidentModel`; `host_steps`: the
+//!   host's searches over the same models.
 //! - `profile`: per-kernel GPU times (timestamp queries) and host phases for `tuneinfer bench
 //!   --profile`; `probe`: its round-trip floors.
 //!
@@ -24,6 +25,8 @@ mod decode;
 #[cfg(feature = "gpu")]
 mod driver;
 #[cfg(feature = "gpu")]
+mod host_steps;
+#[cfg(feature = "gpu")]
 pub mod kernels;
 #[cfg(feature = "gpu")]
 mod model;
@@ -32,7 +35,7 @@ mod parallel;
 #[cfg(feature = "gpu")]
 mod predictor;
 #[cfg(feature = "gpu")]
-mod probe;
+pub mod probe;
 #[cfg(feature = "gpu")]
 pub mod profile;
 #[cfg(feature = "gpu")]

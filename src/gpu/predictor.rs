@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::attention::{self, GpuAttention, GpuAttentionDecoder};
+use super::attention::GpuAttention;
 use super::buffers::Pool;
 use super::context::GpuContext;
-use super::decode::{self, GpuStepDecoder};
-use super::driver::{self, BeamJob, GreedyJob};
+use super::decode;
+use super::driver::{self, BeamJob, GreedyJob, ResidentModel};
+use super::host_steps::{self, HostSteps};
 use super::kernels::{self, BindCache, END_VALUE, NEVER_VALUE};
 use super::model::GpuKtn;
 use super::parallel;
@@ -605,27 +606,28 @@ impl GpuPredictor {
         mode: DecodeMode,
     ) -> Result<Vec<Vec<Hypothesis>>> {
         let (found, error) = match &self.model {
-            DeviceModel::Ktn(gpu) => {
-                let states = decode::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
-                let decoder = GpuStepDecoder::new(&self.ctx, gpu);
-                (
-                    self.host_search(&decoder, states, constraints, mode),
-                    decoder.take_error(),
-                )
-            }
-            DeviceModel::Attention(gpu) => {
-                let states = attention::encode_to_states(&self.ctx, gpu, inputs, constraints.len())?;
-                let decoder = GpuAttentionDecoder::new(&self.ctx, gpu);
-                (
-                    self.host_search(&decoder, states, constraints, mode),
-                    decoder.take_error(),
-                )
-            }
+            DeviceModel::Ktn(gpu) => self.host_search_on(gpu.as_ref(), inputs, constraints, mode)?,
+            DeviceModel::Attention(gpu) => self.host_search_on(gpu, inputs, constraints, mode)?,
         };
         match error {
             Some(e) => Err(e),
             None => Ok(found),
         }
+    }
+
+    /// The encoder and the decoder steps of `m` on the GPU under the host's search; the
+    /// hypotheses and the first GPU error of a step.
+    fn host_search_on<M: ResidentModel + Sync>(
+        &self,
+        m: &M,
+        inputs: &[f32],
+        constraints: &[Box<dyn Constraint + Send + Sync>],
+        mode: DecodeMode,
+    ) -> Result<(Vec<Vec<Hypothesis>>, Option<Error>)> {
+        let states = host_steps::encode_to_states(&self.ctx, m, inputs, constraints.len())?;
+        let decoder = HostSteps::new(&self.ctx, m);
+        let found = self.host_search(&decoder, states, constraints, mode);
+        Ok((found, decoder.take_error()))
     }
 
     /// The host's search (MIOpen's greedy walk or the constrained beam) over `decoder`'s steps.

@@ -1,5 +1,7 @@
 //! GPU profiling for `tuneinfer bench --profile`: per-dispatch GPU time from timestamp queries
-//! and host-side phase times (the round-trip floors are `probe.rs`'s, re-exported here).
+//! and host-side phase times (the round-trip floors are `probe.rs`'s). This file knows wgpu and
+//! kernel keys only: the context holds a [`Profiler`] and exposes it
+//! ([`GpuContext::start_profile`](super::GpuContext::start_profile) and its neighbours).
 //!
 //! Off (the default) it costs one relaxed atomic load per command encoder and per timed phase:
 //! no query sets, no extra passes, the same commands as without it. On, every dispatch gets a
@@ -11,12 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::buffers;
-use super::context::GpuContext;
 use super::registry::KernelKey;
 use crate::error::{Error, Result};
-
-pub use super::probe::{round_trips, RoundTrip, RoundTrips};
 
 /// Queries per query set (two per dispatch); sets are added as a recording needs them.
 const SET_QUERIES: u32 = 512;
@@ -40,7 +38,7 @@ pub const ANSWERS: &str = "answers (finish)";
 #[derive(Default)]
 pub(crate) struct Profiler {
     on: AtomicBool,
-    /// Set by [`GpuContext::simulate_no_timestamps`] (tests of the unsupported path).
+    /// Set by `GpuContext::simulate_no_timestamps` (tests of the unsupported path).
     no_timestamps: AtomicBool,
     log: Arc<Mutex<Log>>,
 }
@@ -74,21 +72,20 @@ impl Profiler {
     }
 
     /// The profiling state of a new recording (None while profiling is off).
-    pub fn recording(&self, ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder) -> Option<RecProfile> {
+    pub fn recording(&self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) -> Option<RecProfile> {
         if !self.on() {
             return None;
         }
-        let span = ctx
-            .device
+        let span = device
             .features()
             .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
             .then(|| {
-                let set = query_set(&ctx.device, 2);
+                let set = query_set(device, 2);
                 encoder.write_timestamp(&set, 0);
                 set
             });
         Some(RecProfile {
-            device: ctx.device.clone(),
+            device: device.clone(),
             log: self.log.clone(),
             sets: Vec::new(),
             keys: Vec::new(),
@@ -250,64 +247,54 @@ impl ProfileReport {
     }
 }
 
-impl GpuContext {
-    /// Does the device write timestamps (the `TIMESTAMP_QUERY` feature)? Profiling needs it.
-    pub fn has_timestamps(&self) -> bool {
-        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
-            && !self.profiler.no_timestamps.load(Ordering::Relaxed)
+impl Profiler {
+    /// Does `device` write timestamps (the `TIMESTAMP_QUERY` feature, unless simulated away)?
+    pub fn has_timestamps(&self, device: &wgpu::Device) -> bool {
+        device.features().contains(wgpu::Features::TIMESTAMP_QUERY) && !self.no_timestamps.load(Ordering::Relaxed)
     }
 
-    /// Makes this context behave as an adapter without timestamp queries (tests).
-    #[doc(hidden)]
     pub fn simulate_no_timestamps(&self) {
-        self.profiler.no_timestamps.store(true, Ordering::Relaxed);
+        self.no_timestamps.store(true, Ordering::Relaxed);
     }
 
-    /// Starts profiling every later recording and host phase (an error naming the adapter
-    /// when it cannot write timestamps).
-    pub fn start_profile(&self) -> Result<()> {
-        if !self.has_timestamps() {
+    /// Starts profiling every later recording and host phase (an error naming `adapter` when
+    /// `device` cannot write timestamps).
+    pub fn start(&self, device: &wgpu::Device, adapter: &str) -> Result<()> {
+        if !self.has_timestamps(device) {
             return Err(Error::Gpu(format!(
-                "{} does not support timestamp queries (TIMESTAMP_QUERY): no per-kernel times",
-                self.adapter().name
+                "{adapter} does not support timestamp queries (TIMESTAMP_QUERY): no per-kernel times"
             )));
         }
-        if let Ok(mut l) = self.profiler.log.lock() {
+        if let Ok(mut l) = self.log.lock() {
             *l = Log::default();
         }
-        self.profiler.on.store(true, Ordering::Relaxed);
+        self.on.store(true, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Stops profiling, waits for the device and reads every recorded timestamp back.
-    pub fn finish_profile(&self) -> Result<ProfileReport> {
-        self.profiler.on.store(false, Ordering::Relaxed);
-        let log = match self.profiler.log.lock() {
+    /// Stops profiling and reads every recorded timestamp back; the caller has waited for the
+    /// device to finish the profiled work.
+    pub fn finish(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<ProfileReport> {
+        self.on.store(false, Ordering::Relaxed);
+        let log = match self.log.lock() {
             Ok(mut l) => std::mem::take(&mut *l),
             Err(_) => return Err(Error::Gpu("profile: state poisoned".into())),
         };
-        self.wait("profile", None)?;
-        let period = f64::from(self.queue.get_timestamp_period());
+        let period = f64::from(queue.get_timestamp_period());
         let mut by_key: HashMap<KernelKey, (u64, f64)> = HashMap::new();
         let mut span_ns = 0.0;
         let mut any_span = false;
         let encoders = log.pending.len() as u64;
         for p in log.pending {
-            let encoder = self
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("profile") });
-            let bytes = buffers::submit_and_read(self, "profile read-back", encoder, &[(&p.read_back, p.bytes)])?;
-            let ticks: Vec<u64> = bytes[0]
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect();
+            let ticks = read_ticks(device, &p.read_back, p.bytes)?;
+            let tick = |i: usize| ticks.get(i).copied().unwrap_or(0);
             if p.span {
                 any_span = true;
-                span_ns += ticks[1].saturating_sub(ticks[0]) as f64 * period;
+                span_ns += tick(1).saturating_sub(tick(0)) as f64 * period;
             }
             let first = (SETS_OFFSET / 8) as usize;
             for (i, key) in p.keys.into_iter().enumerate() {
-                let (b, e) = (ticks[first + 2 * i], ticks[first + 2 * i + 1]);
+                let (b, e) = (tick(first + 2 * i), tick(first + 2 * i + 1));
                 let entry = by_key.entry(key).or_default();
                 entry.0 += 1;
                 entry.1 += e.saturating_sub(b) as f64 * period;
@@ -334,9 +321,33 @@ impl GpuContext {
                 .collect(),
         })
     }
+}
 
-    /// Times host `phase` until the guard drops (nothing while profiling is off).
-    pub(crate) fn phase(&self, phase: &'static str) -> PhaseTimer {
-        self.profiler.phase(phase)
+/// The 64-bit timestamps in a finished recording's read-back buffer.
+fn read_ticks(device: &wgpu::Device, buf: &wgpu::Buffer, bytes: u64) -> Result<Vec<u64>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buf.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(Duration::from_secs(60)),
+        })
+        .map_err(|e| Error::Gpu(format!("profile read-back: waiting for the GPU failed: {e}")))?;
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(Error::Gpu(format!("profile read-back: mapping failed: {e}"))),
+        Err(_) => return Err(Error::Gpu("profile read-back: the timestamps were never mapped".into())),
     }
+    let ticks = {
+        let data = buf
+            .get_mapped_range(..bytes)
+            .map_err(|e| Error::Gpu(format!("profile read-back: {e}")))?;
+        data.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect()
+    };
+    buf.unmap();
+    Ok(ticks)
 }

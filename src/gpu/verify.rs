@@ -1,7 +1,7 @@
 //! The model files' embedded test vectors (Keras's own outputs) run on the GPU.
 
 use super::context::GpuContext;
-use super::decode::{encode_to_states, GpuStepDecoder};
+use super::host_steps::{encode_to_states, HostSteps};
 use super::model::GpuKtn;
 use crate::error::{Error, Result};
 use crate::format::frugally::{KerasModel, Tensor};
@@ -61,7 +61,7 @@ pub fn verify_ktn_on_gpu(ctx: &GpuContext, files: &ModelFiles) -> Result<Vec<Gpu
         max_abs_error,
     });
     let dec = KerasModel::load(&files.decoder)?;
-    let step = GpuStepDecoder::new(ctx, &gpu);
+    let step = HostSteps::new(ctx, &gpu);
     let mut max_abs_error = 0f32;
     for test in &dec.tests {
         let token = test

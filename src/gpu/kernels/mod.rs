@@ -233,7 +233,7 @@ impl<'a> Recorder<'a> {
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-        let profile = ctx.profiler.recording(ctx, &mut enc);
+        let profile = ctx.profiler.recording(&ctx.device, &mut enc);
         Recorder {
             enc,
             open: None,
