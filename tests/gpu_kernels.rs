@@ -274,8 +274,8 @@ impl RandomLstm {
     }
 }
 
-/// The CPU twin of one `lstm_step.wgsl` dispatch: z = x.W + b + h.U, then the LSTM cell.
-/// Returns the new (h, c).
+/// One `lstm_step.wgsl` dispatch's CPU twin, `cpu::lstm_step`, on the same operands. Returns
+/// the new (h, c).
 fn cpu_lstm_step(step: &LstmStepInputs) -> (Vec<f32>, Vec<f32>) {
     let LstmStepInputs {
         x,
@@ -288,12 +288,15 @@ fn cpu_lstm_step(step: &LstmStepInputs) -> (Vec<f32>, Vec<f32>) {
         in_dim,
         units,
     } = *step;
-    let g = 4 * units;
-    let mut z = vec![0.0; rows * g];
-    cpu::dense(x, kernel, Some(bias), &mut z, rows, in_dim, g);
-    cpu::matmul_acc(h0, recurrent, &mut z, rows, units, g);
     let (mut h, mut c) = (h0.to_vec(), c0.to_vec());
-    cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+    let w = cpu::LstmParams {
+        kernel,
+        recurrent,
+        bias,
+        in_dim,
+        units,
+    };
+    cpu::lstm_step(x, w, &mut h, &mut c, rows);
     (h, c)
 }
 
@@ -641,7 +644,6 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
     }
     let mut rng = Lcg::new(26);
     for &(rows, in_dim, units) in &[(1, 1, 1), (3, 17, 63), (65, 8, 128), (4, 128, 128)] {
-        let g = 4 * units;
         let operands = RandomLstm::new(&mut rng, rows, in_dim, units, rows);
         let RandomLstm {
             x,
@@ -653,11 +655,15 @@ fn f16_weight_kernels_match_cpu_on_f16_rounded_weights() {
             ..
         } = &operands;
         let (k16, r16, b16) = (f16_rounded(kernel), f16_rounded(recurrent), f16_rounded(bias));
-        let mut z = vec![0.0; rows * g];
-        cpu::dense(x, &k16, Some(&b16), &mut z, rows, in_dim, g);
-        cpu::matmul_acc(h0, &r16, &mut z, rows, units, g);
         let (mut h, mut c) = (h0.clone(), c0.clone());
-        cpu::lstm_cell(&z, &mut c, &mut h, rows, units);
+        let w = cpu::LstmParams {
+            kernel: &k16,
+            recurrent: &r16,
+            bias: &b16,
+            in_dim,
+            units,
+        };
+        cpu::lstm_step(x, w, &mut h, &mut c, rows);
         let step = operands.inputs();
         let got = host::lstm_step_with(&ctx, &step, true).expect("lstm f16");
         assert!(got.sentinels_intact);

@@ -211,6 +211,13 @@ fn greedy_step_matches_the_miopen_walk_with_ties() {
                 }
             }
         }
+        // The library's twin of the kernel (what the CPU search runs) takes the same token.
+        let twin = tuneinfer::search::greedy_position(raw, &vocab, c, &values, &mut Vec::new());
+        assert_eq!(
+            twin.map(|(t, _)| t as usize),
+            pick,
+            "row {row}: search::greedy_position differs from the walk"
+        );
         match pick {
             None => {
                 failed += 1;
@@ -354,6 +361,51 @@ fn beam_step_matches_the_beam_iteration_with_ties() {
             }
             kept.push((values, t, s, score));
         }
+        // The library's twin of the kernel (one iteration of search::beam_search) keeps the
+        // same children in the same order.
+        let live: Vec<(usize, tuneinfer::search::Hypothesis)> = (0..width)
+            .filter_map(|s| {
+                let h = slot(s);
+                let len = h[2 * max_len] as usize;
+                (h[2 * max_len + 1] == 0 && len < max_len).then(|| {
+                    (
+                        s,
+                        tuneinfer::search::Hypothesis {
+                            tokens: h[..len].to_vec(),
+                            values: h[max_len..max_len + len].to_vec(),
+                            score: f32::from_bits(h[2 * max_len + 2]),
+                        },
+                    )
+                })
+            })
+            .collect();
+        let rows: Vec<tuneinfer::search::BeamRow> = live
+            .iter()
+            .map(|(s, hyp)| {
+                let row = p * width + s;
+                tuneinfer::search::BeamRow {
+                    hyp,
+                    scores: &scores[row * v..(row + 1) * v],
+                    log_probs: &logp[row * v..(row + 1) * v],
+                }
+            })
+            .collect();
+        let twin = tuneinfer::search::beam_iteration(&rows, &vocab, c, width, &mut Default::default());
+        let twin: Vec<(Vec<u32>, usize, usize, f32)> = twin
+            .into_iter()
+            .map(|(parent, h)| {
+                (
+                    h.values,
+                    *h.tokens.last().unwrap_or(&0) as usize,
+                    live[parent].0,
+                    h.score,
+                )
+            })
+            .collect();
+        assert_eq!(
+            twin, kept,
+            "problem {p}: search::beam_iteration differs from the iteration"
+        );
         kept_total += kept.len();
         for q in 0..width {
             let got = &out[(p * width + q) * words..(p * width + q + 1) * words];

@@ -2,6 +2,29 @@
 
 use super::activations::{sigmoid, tanh};
 
+/// One LSTM layer's weights as [`lstm_step`] reads them (Keras layout): `kernel` `[in_dim,
+/// 4*units]`, `recurrent` `[units, 4*units]`, `bias` `[4*units]`, gates side by side (i, f, c, o).
+#[derive(Debug, Clone, Copy)]
+pub struct LstmParams<'a> {
+    pub kernel: &'a [f32],
+    pub recurrent: &'a [f32],
+    pub bias: &'a [f32],
+    pub in_dim: usize,
+    pub units: usize,
+}
+
+/// One step of an LSTM layer for `rows` rows: `z = x·W + b` ([`super::dense`]), then `z += h·U`
+/// ([`super::matmul_acc`]), then [`lstm_cell`] updates `h` and `c` (`[rows, units]`) in place.
+/// The CPU twin of one `lstm_step.wgsl` dispatch; the models' own steps compute the same sums
+/// with the packed kernels.
+pub fn lstm_step(x: &[f32], w: LstmParams<'_>, h: &mut [f32], c: &mut [f32], rows: usize) {
+    let g = 4 * w.units;
+    let mut z = vec![0.0; rows * g];
+    super::dense(x, w.kernel, Some(w.bias), &mut z, rows, w.in_dim, g);
+    super::matmul_acc(h, w.recurrent, &mut z, rows, w.units, g);
+    lstm_cell(&z, c, h, rows, w.units);
+}
+
 /// Applies the gates to a batch of pre-activations and updates the state in place.
 ///
 /// `z` is `[batch, 4*units]` = x·W + h·U + b, with the four gates side by side (i, f, g, o);

@@ -9,6 +9,6 @@ pub mod matmul;
 pub mod ops;
 
 pub use attention::attention;
-pub use lstm::lstm_cell;
+pub use lstm::{lstm_cell, lstm_step, LstmParams};
 pub use matmul::{matmul_acc, matmul_packed_acc, PackedMatrix};
 pub use ops::{add_bias_rows, dense, embedding_gather, log_softmax_rows};

@@ -20,6 +20,87 @@ struct Candidate {
     parent: usize,
 }
 
+/// One live hypothesis of a problem as an iteration of the beam reads it: the hypothesis, its
+/// row's raw scores and their log-softmax (`[vocab]` each).
+pub struct BeamRow<'a> {
+    pub hyp: &'a Hypothesis,
+    pub scores: &'a [f32],
+    pub log_probs: &'a [f32],
+}
+
+/// Work buffers of [`beam_iteration`], kept between calls.
+#[derive(Default)]
+pub struct BeamScratch {
+    accepted: Vec<Option<bool>>,
+    candidates: Vec<Candidate>,
+}
+
+/// One iteration of the constrained beam for one problem: the CPU twin of `beam_step.wgsl`.
+/// Candidates are every (row, token) whose value is not "-1" and that `constraint` accepts after
+/// the row's prefix, with a log-probability that is not NaN, scored by the row's score plus it;
+/// they are taken in [`rank_cmp`] order (higher score, higher raw score, larger token), ties
+/// to the lower row, skipping value prefixes already kept and prefixes that cannot be
+/// completed, until `width` are kept. Returns each kept child with its parent (an index into
+/// `rows`), best first.
+pub fn beam_iteration(
+    rows: &[BeamRow<'_>],
+    vocab: &Vocabulary,
+    constraint: &dyn Constraint,
+    width: usize,
+    scratch: &mut BeamScratch,
+) -> Vec<(usize, Hypothesis)> {
+    let BeamScratch { accepted, candidates } = scratch;
+    accepted.resize(vocab.values.len(), None);
+    candidates.clear();
+    for (row, r) in rows.iter().enumerate() {
+        accepted.iter_mut().for_each(|a| *a = None);
+        for (t, (&lp, &raw)) in r.log_probs.iter().zip(r.scores).enumerate() {
+            if vocab.is_end(t) {
+                continue;
+            }
+            let value = vocab.token_value[t];
+            let ok = *accepted[value as usize].get_or_insert_with(|| constraint.accepts(&r.hyp.values, value));
+            if ok && !lp.is_nan() {
+                candidates.push(Candidate {
+                    score: r.hyp.score + lp,
+                    raw,
+                    token: t as u32,
+                    value,
+                    parent: row,
+                });
+            }
+        }
+    }
+    candidates.sort_unstable_by(|a, b| {
+        rank_cmp((a.score, a.raw, a.token), (b.score, b.raw, b.token)).then(a.parent.cmp(&b.parent))
+    });
+    let mut kept: Vec<(usize, Hypothesis)> = Vec::with_capacity(width);
+    for cand in candidates.iter() {
+        if kept.len() == width {
+            break;
+        }
+        let parent = rows[cand.parent].hyp;
+        let mut values = Vec::with_capacity(parent.values.len() + 1);
+        values.extend_from_slice(&parent.values);
+        values.push(cand.value);
+        if kept.iter().any(|(_, h)| h.values == values) || !constraint.completable(&values) {
+            continue;
+        }
+        let mut tokens = Vec::with_capacity(parent.tokens.len() + 1);
+        tokens.extend_from_slice(&parent.tokens);
+        tokens.push(cand.token);
+        kept.push((
+            cand.parent,
+            Hypothesis {
+                tokens,
+                values,
+                score: cand.score,
+            },
+        ));
+    }
+    kept
+}
+
 /// Beam search of width `width` for every problem of a batch (`init`: one row per problem).
 /// Returns, per problem, up to `top` complete hypotheses, best first (empty when no valid
 /// config exists).
@@ -58,72 +139,35 @@ pub fn beam_search(
     let mut feed: Vec<u32> = vec![0; live.len()];
     let (mut scores, mut log_probs) = (Vec::new(), Vec::new());
     let mut scratch = DecoderScratch::default();
-    let mut accepted: Vec<Option<bool>> = vec![None; vocab.values.len()];
-    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut scratch_beam = BeamScratch::default();
     while !live.is_empty() {
         decoder.step(&feed, &mut states, &mut scores, &mut scratch);
         log_probs.resize(scores.len(), 0.0);
         cpu::log_softmax_rows(&scores, &mut log_probs, live.len(), v);
         let mut next_live: Vec<(usize, Hypothesis)> = Vec::with_capacity(live.len());
         let mut parents: Vec<usize> = Vec::with_capacity(live.len());
+        let mut rows: Vec<BeamRow<'_>> = Vec::with_capacity(width);
         let mut start = 0;
         while start < live.len() {
             let p = live[start].0;
             let end = start + live[start..].iter().take_while(|(q, _)| *q == p).count();
-            candidates.clear();
-            for row in start..end {
-                let hyp = &live[row].1;
-                accepted.iter_mut().for_each(|a| *a = None);
-                for t in 0..v {
-                    if vocab.is_end(t) {
-                        continue;
-                    }
-                    let value = vocab.token_value[t];
-                    let ok =
-                        *accepted[value as usize].get_or_insert_with(|| constraints[p].accepts(&hyp.values, value));
-                    let lp = log_probs[row * v + t];
-                    if ok && !lp.is_nan() {
-                        candidates.push(Candidate {
-                            score: hyp.score + lp,
-                            raw: scores[row * v + t],
-                            token: t as u32,
-                            value,
-                            parent: row,
-                        });
-                    }
-                }
-            }
-            candidates.sort_unstable_by(|a, b| rank_cmp((a.score, a.raw, a.token), (b.score, b.raw, b.token)));
-            let mut kept = 0;
-            let mut kept_prefixes: Vec<Vec<u32>> = Vec::with_capacity(width);
-            for cand in &candidates {
-                if kept == width {
-                    break;
-                }
-                let parent = &live[cand.parent].1;
-                let mut values = parent.values.clone();
-                values.push(cand.value);
-                if kept_prefixes.contains(&values) || !constraints[p].completable(&values) {
-                    continue;
-                }
-                kept_prefixes.push(values.clone());
-                kept += 1;
-                let mut tokens = parent.tokens.clone();
-                tokens.push(cand.token);
-                let hyp = Hypothesis {
-                    tokens,
-                    values,
-                    score: cand.score,
-                };
+            rows.clear();
+            rows.extend((start..end).map(|row| BeamRow {
+                hyp: &live[row].1,
+                scores: &scores[row * v..(row + 1) * v],
+                log_probs: &log_probs[row * v..(row + 1) * v],
+            }));
+            for (parent, hyp) in beam_iteration(&rows, vocab, constraints[p], width, &mut scratch_beam) {
                 if hyp.values.len() >= constraints[p].config_len(&hyp.values) {
                     finished[p].push(hyp);
                 } else {
                     next_live.push((p, hyp));
-                    parents.push(cand.parent);
+                    parents.push(start + parent);
                 }
             }
             start = end;
         }
+        drop(rows);
         spare.gather_from(&states, &parents);
         std::mem::swap(&mut states, &mut spare);
         feed.clear();

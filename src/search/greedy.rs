@@ -9,6 +9,36 @@ use super::{DecoderScratch, StepDecoder};
 use crate::cpu;
 use crate::seq2seq::States;
 
+/// One position of MIOpen's walk for one row: the CPU twin of `greedy_step.wgsl`. The tokens
+/// are ranked by raw score (`raw`, `[vocab]`; ties to the larger token id) and walked down: an
+/// end token ("-1") fails the walk, the first token whose value `constraint` accepts after
+/// `prefix` (MIOpen's check) is taken. A NaN score fails the row. Returns the (token, value)
+/// taken, or None where the walk fails; `order` is scratch.
+pub fn greedy_position(
+    raw: &[f32],
+    vocab: &Vocabulary,
+    constraint: &dyn Constraint,
+    prefix: &[u32],
+    order: &mut Vec<u32>,
+) -> Option<(u32, u32)> {
+    if raw.iter().any(|s| s.is_nan()) {
+        return None;
+    }
+    order.clear();
+    order.extend(0..raw.len() as u32);
+    order.sort_unstable_by(|&a, &b| rank_cmp((raw[a as usize], 0.0, a), (raw[b as usize], 0.0, b)));
+    for &t in order.iter() {
+        if vocab.is_end(t as usize) {
+            return None;
+        }
+        let value = vocab.token_value[t as usize];
+        if constraint.accepts_miopen(prefix, value) {
+            return Some((t, value));
+        }
+    }
+    None
+}
+
 /// Decodes every problem of a batch greedily. `init` holds one row of encoder states per
 /// problem. Returns, per problem, the hypothesis or `None` where MIOpen's walk fails.
 pub fn greedy_miopen(
@@ -44,22 +74,7 @@ pub fn greedy_miopen(
         for (row, &p) in rows.iter().enumerate() {
             let raw = &scores[row * v..(row + 1) * v];
             let hyp = &mut running[p];
-            let mut taken = None;
-            if raw.iter().all(|s| !s.is_nan()) {
-                order.clear();
-                order.extend(0..v as u32);
-                order.sort_unstable_by(|&a, &b| rank_cmp((raw[a as usize], 0.0, a), (raw[b as usize], 0.0, b)));
-                for &t in &order {
-                    if vocab.is_end(t as usize) {
-                        break;
-                    }
-                    let value = vocab.token_value[t as usize];
-                    if constraints[p].accepts_miopen(&hyp.values, value) {
-                        taken = Some((t, value));
-                        break;
-                    }
-                }
-            }
+            let taken = greedy_position(raw, vocab, constraints[p], &hyp.values, &mut order);
             let Some((t, value)) = taken else { continue };
             hyp.tokens.push(t);
             hyp.values.push(value);

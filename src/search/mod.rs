@@ -112,8 +112,8 @@ pub trait Constraint {
 mod beam;
 mod greedy;
 
-pub use beam::beam_search;
-pub use greedy::greedy_miopen;
+pub use beam::{beam_iteration, beam_search, BeamRow, BeamScratch};
+pub use greedy::{greedy_miopen, greedy_position};
 
 /// A decoded parameter sequence.
 #[derive(Debug, Clone, PartialEq)]
