@@ -1,5 +1,5 @@
 // Kernel: beam_step (one position of the constrained beam search for every problem)
-// CPU twin: search::beam_search (one iteration of its loop for one problem).
+// CPU twin: search::beam_iteration (one iteration of search::beam_search for one problem).
 // The registry prepends the solver's rules library (`solver_prefix_valid`, `solver_completable`,
 // `solver_config_len`, `SOLVER_MAX_LEN`, `SOLVER_DOMAIN_MAX`).
 // One workgroup (WG threads) per problem, WIDTH hypothesis slots each. Candidates are every

@@ -1,5 +1,5 @@
 // Kernel: ensemble_mean (adds one member's share to an ensemble's mean log-probabilities)
-// CPU twin: seq2seq::AttentionModel's step with several members: `scores[i] += share * logp[i]`
+// CPU twin: cpu::ensemble_add (seq2seq::AttentionModel's step with several members): `scores[i] += share * logp[i]`
 // (scores start at zero; the members are added in order).
 // Bindings (group 0):
 //   0 x    storage read        [n] f32 one member's log-probabilities

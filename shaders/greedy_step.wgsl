@@ -1,5 +1,5 @@
 // Kernel: greedy_step (one position of MIOpen's greedy walk for every row, on the GPU)
-// CPU twin: search::greedy_miopen (one iteration of its loop for one row).
+// CPU twin: search::greedy_position (one position of search::greedy_miopen for one row).
 // The registry prepends the solver's rules library, which defines `solver_prefix_valid`,
 // `solver_config_len` and `SOLVER_MAX_LEN` (the longest prefix it takes).
 // Per running row: tokens are walked by raw score (higher first, ties: larger token id); a token

@@ -1,6 +1,6 @@
 // Kernel: lstm_step (fused: gate pre-activations + Keras LSTM cell update, double-buffered state)
-// CPU twin: cpu::dense(x, kernel, bias) + cpu::matmul_acc(h, recurrent) + cpu::lstm_cell, as in
-// seq2seq::Decoder::step and seq2seq::Encoder::run (gate order i, f, g, o):
+// CPU twin: cpu::lstm_step (cpu::dense(x, kernel, bias) + cpu::matmul_acc(h, recurrent) +
+// cpu::lstm_cell), as in seq2seq::Decoder::step and seq2seq::Encoder::run (gate order i, f, g, o):
 //   z = x·W + h·U + b;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
 // Every output sums its four gates in the CPU's order (bias, then x·W, then h·U, k ascending,
 // one fused multiply-add per term) with the CPU's exp/σ/tanh, so both paths below give the

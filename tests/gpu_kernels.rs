@@ -618,9 +618,7 @@ fn ensemble_mean_matches_the_cpu_average() {
         let mut want = vec![0.0f32; n];
         let mut got = vec![0.0f32; n];
         for m in &members {
-            for (s, l) in want.iter_mut().zip(m) {
-                *s += share * l;
-            }
+            cpu::ensemble_add(&mut want, m, share);
             let out = host::ensemble_mean(&ctx, m, &got, share).expect("ensemble_mean");
             assert!(out.sentinels_intact, "ensemble_mean ({n}) wrote outside its output");
             got = out.values;

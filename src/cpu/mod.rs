@@ -11,4 +11,4 @@ pub mod ops;
 pub use attention::attention;
 pub use lstm::{lstm_cell, lstm_step, LstmParams};
 pub use matmul::{matmul_acc, matmul_packed_acc, PackedMatrix};
-pub use ops::{add_bias_rows, dense, embedding_gather, log_softmax_rows};
+pub use ops::{add_bias_rows, dense, embedding_gather, ensemble_add, log_softmax_rows};

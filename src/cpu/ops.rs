@@ -108,3 +108,12 @@ mod tests {
         assert_eq!(g, [20.0, 21.0, 0.0, 1.0]);
     }
 }
+
+/// Adds one ensemble member's share of its log-probabilities to the running mean: `mean[i] +=
+/// share * logp[i]` (members added in order, starting from zeros). The CPU twin of
+/// `ensemble_mean.wgsl`.
+pub fn ensemble_add(mean: &mut [f32], logp: &[f32], share: f32) {
+    for (s, l) in mean.iter_mut().zip(logp) {
+        *s += share * l;
+    }
+}

@@ -448,9 +448,7 @@ impl StepDecoder for AttentionModel {
             self.member_step(m, tokens, states, &mut raw, scratch);
             logp.resize(batch * v, 0.0);
             cpu::log_softmax_rows(&raw, &mut logp, batch, v);
-            for (s, l) in scores.iter_mut().zip(&logp) {
-                *s += share * l;
-            }
+            cpu::ensemble_add(scores, &logp, share);
         }
         *scratch.buffer(6) = raw;
         *scratch.buffer(7) = logp;
