@@ -279,9 +279,13 @@ impl GpuPredictor {
         found: Option<Result<Vec<Vec<Hypothesis>>>>,
     ) -> Vec<Result<Vec<Prediction>>> {
         let _phase = self.ctx.phase(super::profile::ANSWERS);
+        // The host's preparation and answers fail only when a worker thread panicked.
         let internal = |e: Error| {
-            let msg = e.to_string();
-            problems.iter().map(|_| Err(Error::Usage(msg.clone()))).collect()
+            let msg = match e {
+                Error::Internal(msg) => msg,
+                other => other.to_string(),
+            };
+            problems.iter().map(|_| Err(Error::Internal(msg.clone()))).collect()
         };
         let Prepared {
             decoded,
