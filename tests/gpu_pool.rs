@@ -1,7 +1,7 @@
 //! The GPU predictor's work buffers are pooled by capacity: after a first batch, a batch of the
-//! same or a smaller size (and a batch of several chunks of at most that size) creates no
-//! device buffer at all, counted by `GpuContext::buffers_created`, and still gives exactly the
-//! CPU path's configs.
+//! same or a smaller size creates no device buffer at all, counted by
+//! `GpuContext::buffers_created`, and still gives exactly the CPU path's configs. A batch of
+//! several chunks keeps two in flight (double-buffered): its answers are the CPU's too.
 #![cfg(feature = "gpu")]
 
 mod common;
@@ -37,23 +37,30 @@ fn same_or_smaller_batches_create_no_buffers() {
                 "{mode:?}, {what}: GPU configs differ from the CPU's"
             );
         };
-        check("first batch", first);
+        // Several chunks: two in flight, each with its own work buffers.
+        check("40 problems in chunks of 16, 16 and 8", chunks);
         let after_first = ctx.buffers_created();
-        check("the same batch again", first);
+        check("the same batch again", chunks);
         assert_eq!(ctx.buffers_created(), after_first, "{mode:?}: a repeat created buffers");
+        check("one chunk", first);
+        assert_eq!(
+            ctx.buffers_created(),
+            after_first,
+            "{mode:?}: one chunk created buffers"
+        );
+        check("the same chunk again", first);
+        assert_eq!(
+            ctx.buffers_created(),
+            after_first,
+            "{mode:?}: a repeated chunk created buffers"
+        );
         check("a smaller batch of other problems", smaller);
         assert_eq!(
             ctx.buffers_created(),
             after_first,
             "{mode:?}: a smaller batch created buffers"
         );
-        check("40 problems in chunks of 16, 16 and 8", chunks);
-        assert_eq!(
-            ctx.buffers_created(),
-            after_first,
-            "{mode:?}: chunks of the same size created buffers"
-        );
-        check("the first batch after them", first);
+        check("the chunks after them", chunks);
         assert_eq!(
             ctx.buffers_created(),
             after_first,

@@ -309,10 +309,20 @@ pub(crate) fn submit_and_read(
     encoder: wgpu::CommandEncoder,
     reads: &[(&wgpu::Buffer, u64)],
 ) -> Result<Vec<Vec<u8>>> {
+    submit_for_read(ctx, what, encoder, reads)?.read(ctx)
+}
+
+/// Submits `encoder` and asks for its read-back buffers `reads` to be mapped, without waiting:
+/// the host can record and submit more work before [`Submitted::read`] waits for this one.
+pub(crate) fn submit_for_read(
+    ctx: &GpuContext,
+    what: &str,
+    encoder: wgpu::CommandEncoder,
+    reads: &[(&wgpu::Buffer, u64)],
+) -> Result<Submitted> {
     let submit = ctx.phase(super::profile::SUBMIT);
     let index = ctx.checked(what, || ctx.queue.submit([encoder.finish()]))?;
     drop(submit);
-    let wait = ctx.phase(super::profile::WAIT);
     let (tx, rx) = std::sync::mpsc::channel();
     for (i, &(buf, bytes)) in reads.iter().enumerate() {
         let tx = tx.clone();
@@ -320,43 +330,66 @@ pub(crate) fn submit_and_read(
             let _ = tx.send((i, r));
         });
     }
-    drop(tx);
-    ctx.wait(what, Some(index))?;
-    // Map callbacks run inside a poll that sees the submission finish: usually the wait above,
-    // but another thread's poll of the same device may have taken them and be running them.
-    let mut left = reads.len();
-    let mut idle_polls = 0;
-    while left > 0 {
-        match rx.recv_timeout(std::time::Duration::from_millis(5)) {
-            Ok((_, r)) => {
-                r.map_err(|e| Error::Gpu(format!("{what}: mapping the result failed: {e}")))?;
-                left -= 1;
-            }
-            // Every callback ran or was dropped: a mapping that never happened.
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Error::Gpu(format!("{what}: the result was never mapped")));
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                idle_polls += 1;
-                if idle_polls > 12_000 {
-                    return Err(Error::Gpu(format!("{what}: the result was never mapped (1 minute)")));
+    Ok(Submitted {
+        what: what.to_string(),
+        index,
+        rx,
+        reads: reads.iter().map(|&(b, n)| (b.clone(), n)).collect(),
+    })
+}
+
+/// A submission whose results are being mapped ([`submit_for_read`]).
+pub(crate) struct Submitted {
+    what: String,
+    index: wgpu::SubmissionIndex,
+    rx: std::sync::mpsc::Receiver<(usize, std::result::Result<(), wgpu::BufferAsyncError>)>,
+    reads: Vec<(wgpu::Buffer, u64)>,
+}
+
+impl Submitted {
+    /// Waits for the submission and returns the bytes of each read-back buffer.
+    pub fn read(self, ctx: &GpuContext) -> Result<Vec<Vec<u8>>> {
+        let Submitted { what, index, rx, reads } = self;
+        let what = what.as_str();
+        let wait = ctx.phase(super::profile::WAIT);
+        ctx.wait(what, Some(index))?;
+        // Map callbacks run inside a poll that sees the submission finish: usually the wait
+        // above, but another thread's poll of the same device may have taken them and be
+        // running them.
+        let mut left = reads.len();
+        let mut idle_polls = 0;
+        while left > 0 {
+            match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+                Ok((_, r)) => {
+                    r.map_err(|e| Error::Gpu(format!("{what}: mapping the result failed: {e}")))?;
+                    left -= 1;
                 }
-                ctx.wait(what, None)?;
+                // Every callback ran or was dropped: a mapping that never happened.
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Gpu(format!("{what}: the result was never mapped")));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    idle_polls += 1;
+                    if idle_polls > 12_000 {
+                        return Err(Error::Gpu(format!("{what}: the result was never mapped (1 minute)")));
+                    }
+                    ctx.wait(what, None)?;
+                }
             }
         }
+        drop(wait);
+        let _copy = ctx.phase(super::profile::COPY);
+        let mut out = Vec::with_capacity(reads.len());
+        for (buf, bytes) in &reads {
+            let data = buf
+                .get_mapped_range(..bytes.max(&4).next_multiple_of(4))
+                .map_err(|e| Error::Gpu(format!("{what}: {e}")))?[..*bytes as usize]
+                .to_vec();
+            buf.unmap();
+            out.push(data);
+        }
+        Ok(out)
     }
-    drop(wait);
-    let _copy = ctx.phase(super::profile::COPY);
-    let mut out = Vec::with_capacity(reads.len());
-    for &(buf, bytes) in reads {
-        let data = buf
-            .get_mapped_range(..bytes.max(4).next_multiple_of(4))
-            .map_err(|e| Error::Gpu(format!("{what}: {e}")))?[..bytes as usize]
-            .to_vec();
-        buf.unmap();
-        out.push(data);
-    }
-    Ok(out)
 }
 
 /// Words of bytes read back.

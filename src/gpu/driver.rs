@@ -268,19 +268,17 @@ impl<W> Decoding<W> {
     }
 }
 
-/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU. Per problem: the
-/// hypothesis, or None where the walk fails.
+/// MIOpen's greedy walk for `job.rules.len()` problems, resident on the GPU, recorded and
+/// submitted; per problem (after [`Pending::finish`]) the hypothesis, or none where the walk
+/// fails. The pool's buffers stay in use until then.
 pub(crate) fn greedy_resident<M: ResidentModel>(
     ctx: &GpuContext,
     pool: &mut Pool,
     cache: &mut BindCache,
     m: &M,
     job: &GreedyJob<'_>,
-) -> Result<Vec<Option<Hypothesis>>> {
+) -> Result<Pending> {
     let rows = job.rules.len();
-    if rows == 0 {
-        return Ok(Vec::new());
-    }
     let up = Uploads::new(ctx, pool, job.inputs, job.rules, job.tables, job.vocab_words)?;
     let words = hyp_words(job.max_len);
     let hyp = pool.take(ctx, "hypotheses", 4 * (rows * words) as u64)?;
@@ -304,8 +302,56 @@ pub(crate) fn greedy_resident<M: ResidentModel>(
     let bytes = 4 * (rows * words) as u64;
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp, 0, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
-    greedy_records(&buffers::words_u32(&read[0]), job.max_len, job.threads)
+    let submitted = buffers::submit_for_read(ctx, "greedy decoding", rec.finish(), &[(&staging, bytes)])?;
+    Ok(Pending {
+        submitted,
+        parse: Parse::Greedy {
+            max_len: job.max_len,
+            threads: job.threads,
+        },
+    })
+}
+
+/// A resident search recorded and submitted, its hypotheses not read back yet: the host can
+/// record and submit the next chunk (with another pool) before [`Pending::finish`] waits.
+pub(crate) struct Pending {
+    submitted: buffers::Submitted,
+    parse: Parse,
+}
+
+/// How a search's read-back becomes hypotheses.
+enum Parse {
+    Greedy {
+        max_len: usize,
+        threads: usize,
+    },
+    Beam {
+        width: usize,
+        max_len: usize,
+        top: usize,
+        threads: usize,
+    },
+}
+
+impl Pending {
+    /// Waits for the search and returns each problem's hypotheses, best first (a greedy walk:
+    /// its one hypothesis, or none where it failed).
+    pub fn finish(self, ctx: &GpuContext) -> Result<Vec<Vec<Hypothesis>>> {
+        let read = self.submitted.read(ctx)?;
+        let words = buffers::words_u32(read.first().map_or(&[][..], Vec::as_slice));
+        match self.parse {
+            Parse::Greedy { max_len, threads } => Ok(greedy_records(&words, max_len, threads)?
+                .into_iter()
+                .map(|h| h.into_iter().collect())
+                .collect()),
+            Parse::Beam {
+                width,
+                max_len,
+                top,
+                threads,
+            } => finished_lists(&words, width, max_len, top, threads),
+        }
+    }
 }
 
 /// Each row's greedy walk: its hypothesis when the walk finished (status 1), else `None`.
@@ -326,19 +372,17 @@ pub(crate) fn greedy_records(out: &[u32], l: usize, threads: usize) -> Result<Ve
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// The constrained beam search for every problem, resident on the GPU: per problem, up to
-/// `top` finished hypotheses, best first (as `search::beam_search` orders them).
+/// The constrained beam search for every problem, resident on the GPU, recorded and submitted:
+/// per problem (after [`Pending::finish`]), up to `top` finished hypotheses, best first (as
+/// `search::beam_search` orders them). The pool's buffers stay in use until then.
 pub(crate) fn beam_resident<M: ResidentModel>(
     ctx: &GpuContext,
     pool: &mut Pool,
     cache: &mut BindCache,
     m: &M,
     job: &BeamJob<'_>,
-) -> Result<Vec<Vec<Hypothesis>>> {
+) -> Result<Pending> {
     let problems = job.rules.len();
-    if problems == 0 {
-        return Ok(Vec::new());
-    }
     let (w, l) = (job.width.max(1), job.max_len);
     let rows = problems * w;
     let words = hyp_words(l);
@@ -374,8 +418,16 @@ pub(crate) fn beam_resident<M: ResidentModel>(
     let bytes = 4 * (rows * words) as u64;
     let staging = pool.take_read_back(ctx, "hypotheses read-back", bytes)?;
     rec.copy_out(&hyp_a, bytes, &staging, bytes);
-    let read = buffers::submit_and_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
-    finished_lists(&buffers::words_u32(&read[0]), w, l, job.top, job.threads)
+    let submitted = buffers::submit_for_read(ctx, "beam search", rec.finish(), &[(&staging, bytes)])?;
+    Ok(Pending {
+        submitted,
+        parse: Parse::Beam {
+            width: w,
+            max_len: l,
+            top: job.top,
+            threads: job.threads,
+        },
+    })
 }
 
 /// The buffers a resident beam search starts from: two hypothesis buffers (live slots, then

@@ -25,6 +25,19 @@ use crate::solvers::{self, GpuSearch, RuleWords, Solver, Target};
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
 const CHUNK_BUDGET: u64 = 1 << 30;
 
+/// Buffer pools a predictor keeps between decodes: the two chunks a batch has in flight.
+const POOLS_KEPT: usize = 2;
+
+/// A decode on its way: a resident search submitted to the GPU with the pool its buffers came
+/// from, or a result already there (the host's searches, errors).
+enum Decoding {
+    Ready(Result<Vec<Vec<Hypothesis>>>),
+    InFlight {
+        pending: driver::Pending,
+        pool: (Pool, BindCache),
+    },
+}
+
 /// `catalogue_rules.wgsl`'s `SOLVER_MAX_LEN`: the longest catalogue config decoded on the GPU.
 const CATALOGUE_MAX_LEN: usize = 24;
 
@@ -41,8 +54,10 @@ pub struct GpuPredictor {
     ctx: Arc<GpuContext>,
     model: DeviceModel,
     host: Predictor,
-    /// Work buffers reused by decodes of the same batch size and width (one decode at a time).
-    pool: std::sync::Mutex<(Pool, BindCache)>,
+    /// Work buffers (and bind groups) of the decodes, reused by later decodes of the same or a
+    /// smaller size: one set per decode in flight (a batch keeps two chunks in flight), at
+    /// most [`POOLS_KEPT`] kept.
+    pools: std::sync::Mutex<Vec<(Pool, BindCache)>>,
     /// Most problems per decoding chunk (below what the device allows; tests of the chunking).
     chunk_limit: usize,
 }
@@ -83,7 +98,7 @@ impl GpuPredictor {
             ctx,
             model: DeviceModel::Ktn(Box::new(gpu)),
             host: Predictor::new(target, solver, Box::new(model)),
-            pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+            pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
         })
     }
@@ -103,7 +118,7 @@ impl GpuPredictor {
             ctx,
             model: DeviceModel::Attention(gpu),
             host: Predictor::new(target, solver, Box::new(model)),
-            pool: std::sync::Mutex::new((Pool::default(), BindCache::default())),
+            pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
         })
     }
@@ -171,8 +186,13 @@ impl GpuPredictor {
             .unwrap_or(8)
     }
 
-    /// Problems per chunk so that no buffer exceeds the device's limits nor the memory budget.
+    /// Problems per chunk so that no buffer exceeds the device's limits nor the memory budget
+    /// (a batch of several chunks, two of them in flight, takes chunks half as large).
     pub fn chunk_size(&self, mode: DecodeMode) -> usize {
+        self.chunk_size_within(mode, CHUNK_BUDGET)
+    }
+
+    fn chunk_size_within(&self, mode: DecodeMode, budget: u64) -> usize {
         let per_problem = match mode {
             DecodeMode::Miopen => self.greedy_bytes_per_problem(),
             DecodeMode::Beam { width, .. } => self.beam_bytes_per_problem(width),
@@ -193,7 +213,7 @@ impl GpuPredictor {
         let per_dim = u64::from(self.ctx.limits.max_compute_workgroups_per_dimension);
         let max_threads = per_dim * per_dim * u64::from(kernels::WG);
         let by_threads = max_threads / (largest / 4).max(1);
-        ((CHUNK_BUDGET / per_problem.max(1))
+        ((budget / per_problem.max(1))
             .min(limit / largest.max(1))
             .min(by_threads)
             .max(1) as usize)
@@ -209,46 +229,57 @@ impl GpuPredictor {
 
     /// Predicts a batch, one result per problem in order (same contract as
     /// [`Predictor::predict_batch`]); split into chunks that fit the device. The host's work
-    /// overlaps the GPU's: while chunk i decodes, chunk i + 1 is prepared and chunk i - 1
-    /// answered.
+    /// overlaps the GPU's, and the GPU never waits for the host between chunks: chunk i + 1 is
+    /// prepared while chunk i records, and recorded and submitted (with a second set of work
+    /// buffers) before the host waits for chunk i; chunk i - 1 is answered meanwhile.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Vec<Result<Vec<Prediction>>> {
         if let Err(e) = mode.check() {
             let message = e.to_string();
             return problems.iter().map(|_| Err(Error::Usage(message.clone()))).collect();
         }
-        let parts: Vec<&[ConvProblem]> = problems.chunks(self.chunk_size(mode)).collect();
-        if parts.len() <= 1 {
-            return problems
-                .chunks(problems.len().max(1))
-                .flat_map(|part| {
-                    let prepared = self.prepare(part);
-                    let found = self.decode_prepared(&prepared, mode);
-                    self.finish(part, prepared, found)
-                })
-                .collect();
+        let single = self.chunk_size(mode);
+        if problems.len() <= single {
+            let prepared = self.prepare(problems);
+            let decoding = self.decode_prepared(&prepared, mode);
+            let found = decoding.map(|d| self.collect(d));
+            return self.finish(problems, prepared, found);
         }
+        // Two chunks in flight share the memory budget of one.
+        let parts: Vec<&[ConvProblem]> = problems
+            .chunks(self.chunk_size_within(mode, CHUNK_BUDGET / 2))
+            .collect();
         let panicked = |part: &[ConvProblem]| -> Vec<Result<Vec<Prediction>>> {
             part.iter()
                 .map(|_| Err(Error::Internal("a worker thread panicked".into())))
                 .collect()
         };
+        type Prep = Result<(Prepared, Vec<Option<RuleWords>>)>;
         std::thread::scope(|scope| {
             let mut out = Vec::with_capacity(problems.len());
             let mut preparing = Some(scope.spawn(|| self.prepare(parts[0])));
             let mut finishing: Option<(&[ConvProblem], std::thread::ScopedJoinHandle<_>)> = None;
-            for (i, &part) in parts.iter().enumerate() {
-                let prepared = match preparing.take().map(|h| h.join()) {
-                    Some(Ok(p)) => p,
-                    _ => Err(Error::Internal("a worker thread panicked".into())),
-                };
-                if let Some(&next) = parts.get(i + 1) {
-                    preparing = Some(scope.spawn(move || self.prepare(next)));
+            let mut in_flight: Option<(&[ConvProblem], Prep, Option<Decoding>)> = None;
+            for i in 0..=parts.len() {
+                // Submit chunk i (while chunk i - 1 runs on the GPU).
+                let submitted = parts.get(i).map(|&part| {
+                    let prepared = match preparing.take().map(|h| h.join()) {
+                        Some(Ok(p)) => p,
+                        _ => Err(Error::Internal("a worker thread panicked".into())),
+                    };
+                    if let Some(&next) = parts.get(i + 1) {
+                        preparing = Some(scope.spawn(move || self.prepare(next)));
+                    }
+                    let decoding = self.decode_prepared(&prepared, mode);
+                    (part, prepared, decoding)
+                });
+                // Then wait for chunk i - 1 and answer it on another thread.
+                if let Some((part, prepared, decoding)) = std::mem::replace(&mut in_flight, submitted) {
+                    let found = decoding.map(|d| self.collect(d));
+                    if let Some((done, h)) = finishing.take() {
+                        out.extend(h.join().unwrap_or_else(|_| panicked(done)));
+                    }
+                    finishing = Some((part, scope.spawn(move || self.finish(part, prepared, found))));
                 }
-                let found = self.decode_prepared(&prepared, mode);
-                if let Some((done, h)) = finishing.take() {
-                    out.extend(h.join().unwrap_or_else(|_| panicked(done)));
-                }
-                finishing = Some((part, scope.spawn(move || self.finish(part, prepared, found))));
             }
             if let Some((done, h)) = finishing.take() {
                 out.extend(h.join().unwrap_or_else(|_| panicked(done)));
@@ -257,12 +288,13 @@ impl GpuPredictor {
         })
     }
 
-    /// Decodes the problems `prepare` made ready (None when there are none or it failed).
+    /// Starts decoding the problems `prepare` made ready (None when there are none or it
+    /// failed).
     fn decode_prepared(
         &self,
         prepared: &Result<(Prepared, Vec<Option<RuleWords>>)>,
         mode: DecodeMode,
-    ) -> Option<Result<Vec<Vec<Hypothesis>>>> {
+    ) -> Option<Decoding> {
         let _phase = self.ctx.phase(super::profile::DECODE);
         let (p, rules) = prepared.as_ref().ok()?;
         if p.decoded.is_empty() {
@@ -377,13 +409,13 @@ impl GpuPredictor {
         rule_words: &[Option<RuleWords>],
         search: GpuSearch,
         mode: DecodeMode,
-    ) -> Result<Vec<Vec<Hypothesis>>> {
+    ) -> Decoding {
         let model = self.host.model.as_ref();
         let vocab = model.vocab();
         let max_len = constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
         let fixed_len = constraints.iter().all(|c| c.config_len(&[]) == max_len);
         let library = match search {
-            GpuSearch::Table => return self.decode_catalogue(inputs, constraints, mode),
+            GpuSearch::Table => return Decoding::Ready(self.decode_catalogue(inputs, constraints, mode)),
             GpuSearch::Rules(library) => Some(library),
             GpuSearch::Host => None,
         };
@@ -405,7 +437,7 @@ impl GpuPredictor {
             });
         let (rules, tables) = match &packed {
             Some((rules, tables)) => (rules.as_slice(), tables.as_slice()),
-            None => return self.decode_on_host(inputs, constraints, mode),
+            None => return Decoding::Ready(self.decode_on_host(inputs, constraints, mode)),
         };
         match (mode, library) {
             (DecodeMode::Miopen, Some(lib)) if fixed_len && fits(lib) => {
@@ -419,11 +451,10 @@ impl GpuPredictor {
                     threads: self.host.threads(),
                     max_len,
                 };
-                let found = self.with_pool(|pool, cache| match &self.model {
+                self.submit_with_pool(|pool, cache| match &self.model {
                     DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
                     DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
-                })?;
-                Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
+                })
             }
             (DecodeMode::Beam { width, top }, Some(lib))
                 if fixed_len && fits(lib) && kernels::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
@@ -443,14 +474,14 @@ impl GpuPredictor {
                         top: top.clamp(1, width.max(1)),
                         threads: self.host.threads(),
                     };
-                    return self.with_pool(|pool, cache| match &self.model {
+                    return self.submit_with_pool(|pool, cache| match &self.model {
                         DeviceModel::Ktn(m) => driver::beam_resident(&self.ctx, pool, cache, m.as_ref(), &job),
                         DeviceModel::Attention(m) => driver::beam_resident(&self.ctx, pool, cache, m, &job),
                     });
                 }
-                self.decode_on_host(inputs, constraints, mode)
+                Decoding::Ready(self.decode_on_host(inputs, constraints, mode))
             }
-            _ => self.decode_on_host(inputs, constraints, mode),
+            _ => Decoding::Ready(self.decode_on_host(inputs, constraints, mode)),
         }
     }
 
@@ -548,11 +579,11 @@ impl GpuPredictor {
                     threads: self.host.threads(),
                     max_len,
                 };
-                let found = self.with_pool(|pool, cache| match &self.model {
+                let decoding = self.submit_with_pool(|pool, cache| match &self.model {
                     DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
                     DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
-                })?;
-                Ok(found.into_iter().map(|h| h.into_iter().collect()).collect())
+                });
+                self.collect(decoding)
             }
             DecodeMode::Beam { width, top } => {
                 // No look-ahead domain: the table is its own look-ahead.
@@ -570,36 +601,55 @@ impl GpuPredictor {
                     top: top.clamp(1, width.max(1)),
                     threads: self.host.threads(),
                 };
-                self.with_pool(|pool, cache| match &self.model {
+                let decoding = self.submit_with_pool(|pool, cache| match &self.model {
                     DeviceModel::Ktn(m) => driver::beam_resident(&self.ctx, pool, cache, m.as_ref(), &job),
                     DeviceModel::Attention(m) => driver::beam_resident(&self.ctx, pool, cache, m, &job),
-                })
+                });
+                self.collect(decoding)
             }
         }
     }
 
-    /// Runs a decode with the work-buffer pool: buffers come back to it after success and are
-    /// dropped after a failure.
-    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool, &mut BindCache) -> Result<T>) -> Result<T> {
-        let mut guard = self
-            .pool
-            .lock()
-            .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
-        let (pool, cache) = &mut *guard;
-        let out = decode(pool, cache);
-        match out {
-            // Bind groups stay valid while decodes keep finding the same buffers in the pool.
-            Ok(_) => {
-                if pool.recycle() {
-                    cache.clear();
+    /// Records and submits a resident search with a pool of work buffers (a kept one, or a
+    /// new one while the kept ones are in flight).
+    fn submit_with_pool(&self, submit: impl FnOnce(&mut Pool, &mut BindCache) -> Result<driver::Pending>) -> Decoding {
+        let kept = self.pools.lock().ok().and_then(|mut p| p.pop());
+        let (mut pool, mut cache) = kept.unwrap_or_default();
+        match submit(&mut pool, &mut cache) {
+            Ok(pending) => Decoding::InFlight {
+                pending,
+                pool: (pool, cache),
+            },
+            // The pool's buffers may be in any state: dropped.
+            Err(e) => Decoding::Ready(Err(e)),
+        }
+    }
+
+    /// Waits for a decode; a search's pool goes back to the predictor after success (its
+    /// buffers kept for the next decode) and is dropped after a failure.
+    fn collect(&self, decoding: Decoding) -> Result<Vec<Vec<Hypothesis>>> {
+        let _phase = self.ctx.phase(super::profile::DECODE);
+        match decoding {
+            Decoding::Ready(found) => found,
+            Decoding::InFlight {
+                pending,
+                pool: (mut pool, mut cache),
+            } => {
+                let found = pending.finish(&self.ctx);
+                if found.is_ok() {
+                    // Bind groups stay valid while decodes keep finding the same buffers.
+                    if pool.recycle() {
+                        cache.clear();
+                    }
+                    if let Ok(mut pools) = self.pools.lock() {
+                        if pools.len() < POOLS_KEPT {
+                            pools.push((pool, cache));
+                        }
+                    }
                 }
-            }
-            Err(_) => {
-                pool.clear();
-                cache.clear();
+                found
             }
         }
-        out
     }
 
     /// The model on the GPU, the search on the host (solvers without a WGSL rules library).
