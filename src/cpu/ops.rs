@@ -52,6 +52,15 @@ pub fn log_softmax_rows(x: &[f32], out: &mut [f32], rows: usize, width: usize) {
     }
 }
 
+/// Adds one ensemble member's share of its log-probabilities to the running mean: `mean[i] +=
+/// share * logp[i]` (members added in order, starting from zeros). The CPU twin of
+/// `ensemble_mean.wgsl`.
+pub fn ensemble_add(mean: &mut [f32], logp: &[f32], share: f32) {
+    for (s, l) in mean.iter_mut().zip(logp) {
+        *s += share * l;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,14 +115,5 @@ mod tests {
         let mut g = [0.0; 4];
         embedding_gather(&table, &[2, 0], &mut g, 2);
         assert_eq!(g, [20.0, 21.0, 0.0, 1.0]);
-    }
-}
-
-/// Adds one ensemble member's share of its log-probabilities to the running mean: `mean[i] +=
-/// share * logp[i]` (members added in order, starting from zeros). The CPU twin of
-/// `ensemble_mean.wgsl`.
-pub fn ensemble_add(mean: &mut [f32], logp: &[f32], share: f32) {
-    for (s, l) in mean.iter_mut().zip(logp) {
-        *s += share * l;
     }
 }

@@ -34,7 +34,7 @@ enum Decoding {
     Ready(Result<Vec<Vec<Hypothesis>>>),
     InFlight {
         pending: driver::Pending,
-        pool: (Pool, BindCache),
+        pool: Box<(Pool, BindCache)>,
     },
 }
 
@@ -618,7 +618,7 @@ impl GpuPredictor {
         match submit(&mut pool, &mut cache) {
             Ok(pending) => Decoding::InFlight {
                 pending,
-                pool: (pool, cache),
+                pool: Box::new((pool, cache)),
             },
             // The pool's buffers may be in any state: dropped.
             Err(e) => Decoding::Ready(Err(e)),
@@ -631,10 +631,8 @@ impl GpuPredictor {
         let _phase = self.ctx.phase(super::profile::DECODE);
         match decoding {
             Decoding::Ready(found) => found,
-            Decoding::InFlight {
-                pending,
-                pool: (mut pool, mut cache),
-            } => {
+            Decoding::InFlight { pending, pool } => {
+                let (mut pool, mut cache) = *pool;
                 let found = pending.finish(&self.ctx);
                 if found.is_ok() {
                     // Bind groups stay valid while decodes keep finding the same buffers.
