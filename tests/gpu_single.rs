@@ -16,7 +16,7 @@ use tuneinfer::data::dataset::read_rows;
 use tuneinfer::gpu::{GpuPredictor, SinglePathPredictor, ITERATION_BUDGET, MAX_SINGLE_ROWS};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_1x1u::{check_applicable, NAME};
-use tuneinfer::{DecodeMode, Predictor, Prediction, Result};
+use tuneinfer::{DecodeMode, Prediction, Predictor, Result};
 
 /// K or C below 16, N = 1, or an odd spatial size or channel count.
 fn hard(p: &ConvProblem) -> bool {
@@ -62,15 +62,27 @@ fn single_answers(single: &SinglePathPredictor, problems: &[ConvProblem], rows: 
 }
 
 /// Asserts `got` has `want`'s configs and sources, scores within 1e-4 and never NaN.
-fn assert_same(label: &str, problems: &[ConvProblem], want: &[Result<Vec<Prediction>>], got: &[Result<Vec<Prediction>>]) {
+fn assert_same(
+    label: &str,
+    problems: &[ConvProblem],
+    want: &[Result<Vec<Prediction>>],
+    got: &[Result<Vec<Prediction>>],
+) {
     let (same, worst) = common::assert_same_predictions(label, problems, want, got);
     for (p, g) in problems.iter().zip(got) {
         for x in g.iter().flatten() {
-            assert!(!x.score.is_some_and(f32::is_nan), "{label} {}: NaN score", p.to_perfdb_key());
+            assert!(
+                !x.score.is_some_and(f32::is_nan),
+                "{label} {}: NaN score",
+                p.to_perfdb_key()
+            );
         }
     }
     assert!(worst <= 1e-4, "{label}: score difference {worst:e}");
-    println!("{label}: {same} of {} problems identical, worst score difference {worst:e}", problems.len());
+    println!(
+        "{label}: {same} of {} problems identical, worst score difference {worst:e}",
+        problems.len()
+    );
 }
 
 #[test]
@@ -90,7 +102,10 @@ fn single_dispatch_gives_the_cpu_configs_on_every_hard_problem() {
         })
         .count();
     // Both answers occur: the model's and the static default's (walks that fail).
-    assert!(from_model > 0 && from_model < problems.len(), "{from_model} answered by the model");
+    assert!(
+        from_model > 0 && from_model < problems.len(),
+        "{from_model} answered by the model"
+    );
     for rows in [1, 4, MAX_SINGLE_ROWS] {
         let t = std::time::Instant::now();
         let got = single_answers(&single, &problems, rows);
@@ -122,6 +137,30 @@ fn single_dispatch_on_the_hardest_walks() {
         let got = single_answers(&single, &problems, rows);
         assert_same(&format!("hardest walks, {rows} a dispatch"), &problems, &want, &got);
     }
+    // The multi-dispatch path sums in the same order: the same scores, bit for bit.
+    if let Some(ctx) = common::gpu() {
+        let dirs = vec![common::models_dir()];
+        let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx).unwrap_or_else(|e| panic!("{e}"));
+        let multi = gpu.predict_batch(&problems, DecodeMode::Miopen);
+        let got = single_answers(&single, &problems, 1);
+        for ((p, m), g) in problems.iter().zip(&multi).zip(&got) {
+            let bits = |r: &Result<Vec<Prediction>>| {
+                r.as_ref()
+                    .map(|v| {
+                        v.iter()
+                            .map(|x| (x.config.clone(), x.score.map(f32::to_bits)))
+                            .collect::<Vec<_>>()
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            assert_eq!(
+                bits(m),
+                bits(g),
+                "{} against the multi-dispatch path",
+                p.to_perfdb_key()
+            );
+        }
+    }
 }
 
 #[test]
@@ -132,7 +171,10 @@ fn loop_iterations_stay_well_under_llvmpipes_cap() {
         let n = single.loop_iterations(rows).unwrap_or_else(|e| panic!("{e}"));
         println!("gfx908 {NAME}: {rows} problems a dispatch: at most {n} loop iterations an invocation");
         assert!(n >= last, "more rows, fewer iterations");
-        assert!(n <= ITERATION_BUDGET && ITERATION_BUDGET <= 65_535 / 4, "{n} iterations");
+        assert!(
+            n <= ITERATION_BUDGET && ITERATION_BUDGET <= 65_535 / 4,
+            "{n} iterations"
+        );
         last = n;
     }
     // Hand count for one problem (8 encoder steps x 2 layers of 128 units: 8 x (40 + 64 vec4 k
@@ -148,7 +190,10 @@ fn single_dispatch_refuses_what_it_does_not_take() {
     let beam = single.predict_batch(std::slice::from_ref(&p), DecodeMode::Beam { width: 4, top: 4 });
     assert!(beam.is_err(), "beam");
     let many = vec![p; MAX_SINGLE_ROWS + 1];
-    assert!(single.predict_batch(&many, DecodeMode::Miopen).is_err(), "too many rows");
+    assert!(
+        single.predict_batch(&many, DecodeMode::Miopen).is_err(),
+        "too many rows"
+    );
 }
 
 /// Wall time of one prediction on the existing path (`GpuPredictor::predict_one`) and on the
@@ -171,18 +216,29 @@ fn single_dispatch_latency() {
         let one = std::slice::from_ref(&p);
         // Warm: pipelines compiled, pools filled.
         for _ in 0..3 {
-            gpu.predict_one(&p, DecodeMode::Miopen).unwrap_or_else(|e| panic!("{e}"));
-            single.predict_batch(one, DecodeMode::Miopen).unwrap_or_else(|e| panic!("{e}"));
+            gpu.predict_one(&p, DecodeMode::Miopen)
+                .unwrap_or_else(|e| panic!("{e}"));
+            single
+                .predict_batch(one, DecodeMode::Miopen)
+                .unwrap_or_else(|e| panic!("{e}"));
         }
         let (mut before, mut after) = (Vec::new(), Vec::new());
         for _ in 0..50 {
             let t = std::time::Instant::now();
-            let a = gpu.predict_one(&p, DecodeMode::Miopen).unwrap_or_else(|e| panic!("{e}"));
+            let a = gpu
+                .predict_one(&p, DecodeMode::Miopen)
+                .unwrap_or_else(|e| panic!("{e}"));
             before.push(t.elapsed().as_secs_f64() * 1e3);
             let t = std::time::Instant::now();
-            let b = single.predict_batch(one, DecodeMode::Miopen).unwrap_or_else(|e| panic!("{e}"));
+            let b = single
+                .predict_batch(one, DecodeMode::Miopen)
+                .unwrap_or_else(|e| panic!("{e}"));
             after.push(t.elapsed().as_secs_f64() * 1e3);
-            let b = b.into_iter().next().unwrap_or_else(|| panic!("no answer")).unwrap_or_else(|e| panic!("{e}"));
+            let b = b
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| panic!("no answer"))
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(a[0].config, b[0].config, "{key}");
         }
         before.sort_by(f64::total_cmp);

@@ -73,7 +73,9 @@ pub(crate) fn pack_weights(m: &KtnModel) -> Result<(Vec<[f32; 4]>, SingleShape)>
         )));
     }
     if units == 0 || !units.is_multiple_of(4) || e.lstms.iter().chain(&d.lstms).any(|l| l.units != units) {
-        return Err(unsupported("LSTM layers of different units, or units not a multiple of 4".into()));
+        return Err(unsupported(
+            "LSTM layers of different units, or units not a multiple of 4".into(),
+        ));
     }
     let shape = SingleShape {
         steps: e.steps,
@@ -85,7 +87,9 @@ pub(crate) fn pack_weights(m: &KtnModel) -> Result<(Vec<[f32; 4]>, SingleShape)>
         vocab: d.embedding.input_dim,
     };
     if d.output.input_dim != units || d.output.units != shape.vocab {
-        return Err(unsupported("output layer does not map the last state to the vocabulary".into()));
+        return Err(unsupported(
+            "output layer does not map the last state to the vocabulary".into(),
+        ));
     }
     let mut out: Vec<[f32; 4]> = Vec::new();
     if let Some(dn) = &e.dense {
@@ -94,11 +98,18 @@ pub(crate) fn pack_weights(m: &KtnModel) -> Result<(Vec<[f32; 4]>, SingleShape)>
         }
         pack_dense(&mut out, dn);
     }
-    let enc_in = if shape.enc_dense > 0 { shape.enc_dense } else { shape.features };
+    let enc_in = if shape.enc_dense > 0 {
+        shape.enc_dense
+    } else {
+        shape.features
+    };
     for (i, l) in e.lstms.iter().enumerate() {
         let want = if i == 0 { enc_in } else { units };
         if l.input_dim != want {
-            return Err(unsupported(format!("encoder LSTM {i} reads {} values, not {want}", l.input_dim)));
+            return Err(unsupported(format!(
+                "encoder LSTM {i} reads {} values, not {want}",
+                l.input_dim
+            )));
         }
         pack_lstm(&mut out, l);
     }
@@ -119,7 +130,10 @@ pub(crate) fn pack_weights(m: &KtnModel) -> Result<(Vec<[f32; 4]>, SingleShape)>
     for (i, l) in d.lstms.iter().enumerate() {
         let want = if i == 0 { ed } else { units };
         if l.input_dim != want {
-            return Err(unsupported(format!("decoder LSTM {i} reads {} values, not {want}", l.input_dim)));
+            return Err(unsupported(format!(
+                "decoder LSTM {i} reads {} values, not {want}",
+                l.input_dim
+            )));
         }
         pack_lstm(&mut out, l);
     }
@@ -144,7 +158,9 @@ fn pack_dense(out: &mut Vec<[f32; 4]>, dn: &DenseWeights) {
     }
     let bias = |j: usize| dn.bias.as_ref().map_or(0.0, |b| b[j]);
     for j4 in 0..n.div_ceil(4) {
-        out.push(std::array::from_fn(|i| if 4 * j4 + i < n { bias(4 * j4 + i) } else { 0.0 }));
+        out.push(std::array::from_fn(
+            |i| if 4 * j4 + i < n { bias(4 * j4 + i) } else { 0.0 },
+        ));
     }
 }
 
@@ -155,7 +171,13 @@ fn pack_lstm(out: &mut Vec<[f32; 4]>, l: &LstmWeights) {
     let g = 4 * u;
     for k in 0..kd.div_ceil(4) * 4 {
         for j in 0..u {
-            out.push(std::array::from_fn(|gate| if k < kd { l.kernel[k * g + gate * u + j] } else { 0.0 }));
+            out.push(std::array::from_fn(|gate| {
+                if k < kd {
+                    l.kernel[k * g + gate * u + j]
+                } else {
+                    0.0
+                }
+            }));
         }
     }
     for k in 0..u {
@@ -184,8 +206,10 @@ pub(crate) fn workgroup_bytes(shape: &SingleShape, rows: usize, max_len: usize) 
 /// `rows` problems and configs of `max_len` (every loop counted as its iterations plus one,
 /// its exit test), with prefix checks of `check_iterations` loop iterations each and
 /// `solver_max_len` the library's `SOLVER_MAX_LEN`. For gfx908 ConvAsm1x1U (T 8, F 8, dense 32,
-/// 2 LSTM layers of 128 units, E 8, V 38, 8 positions, loop-free checks): 3,649 for one problem,
-/// 6,641 for 4, 12,081 for 8 (llvmpipe's cap: 65,535).
+/// 2 LSTM layers of 128 units, E 8, V 38, 8 positions, loop-free checks): 4,114 for one problem
+/// (encoder 8 x ~110, decoder 8 x ~390: 34 + 64 vec4 k steps of the two layers, 32 of the output
+/// layer, 117 of the log-softmax, ~40 of the walk, the candidates' rule and prefix copies), 5,885
+/// for 4, 9,905 for 8 (llvmpipe's cap: 65,535).
 pub(crate) fn loop_iterations(
     shape: &SingleShape,
     rows: usize,
@@ -250,7 +274,9 @@ pub(crate) fn single_fits(
     }
     let limits = &ctx.limits;
     if limits.max_compute_invocations_per_workgroup < SINGLE_WG || limits.max_compute_workgroup_size_x < SINGLE_WG {
-        return Err(unsupported(format!("the device takes fewer than {SINGLE_WG} threads a workgroup")));
+        return Err(unsupported(format!(
+            "the device takes fewer than {SINGLE_WG} threads a workgroup"
+        )));
     }
     if (rows * shape.units).div_ceil(SINGLE_WG as usize) > SINGLE_ZMAX {
         return Err(unsupported(format!(
@@ -370,7 +396,10 @@ impl SinglePathPredictor {
     fn library(&self) -> Result<&'static str> {
         match self.host.solver.gpu_search() {
             GpuSearch::Rules(library) => Ok(library),
-            _ => Err(unsupported(format!("{} has no WGSL rules library", self.host.solver.name()))),
+            _ => Err(unsupported(format!(
+                "{} has no WGSL rules library",
+                self.host.solver.name()
+            ))),
         }
     }
 
@@ -394,7 +423,12 @@ impl SinglePathPredictor {
             .collect();
         let (rules, tables) = pack_rule_words(rule_words.iter().map(Option::as_ref))
             .ok_or_else(|| unsupported("a problem without rule words".into()))?;
-        let max_len = prepared.constraints.iter().map(|c| c.config_len(&[])).max().unwrap_or(0);
+        let max_len = prepared
+            .constraints
+            .iter()
+            .map(|c| c.config_len(&[]))
+            .max()
+            .unwrap_or(0);
         if prepared.constraints.iter().any(|c| c.config_len(&[]) != max_len) {
             return Err(unsupported("configs of different lengths".into()));
         }

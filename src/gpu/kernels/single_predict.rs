@@ -31,7 +31,11 @@ pub(crate) struct SingleShape {
 impl SingleShape {
     /// Layer 0's input width in the encoder, padded to a multiple of 4.
     pub fn enc_input_width(&self) -> usize {
-        let w = if self.enc_dense > 0 { self.enc_dense } else { self.features };
+        let w = if self.enc_dense > 0 {
+            self.enc_dense
+        } else {
+            self.features
+        };
         w.div_ceil(4) * 4
     }
 }
@@ -46,7 +50,12 @@ pub(crate) struct SingleViews<'a> {
 }
 
 /// The kernel's key for `rows` problems and configs of `max_len` under `library`.
-pub(crate) fn single_predict_key(shape: &SingleShape, library: &'static str, rows: usize, max_len: usize) -> Result<KernelKey> {
+pub(crate) fn single_predict_key(
+    shape: &SingleShape,
+    library: &'static str,
+    rows: usize,
+    max_len: usize,
+) -> Result<KernelKey> {
     let s = shape;
     let xw = s.enc_input_width();
     Ok(KernelKey::new(
