@@ -1,7 +1,9 @@
-// Kernel: single_predict (a whole KTN prediction in one dispatch of one workgroup: the encoder,
-// every decoder step, the output layer, the log-softmax and MIOpen's greedy walk)
+// Kernel: single_predict (a whole KTN prediction in one dispatch, one workgroup per ROWS problems:
+// the encoder, every decoder step, the output layer, the log-softmax and MIOpen's greedy walk)
 // CPU twin: Predictor::predict_batch with DecodeMode::Miopen (seq2seq::Encoder::run,
-// seq2seq::Decoder::step, cpu::log_softmax_rows, search::greedy_miopen) for ROWS problems.
+// seq2seq::Decoder::step, cpu::log_softmax_rows, search::greedy_miopen). Workgroups share
+// nothing: gpu::single runs one problem a workgroup (ROWS 1), so a few problems spread over
+// the device's cores (ROWS > 1 puts several problems in one workgroup, sharing each weight load).
 // The registry prepends numerics.wgsl and the solver's rules library (`solver_prefix_valid`,
 // `solver_config_len`, `SOLVER_MAX_LEN`), as for greedy_step.
 // The same arithmetic as the multi-dispatch path, in the same order, so the same bits:
@@ -27,11 +29,11 @@
 // silently): gpu::single::loop_iterations counts them; for gfx908 ConvAsm1x1U (T 8, F 8, ED 32,
 // 2 x 128 units, E 8, V 38, 8 positions) at most 4,114 for one problem, 9,905 for 8.
 // Bindings (group 0):
-//   0 input    storage read        [ROWS, T, F] f32 encoder inputs
+//   0 input    storage read        [problems, T, F] f32 encoder inputs
 //   1 weights  storage read        packed weights (above)
 //   2 vocab    storage read        greedy_step's vocabulary words
-//   3 rules    storage read        [ROWS, 8] i32 rule words, then the tables they index
-//   4 hyp      storage read_write  [ROWS, 2 MAX_LEN + 4] u32 records (greedy_step's layout)
+//   3 rules    storage read        [problems, 8] i32 rule words, then the tables they index
+//   4 hyp      storage read_write  [problems, 2 MAX_LEN + 4] u32 records (greedy_step's layout)
 //   5 p        uniform             Params
 // Overrides: T, F, ED, NL (LSTM layers of encoder and decoder), U, E, V, MAX_LEN, ROWS, WG and
 // the workgroup array sizes the host derives from them (S_N, XW, X_N, SV_N, PL_N).
@@ -94,6 +96,8 @@ var<workgroup> rec_status: array<u32, ROWS>;
 var<workgroup> rec_score: array<f32, ROWS>;
 var<workgroup> feed: array<u32, ROWS>;
 var<workgroup> running_n: u32;
+// The first problem of this workgroup (workgroup g takes problems g ROWS .. g ROWS + ROWS - 1).
+var<private> row0: u32;
 
 // ---- weight layout ----------------------------------------------------------------------
 
@@ -160,7 +164,7 @@ fn feature(r: u32, t: u32, k: u32) -> f32 {
     if (k >= F) {
         return 0.0;
     }
-    return input[(r * T + t) * F + k];
+    return input[((row0 + r) * T + t) * F + k];
 }
 
 // One LSTM step of layer l (weights at `off`, input of in4 vec4s from `src`) for every row.
@@ -287,7 +291,7 @@ fn output_layer(tid: u32) {
 fn rule_of(r: u32) -> array<i32, 8> {
     var rule: array<i32, 8>;
     for (var k = 0u; k < 8u; k++) {
-        rule[k] = rules[r * 8u + k];
+        rule[k] = rules[(row0 + r) * 8u + k];
     }
     return rule;
 }
@@ -368,7 +372,8 @@ fn greedy_position(tid: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) tid: u32) {
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+    row0 = wid.x * ROWS;
     // Zero states, a zero-padded encoder input, empty running records fed token 0.
     for (var o = tid; o < S_N; o += WG) {
         hs[o] = 0.0;
@@ -433,6 +438,6 @@ fn main(@builtin(local_invocation_index) tid: u32) {
         } else if (i == 2u * MAX_LEN + 2u) {
             v = bitcast<u32>(rec_score[r]);
         }
-        hyp[o] = v;
+        hyp[row0 * words + o] = v;
     }
 }

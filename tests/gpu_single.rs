@@ -169,7 +169,7 @@ fn loop_iterations_stay_well_under_llvmpipes_cap() {
     let mut last = 0;
     for rows in 1..=MAX_SINGLE_ROWS {
         let n = single.loop_iterations(rows).unwrap_or_else(|e| panic!("{e}"));
-        println!("gfx908 {NAME}: {rows} problems a dispatch: at most {n} loop iterations an invocation");
+        println!("gfx908 {NAME}: {rows} problems a workgroup: at most {n} loop iterations an invocation");
         assert!(n >= last, "more rows, fewer iterations");
         assert!(
             n <= ITERATION_BUDGET && ITERATION_BUDGET <= 65_535 / 4,
@@ -246,6 +246,38 @@ fn single_dispatch_latency() {
         println!(
             "{key}: predict_one {:.3} ms, single dispatch {:.3} ms (median of 50)",
             before[25], after[25]
+        );
+    }
+    // Small batches: one workgroup runs on one core, the multi-dispatch path spreads rows.
+    let batch: Vec<ConvProblem> = [
+        "64-56-56-1x1-256-56-56-1-0x0-1x1-1x1-0-NCHW-FP32-F",
+        "3-32-32-1x1-3-32-32-1-0x0-1x1-1x1-0-NCHW-FP32-F",
+    ]
+    .iter()
+    .chain(&keys)
+    .cycle()
+    .take(MAX_SINGLE_ROWS)
+    .map(|k| ConvProblem::parse(k).unwrap_or_else(|e| panic!("{e}")))
+    .collect();
+    for n in [2, 4, MAX_SINGLE_ROWS] {
+        let part = &batch[..n];
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            let a = gpu.predict_batch(part, DecodeMode::Miopen);
+            before.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = std::time::Instant::now();
+            let b = single
+                .predict_batch(part, DecodeMode::Miopen)
+                .unwrap_or_else(|e| panic!("{e}"));
+            after.push(t.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(common::config_lines(&a), common::config_lines(&b));
+        }
+        before.sort_by(f64::total_cmp);
+        after.sort_by(f64::total_cmp);
+        println!(
+            "{n} problems: predict_batch {:.3} ms, single dispatch {:.3} ms (median of 20)",
+            before[10], after[10]
         );
     }
 }

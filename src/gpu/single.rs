@@ -1,6 +1,6 @@
 //! The single-dispatch latency path: a whole prediction of a few problems (the KTN encoder,
 //! every decoder step, the output layer, the log-softmax and MIOpen's greedy walk under the
-//! solver's WGSL rules library) in one dispatch of one workgroup (`single_predict.wgsl`),
+//! solver's WGSL rules library) in one dispatch, one workgroup per problem (`single_predict.wgsl`),
 //! instead of the ~40 dispatches the resident driver records (`driver::greedy_resident`).
 //!
 //! The kernel reads its weights from one buffer in its own layout ([`SingleModel`], uploaded
@@ -318,7 +318,11 @@ pub(crate) fn greedy_single(
         return Ok(Vec::new());
     }
     let s = &m.shape;
-    single_fits(ctx, s, job.rules_library, rows, job.max_len)?;
+    if rows > MAX_SINGLE_ROWS {
+        return Err(unsupported(format!("{rows} problems (1 to {MAX_SINGLE_ROWS})")));
+    }
+    // One problem a workgroup: the problems spread over the device's cores.
+    single_fits(ctx, s, job.rules_library, 1, job.max_len)?;
     if job.inputs.len() != rows * s.steps * s.features {
         return Err(Error::Gpu(format!(
             "single-dispatch path: {} encoder inputs for {rows} problems of {}x{}",
@@ -333,7 +337,7 @@ pub(crate) fn greedy_single(
     let vocab = pool.upload(ctx, "vocabulary", bytemuck::cast_slice(job.vocab_words))?;
     let bytes = 4 * (rows * driver::hyp_words(job.max_len)) as u64;
     let hyp = pool.take(ctx, "hypotheses", bytes)?;
-    let key = kernels::single_predict_key(s, job.rules_library, rows, job.max_len)?;
+    let key = kernels::single_predict_key(s, job.rules_library, 1, job.max_len)?;
     let mut rec = Recorder::with_cache(ctx, "single-dispatch greedy", cache);
     let views = SingleViews {
         input: (&input).into(),

@@ -1,5 +1,5 @@
 //! `single_predict.wgsl`: a whole KTN prediction (encoder, every decoder step, MIOpen's greedy
-//! walk) in one dispatch of one workgroup, for a few problems (`gpu::single` is its host side).
+//! walk) in one dispatch, one workgroup per problem (or per few; `gpu::single` is its host side).
 
 use super::{dispatch, u32_of, Recorder};
 use crate::error::Result;
@@ -49,7 +49,7 @@ pub(crate) struct SingleViews<'a> {
     pub hyp: View<'a>,
 }
 
-/// The kernel's key for `rows` problems and configs of `max_len` under `library`.
+/// The kernel's key for `rows` problems a workgroup and configs of `max_len` under `library`.
 pub(crate) fn single_predict_key(
     shape: &SingleShape,
     library: &'static str,
@@ -81,13 +81,13 @@ pub(crate) fn single_predict_key(
     .with_rules(library))
 }
 
-/// Records the one dispatch: `rows` problems' greedy walks, records in `views.hyp`.
+/// Records the one dispatch of `groups` workgroups (their problems' greedy walks, records in `views.hyp`).
 pub(crate) fn single_predict(
     ctx: &GpuContext,
     rec: &mut Recorder<'_>,
     key: &KernelKey,
     views: SingleViews<'_>,
-    rows: usize,
+    groups: usize,
 ) -> Result<()> {
     let kernel = ctx.kernel(key)?;
     let SingleViews {
@@ -102,7 +102,7 @@ pub(crate) fn single_predict(
         rec,
         &kernel,
         &[input, weights, vocab_words, rules, hyp],
-        &[u32_of("rows", rows)?, 0, 0, 0],
-        u64::from(SINGLE_WG),
+        &[u32_of("workgroups", groups)?, 0, 0, 0],
+        groups as u64 * u64::from(SINGLE_WG),
     )
 }
