@@ -1,5 +1,5 @@
-//! CPU vs GPU benchmarks (criterion): every kernel, a single prediction, and batches at beam
-//! widths 1 (MIOpen's greedy walk) and 4. Names start with `cpu_` or `gpu_`; GPU times include
+//! CPU vs GPU benchmarks (criterion): every kernel, a single prediction (also on the GPU's
+//! single-dispatch path), and batches at beam widths 1 (MIOpen's greedy walk) and 4. Names start with `cpu_` or `gpu_`; GPU times include
 //! the device sync (each call waits for its results).
 //!
 //! Batch sizes: 100 by default (lavapipe, the software Vulkan of CI, is slow); set
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tuneinfer::cpu;
 use tuneinfer::gpu::kernels::{host, TilePath};
-use tuneinfer::gpu::{GpuContext, GpuPredictor};
+use tuneinfer::gpu::{GpuContext, GpuPredictor, SinglePathPredictor};
 use tuneinfer::testutil::Lcg;
 use tuneinfer::workload::asm1x1u_problems;
 use tuneinfer::{DecodeMode, Predictor};
@@ -155,6 +155,13 @@ fn predictions(c: &mut Criterion) {
     if let Some(gp) = &gpu_p {
         g.bench_function("gpu_single", |bn| {
             bn.iter(|| gp.predict_batch(&one, DecodeMode::Miopen).len())
+        });
+    }
+    // The single-dispatch latency path (one workgroup: encoder, decoder steps, greedy walk).
+    let single = gpu().and_then(|ctx| SinglePathPredictor::load("gfx908", "ConvAsm1x1U", &dirs, ctx).ok());
+    if let Some(sp) = &single {
+        g.bench_function("gpu_single_dispatch", |bn| {
+            bn.iter(|| sp.predict_batch(&one, DecodeMode::Miopen).map_or(0, |r| r.len()))
         });
     }
     for n in sizes() {

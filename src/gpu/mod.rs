@@ -41,11 +41,16 @@ pub mod profile;
 #[cfg(feature = "gpu")]
 pub mod registry;
 #[cfg(feature = "gpu")]
+mod single;
+#[cfg(feature = "gpu")]
 mod verify;
 
 #[cfg(feature = "gpu")]
 pub use context::{list_adapters, AdapterSummary, GpuContext};
 #[cfg(feature = "gpu")]
 pub use predictor::{beam_vocab_words, catalogue_vocab_words, pack_rule_words, vocab_words, GpuPredictor};
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
+pub use single::{SinglePathPredictor, ITERATION_BUDGET, MAX_SINGLE_ROWS};
 #[cfg(feature = "gpu")]
 pub use verify::{verify_ktn_on_gpu, GpuVerifyReport};

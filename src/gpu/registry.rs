@@ -105,6 +105,13 @@ pub const SHADERS: &[ShaderFile] = &[
         uses_numerics: true,
     },
     ShaderFile {
+        name: "single_predict",
+        text: include_str!("../../shaders/single_predict.wgsl"),
+        slots: Some(&[Read, Read, Read, Read, ReadWrite, Uniform]),
+        needs_rules: true,
+        uses_numerics: true,
+    },
+    ShaderFile {
         name: "reorder_rows",
         text: include_str!("../../shaders/reorder_rows.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),

@@ -16,6 +16,7 @@ pub mod host;
 mod log_softmax;
 mod lstm_step;
 mod reorder_rows;
+mod single_predict;
 
 pub use attention::ATTENTION_MAX_STEPS;
 pub(crate) use attention::{attention, AttentionLayer, AttentionOut, EncoderOutputs};
@@ -29,6 +30,7 @@ pub(crate) use greedy_step::{greedy_step, END_VALUE, NEVER_VALUE};
 pub(crate) use log_softmax::log_softmax;
 pub(crate) use lstm_step::{lstm_step, lstm_step_on, Gather, LstmInput, LstmLayer, LstmState};
 pub(crate) use reorder_rows::reorder_rows;
+pub(crate) use single_predict::{single_predict, single_predict_key, SingleShape, SingleViews, SINGLE_WG, SINGLE_ZMAX};
 
 use super::buffers::{self, View};
 use super::context::GpuContext;
