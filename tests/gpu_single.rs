@@ -281,3 +281,37 @@ fn single_dispatch_latency() {
         );
     }
 }
+
+/// `GpuPredictor` takes the single-dispatch path for one greedy prediction (the kernel is
+/// compiled on a fresh context) and gives the CPU's config; a batch of two does not.
+#[test]
+fn gpu_predictor_takes_the_single_dispatch_path_for_one_prediction() {
+    let Some(ctx) = common::fresh_gpu() else { return };
+    let ctx = std::sync::Arc::new(ctx);
+    let dirs = vec![common::models_dir()];
+    let cpu = Predictor::load("gfx908", NAME, &dirs).expect("cpu model");
+    let gpu = GpuPredictor::load("gfx908", NAME, &dirs, ctx.clone()).expect("gpu model");
+    let (hard_ones, _) = problems();
+    for p in hard_ones.iter().step_by(97).take(12) {
+        let want = cpu.predict_one(p, DecodeMode::Miopen);
+        let got = gpu.predict_one(p, DecodeMode::Miopen);
+        assert_eq!(
+            common::config_lines(&[got]),
+            common::config_lines(&[want]),
+            "{}",
+            p.to_perfdb_key()
+        );
+    }
+    let kernels = ctx.compiled_kernels().join(" ");
+    assert!(kernels.contains("single_predict"), "{kernels}");
+    assert!(
+        !kernels.contains("greedy_step"),
+        "one prediction took the multi-dispatch path: {kernels}"
+    );
+    let _ = gpu.predict_batch(&hard_ones[..2], DecodeMode::Miopen);
+    let kernels = ctx.compiled_kernels().join(" ");
+    assert!(
+        kernels.contains("greedy_step"),
+        "a batch of two took the single path: {kernels}"
+    );
+}

@@ -13,6 +13,7 @@ use super::host_steps::{self, HostSteps};
 use super::kernels::{self, BindCache, END_VALUE, NEVER_VALUE};
 use super::model::GpuKtn;
 use super::parallel;
+use super::single;
 use crate::engine::Precision;
 use crate::error::{Error, Result};
 use crate::models::{self, LoadedModel};
@@ -24,6 +25,12 @@ use crate::solvers::{self, GpuSearch, RuleWords, Solver, Target};
 
 /// Device memory one decoding chunk may use (well below the 2 GiB the design allows).
 const CHUNK_BUDGET: u64 = 1 << 30;
+
+/// Batches of at most this many decoded problems take the single-dispatch greedy path
+/// (`single_predict.wgsl`: encoder, decoder steps and walk in one dispatch) where the model
+/// and the rules library allow it. On lavapipe one problem takes 6.0 ms that way against 9.9 ms
+/// in ~40 dispatches, but two take 11.8 ms against 10.5 ms, so only single predictions do.
+const SINGLE_DISPATCH_MAX: usize = 1;
 
 /// Buffer pools a predictor keeps between decodes: the two chunks a batch has in flight.
 const POOLS_KEPT: usize = 2;
@@ -60,6 +67,8 @@ pub struct GpuPredictor {
     pools: std::sync::Mutex<Vec<(Pool, BindCache)>>,
     /// Most problems per decoding chunk (below what the device allows; tests of the chunking).
     chunk_limit: usize,
+    /// The KTN model packed for the single-dispatch greedy path (f32 weights, shapes it takes).
+    single: Option<single::SingleModel>,
 }
 
 impl GpuPredictor {
@@ -94,12 +103,18 @@ impl GpuPredictor {
     ) -> Result<GpuPredictor> {
         check_precision(&ctx, precision)?;
         let gpu = GpuKtn::upload(&ctx, &model, precision == Precision::F16)?;
+        // Models of shapes the single-dispatch kernel does not take keep the multi-dispatch path.
+        let single = match precision {
+            Precision::F32 => single::SingleModel::upload(&ctx, &model).ok(),
+            Precision::F16 => None,
+        };
         Ok(GpuPredictor {
             ctx,
             model: DeviceModel::Ktn(Box::new(gpu)),
             host: Predictor::new(target, solver, Box::new(model)),
             pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
+            single,
         })
     }
 
@@ -120,6 +135,7 @@ impl GpuPredictor {
             host: Predictor::new(target, solver, Box::new(model)),
             pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
+            single: None,
         })
     }
 
@@ -451,6 +467,18 @@ impl GpuPredictor {
                     threads: self.host.threads(),
                     max_len,
                 };
+                let single = self.single.as_ref().filter(|m| {
+                    rules.len() <= SINGLE_DISPATCH_MAX
+                        && single::single_fits(&self.ctx, &m.shape, lib, 1, max_len).is_ok()
+                });
+                if let Some(single) = single {
+                    // Shapes or libraries the kernel refuses take the multi-dispatch path.
+                    if let Ok(found) =
+                        self.with_pool(|pool, cache| single::greedy_single(&self.ctx, pool, cache, single, &job))
+                    {
+                        return Decoding::Ready(Ok(found.into_iter().map(|h| h.into_iter().collect()).collect()));
+                    }
+                }
                 self.submit_with_pool(|pool, cache| match &self.model {
                     DeviceModel::Ktn(m) => driver::greedy_resident(&self.ctx, pool, cache, m.as_ref(), &job),
                     DeviceModel::Attention(m) => driver::greedy_resident(&self.ctx, pool, cache, m, &job),
@@ -625,6 +653,28 @@ impl GpuPredictor {
         }
     }
 
+    /// Runs a synchronous decode with a pool of work buffers, given back after success.
+    fn with_pool<T>(&self, decode: impl FnOnce(&mut Pool, &mut BindCache) -> Result<T>) -> Result<T> {
+        let kept = self.pools.lock().ok().and_then(|mut p| p.pop());
+        let (mut pool, mut cache) = kept.unwrap_or_default();
+        let out = decode(&mut pool, &mut cache)?;
+        self.give_back(pool, cache);
+        Ok(out)
+    }
+
+    /// Keeps a pool whose decode finished for the next decode (its buffers recycled).
+    fn give_back(&self, mut pool: Pool, mut cache: BindCache) {
+        // Bind groups stay valid while decodes keep finding the same buffers.
+        if pool.recycle() {
+            cache.clear();
+        }
+        if let Ok(mut pools) = self.pools.lock() {
+            if pools.len() < POOLS_KEPT {
+                pools.push((pool, cache));
+            }
+        }
+    }
+
     /// Waits for a decode; a search's pool goes back to the predictor after success (its
     /// buffers kept for the next decode) and is dropped after a failure.
     fn collect(&self, decoding: Decoding) -> Result<Vec<Vec<Hypothesis>>> {
@@ -632,18 +682,10 @@ impl GpuPredictor {
         match decoding {
             Decoding::Ready(found) => found,
             Decoding::InFlight { pending, pool } => {
-                let (mut pool, mut cache) = *pool;
+                let (pool, cache) = *pool;
                 let found = pending.finish(&self.ctx);
                 if found.is_ok() {
-                    // Bind groups stay valid while decodes keep finding the same buffers.
-                    if pool.recycle() {
-                        cache.clear();
-                    }
-                    if let Ok(mut pools) = self.pools.lock() {
-                        if pools.len() < POOLS_KEPT {
-                            pools.push((pool, cache));
-                        }
-                    }
+                    self.give_back(pool, cache);
                 }
                 found
             }
