@@ -12,7 +12,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tuneinfer::cpu;
 use tuneinfer::gpu::kernels::{host, TilePath};
-use tuneinfer::gpu::{GpuContext, GpuPredictor, SinglePathPredictor};
+use tuneinfer::gpu::{GpuContext, GpuPredictor};
 use tuneinfer::testutil::Lcg;
 use tuneinfer::workload::asm1x1u_problems;
 use tuneinfer::{DecodeMode, Predictor};
@@ -157,11 +157,16 @@ fn predictions(c: &mut Criterion) {
             bn.iter(|| gp.predict_batch(&one, DecodeMode::Miopen).len())
         });
     }
-    // The single-dispatch latency path (one workgroup: encoder, decoder steps, greedy walk).
-    let single = gpu().and_then(|ctx| SinglePathPredictor::load("gfx908", "ConvAsm1x1U", &dirs, ctx).ok());
-    if let Some(sp) = &single {
-        g.bench_function("gpu_single_dispatch", |bn| {
-            bn.iter(|| sp.predict_batch(&one, DecodeMode::Miopen).map_or(0, |r| r.len()))
+    // gpu_single takes the single-dispatch path (one workgroup: encoder, decoder steps, greedy
+    // walk); this is the same prediction in the multi-dispatch resident path.
+    let multi = gpu().and_then(|ctx| {
+        GpuPredictor::load("gfx908", "ConvAsm1x1U", &dirs, ctx)
+            .ok()
+            .map(GpuPredictor::without_single_dispatch)
+    });
+    if let Some(mp) = &multi {
+        g.bench_function("gpu_single_multi_dispatch", |bn| {
+            bn.iter(|| mp.predict_batch(&one, DecodeMode::Miopen).len())
         });
     }
     for n in sizes() {

@@ -10,12 +10,9 @@
 
 mod common;
 
-use std::collections::HashSet;
-
-use tuneinfer::data::dataset::read_rows;
 use tuneinfer::gpu::{GpuPredictor, SinglePathPredictor, ITERATION_BUDGET, MAX_SINGLE_ROWS};
 use tuneinfer::problem::ConvProblem;
-use tuneinfer::solvers::conv_asm_1x1u::{check_applicable, NAME};
+use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Prediction, Predictor, Result};
 
 /// K or C below 16, N = 1, or an odd spatial size or channel count.
@@ -25,19 +22,7 @@ fn hard(p: &ConvProblem) -> bool {
 
 /// (the hard problems, every 40th of the others) of the shared perf databases, each once.
 fn problems() -> (Vec<ConvProblem>, Vec<ConvProblem>) {
-    let mut seen = HashSet::new();
-    let mut all = Vec::new();
-    for name in common::PERF_DATABASES {
-        let (path, _) = common::perf_database(name);
-        let rows = read_rows(&path, NAME).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for r in rows.rows {
-            if check_applicable(&r.problem).is_ok() && seen.insert(r.problem.clone()) {
-                all.push(r.problem);
-            }
-        }
-    }
-    let (hard_ones, rest): (Vec<ConvProblem>, Vec<ConvProblem>) = all.into_iter().partition(hard);
-    (hard_ones, rest.into_iter().step_by(40).collect())
+    common::asm1x1u_hard_and_sample(hard, 40)
 }
 
 fn load() -> Option<(Predictor, SinglePathPredictor)> {

@@ -44,31 +44,56 @@ pub(crate) fn encode_to_states<M: ResidentModel>(
         )));
     }
     let mut states = States::zeros_with_extra(&units, &widths, rows);
-    let mut staged = Vec::new();
-    let sources = finals
+    let sides: Vec<(&wgpu::Buffer, usize)> = extras.iter().zip(&widths).map(|(&b, &w)| (b, rows * w)).collect();
+    let read = read_states_and(ctx, &mut pool, rec, "encoder", &finals, &sides, &mut states)?;
+    for (e, bytes) in read.iter().enumerate() {
+        states.extra[e] = buffers::words_f32(bytes);
+    }
+    Ok(states)
+}
+
+/// Copies each state layer's `[h | c]` (`layers`, one buffer per layer of `states`) and the
+/// `more` buffers (with their word counts) out, submits the recording, puts the layers into
+/// `states` and returns the bytes of the `more` buffers.
+fn read_states_and(
+    ctx: &GpuContext,
+    pool: &mut Pool,
+    mut rec: Recorder<'_>,
+    what: &str,
+    layers: &[wgpu::Buffer],
+    more: &[(&wgpu::Buffer, usize)],
+    states: &mut States,
+) -> Result<Vec<Vec<u8>>> {
+    let rows = states.batch;
+    let mut staged = Vec::with_capacity(layers.len() + more.len());
+    let sources = layers
         .iter()
-        .zip(&units)
+        .zip(&states.units)
         .map(|(b, &u)| (b, 2 * rows * u))
-        .chain(extras.iter().zip(&widths).map(|(&b, &w)| (b, rows * w)));
+        .chain(more.iter().copied());
     for (buf, words) in sources {
         let bytes = 4 * words as u64;
-        let staging = pool.take_read_back(ctx, "encoder read-back", bytes)?;
+        let staging = pool.take_read_back(ctx, "read-back", bytes)?;
         rec.copy_out(buf, 0, &staging, bytes);
         staged.push((staging, bytes));
     }
     let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
-    let read = buffers::submit_and_read(ctx, "encoder", rec.finish(), &reads)?;
-    let (layers, sides) = read.split_at(units.len());
-    for (l, bytes) in layers.iter().enumerate() {
-        let u = units[l];
+    let mut read = buffers::submit_and_read(ctx, what, rec.finish(), &reads)?;
+    let rest = read.split_off(layers.len().min(read.len()));
+    for (l, bytes) in read.iter().enumerate() {
+        let u = states.units[l];
         let hc = buffers::words_f32(bytes);
+        if hc.len() != 2 * rows * u {
+            return Err(Error::Internal(format!(
+                "{what}: read {} state words of {}",
+                hc.len(),
+                2 * rows * u
+            )));
+        }
         states.h[l].copy_from_slice(&hc[..rows * u]);
         states.c[l].copy_from_slice(&hc[rows * u..]);
     }
-    for (e, bytes) in sides.iter().enumerate() {
-        states.extra[e] = buffers::words_f32(bytes);
-    }
-    Ok(states)
+    Ok(rest)
 }
 
 /// A model's decoder step on the GPU for the host's search. A GPU failure turns the step's
@@ -174,28 +199,8 @@ impl<'a, M: ResidentModel> HostSteps<'a, M> {
         };
         m.record_step(ctx, &mut rec, &work, step)?;
         // Every layer's new state and the scores come back in one read-back.
-        let mut staged = Vec::with_capacity(units.len() + 1);
-        let sources = next
-            .iter()
-            .zip(&units)
-            .map(|(b, &u)| (b, 2 * rows * u))
-            .chain(std::iter::once((&score_buf, rows * v)));
-        for (buf, words) in sources {
-            let bytes = 4 * words as u64;
-            let staging = pool.take_read_back(ctx, "decoder step read-back", bytes)?;
-            rec.copy_out(buf, 0, &staging, bytes);
-            staged.push((staging, bytes));
-        }
-        let reads: Vec<(&wgpu::Buffer, u64)> = staged.iter().map(|(b, n)| (b, *n)).collect();
-        let read = buffers::submit_and_read(ctx, "decoder step", rec.finish(), &reads)?;
-        let (layers, last) = read.split_at(units.len());
-        for (l, bytes) in layers.iter().enumerate() {
-            let u = units[l];
-            let hc = buffers::words_f32(bytes);
-            states.h[l].copy_from_slice(&hc[..rows * u]);
-            states.c[l].copy_from_slice(&hc[rows * u..]);
-        }
-        *scores = last.first().map(|b| buffers::words_f32(b)).unwrap_or_default();
+        let read = read_states_and(ctx, pool, rec, "decoder step", &next, &[(&score_buf, rows * v)], states)?;
+        *scores = read.first().map(|b| buffers::words_f32(b)).unwrap_or_default();
         Ok(())
     }
 }

@@ -146,6 +146,14 @@ impl GpuPredictor {
 
     /// Decodes at most `problems` problems at a time (at least 1); batches are split anyway
     /// where the device's limits require it.
+    /// Takes the multi-dispatch path for single greedy predictions too (benchmarks comparing
+    /// the two paths; the answers are the same).
+    #[doc(hidden)]
+    pub fn without_single_dispatch(mut self) -> GpuPredictor {
+        self.single = None;
+        self
+    }
+
     pub fn with_chunk_limit(mut self, problems: usize) -> GpuPredictor {
         self.chunk_limit = problems.max(1);
         self

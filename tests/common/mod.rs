@@ -243,3 +243,29 @@ pub fn corpus_models() -> Vec<(String, String, Vec<PathBuf>, bool)> {
     }
     runs
 }
+
+/// Every applicable ConvAsm1x1U problem of the shared perf databases, each once, split into
+/// those `hard` picks and every `every`-th of the others (the GPU tests' hard classes).
+#[allow(dead_code)]
+pub fn asm1x1u_hard_and_sample(
+    hard: fn(&tuneinfer::problem::ConvProblem) -> bool,
+    every: usize,
+) -> (
+    Vec<tuneinfer::problem::ConvProblem>,
+    Vec<tuneinfer::problem::ConvProblem>,
+) {
+    use tuneinfer::solvers::conv_asm_1x1u::{check_applicable, NAME};
+    let mut seen = std::collections::HashSet::new();
+    let mut all = Vec::new();
+    for name in PERF_DATABASES {
+        let (path, _) = perf_database(name);
+        let rows = tuneinfer::data::dataset::read_rows(&path, NAME).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for r in rows.rows {
+            if check_applicable(&r.problem).is_ok() && seen.insert(r.problem.clone()) {
+                all.push(r.problem);
+            }
+        }
+    }
+    let (hard_ones, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|p| hard(p));
+    (hard_ones, rest.into_iter().step_by(every.max(1)).collect())
+}
