@@ -138,18 +138,75 @@ fn fused_step_gives_the_cpu_configs_on_every_hard_problem() {
         from_model > 0 && from_model < problems.len(),
         "{from_model} answered by the model"
     );
-    let n = problems.len();
+    // Every problem in one batch at the default block (the last block partial), the other
+    // blocks on every 8th problem, odd batches (2 B + 1) on every 32nd; the whole grid is the
+    // ignored test below.
+    let default = fused.default_block().unwrap_or_else(|e| panic!("{e}"));
     for block in blocks(&fused) {
-        // All at once (the last block partial unless n is a multiple), and odd batches.
-        for batch in [n, 2 * block + 1] {
-            let t = std::time::Instant::now();
-            let got = fused_answers(&fused, &problems, batch, block);
-            let label = format!(
-                "gfx908 {NAME} fused step, blocks of {block}, batches of {batch} ({n_hard} hard, {from_model} by the model)"
-            );
-            assert_same(&label, &problems, &want, &got);
-            println!("  {:.1} s", t.elapsed().as_secs_f64());
+        let every = if block == default { 1 } else { 8 };
+        if every == 1 {
+            check_grid(&fused, &problems, &want, block, &[problems.len()], n_hard, from_model);
+        } else {
+            let part: Vec<ConvProblem> = problems.iter().step_by(every).cloned().collect();
+            let want_part = cpu.predict_batch(&part, DecodeMode::Miopen);
+            check_grid(&fused, &part, &want_part, block, &[part.len()], n_hard, from_model);
         }
+        let part: Vec<ConvProblem> = problems.iter().step_by(32).cloned().collect();
+        let want_part = cpu.predict_batch(&part, DecodeMode::Miopen);
+        check_grid(&fused, &part, &want_part, block, &[2 * block + 1], n_hard, from_model);
+    }
+}
+
+/// The fused path in blocks of `block`, batches of each of `batches`, against `want`.
+fn check_grid(
+    fused: &FusedPathPredictor,
+    problems: &[ConvProblem],
+    want: &[Result<Vec<Prediction>>],
+    block: usize,
+    batches: &[usize],
+    n_hard: usize,
+    from_model: usize,
+) {
+    for &batch in batches {
+        let t = std::time::Instant::now();
+        let got = fused_answers(fused, problems, batch, block);
+        let label = format!(
+            "gfx908 {NAME} fused step, {} problems, blocks of {block}, batches of {batch} (of {n_hard} hard, {from_model} by the model)",
+            problems.len()
+        );
+        assert_same(&label, problems, want, &got);
+        println!("  {:.1} s", t.elapsed().as_secs_f64());
+    }
+}
+
+/// Every problem at every block in one batch and in odd batches (`cargo test --release --test
+/// gpu_fused -- --ignored`; ~3 minutes on lavapipe).
+#[test]
+#[ignore]
+fn fused_step_on_every_problem_at_every_block() {
+    let Some((cpu, fused)) = load() else { return };
+    let (hard_ones, sample) = problems();
+    let n_hard = hard_ones.len();
+    let mut problems = hard_ones;
+    problems.extend(sample);
+    let want = cpu.predict_batch(&problems, DecodeMode::Miopen);
+    let from_model = want
+        .iter()
+        .filter(|w| {
+            w.as_ref()
+                .is_ok_and(|w| w.first().is_some_and(|x| x.source == tuneinfer::Source::Model))
+        })
+        .count();
+    for block in blocks(&fused) {
+        check_grid(
+            &fused,
+            &problems,
+            &want,
+            block,
+            &[problems.len(), 2 * block + 1],
+            n_hard,
+            from_model,
+        );
     }
 }
 
