@@ -17,16 +17,17 @@
 // Rows that are not running are not computed (their states and records stay); a block without a
 // running row returns at once. The fed token is the record's last token (token 0 at length 0),
 // so the records are the only search state.
-// How: thread j computes unit j (j, j + WG, ...) of every row of the block, so each weight vec4
-// (the four gates of a (k, unit), single_predict.wgsl's layout) is read once a step per
-// workgroup and used for all B rows. The block's h of every layer lives in workgroup memory for
-// the step (read from `state` first, written back by the cell); c is read and written by the
-// thread that owns it, in `state`.
+// How: a thread takes (unit j, 4 rows) at a time (B is a multiple of 4), so each weight vec4
+// (the four gates of a (k, unit), single_predict.wgsl's layout) it reads feeds four rows' gate
+// sums, kept in registers, and the cell follows at once. The block's h lives in workgroup
+// memory for the step (each layer's old h read from `state`, the new h of the layer below
+// beside it, written back by the cell); c is read and written by the thread that owns it, in
+// `state`.
 // Weights (binding 0): gpu::single::pack_weights' layout; EMB_OFF is the offset (vec4s) of the
 // embedding, after which come the decoder LSTM layers and the output layer.
 // Loop iterations per invocation (llvmpipe cuts every loop past 65,535 in one invocation,
 // silently): gpu::fused::loop_iterations counts them; for gfx908 ConvAsm1x1U (2 x 128 units,
-// E 8, V 38, 8 positions, WG 128) at most 2,504 a step for B 16 (1,344 for B 8, 762 for B 4).
+// E 8, V 38, 8 positions, WG 128) at most 955 a step for B 16 (599 for B 8, 421 for B 4).
 // Bindings (group 0):
 //   0 weights  storage read        packed weights (above)
 //   1 vocab    storage read        greedy_step's vocabulary words
@@ -35,7 +36,7 @@
 //   4 hyp      storage read_write  [rows, 2 MAX_LEN + 4] u32 records (greedy_step's layout)
 //   5 p        uniform             Params
 // Overrides: NL (decoder LSTM layers), U, E, V, MAX_LEN, B (rows a workgroup), WG, EMB_OFF,
-// H_N (NL B U) and SV_N (B V).
+// H_N (B U), H2_N (2 B U) and SV_N (B V).
 
 override NL: u32 = 1u;
 override U: u32 = 4u;
@@ -46,13 +47,12 @@ override B: u32 = 1u;
 override WG: u32 = 128u;
 override EMB_OFF: u32 = 0u;
 override H_N: u32 = 4u;
+override H2_N: u32 = 8u;
 override SV_N: u32 = 1u;
 
 const END_VALUE: i32 = -2147483647 - 1;
 const NEVER_VALUE: i32 = -2147483647;
 const NONE: u32 = 0xffffffffu;
-// Most gate sums a thread keeps across the barrier of a layer: ceil(U / WG) * B <= ZMAX.
-const ZMAX: u32 = 16u;
 
 struct Params {
     rows: u32,
@@ -68,8 +68,10 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> hyp: array<u32>;
 @group(0) @binding(5) var<uniform> p: Params;
 
-// Every layer's h of the block: [NL, B, U].
-var<workgroup> hs: array<f32, H_N>;
+// The current layer's old h of the block ([B, U], from `state`), and the new h of the last two
+// layers ([2, B, U]: layer l's at l % 2).
+var<workgroup> hold: array<f32, H_N>;
+var<workgroup> hnew: array<f32, H2_N>;
 // Raw scores of the step, [B, V], and whether the walk would stop at each token.
 var<workgroup> scores: array<f32, SV_N>;
 var<workgroup> cand_stop: array<u32, SV_N>;
@@ -145,41 +147,81 @@ fn input4(l: u32, r: u32, k: u32) -> vec4<f32> {
     if (l == 0u) {
         return weights[EMB_OFF + feed[r] * k4(E) + k];
     }
-    let b = ((l - 1u) * B + r) * U + 4u * k;
-    return vec4<f32>(hs[b], hs[b + 1u], hs[b + 2u], hs[b + 3u]);
+    let b = ((l - 1u) % 2u) * H_N + r * U + 4u * k;
+    return vec4<f32>(hnew[b], hnew[b + 1u], hnew[b + 2u], hnew[b + 3u]);
 }
 
-// One LSTM step of decoder layer l for the block's running rows.
+// Layer l's old h of row r, values 4 k .. 4 k + 3.
+fn old4(r: u32, k: u32) -> vec4<f32> {
+    let b = r * U + 4u * k;
+    return vec4<f32>(hold[b], hold[b + 1u], hold[b + 2u], hold[b + 3u]);
+}
+
+// The gate sums of one row get the four terms of one input vec4 (k ascending within it).
+fn acc4(s: vec4<f32>, x: vec4<f32>, w0: vec4<f32>, w1: vec4<f32>, w2: vec4<f32>, w3: vec4<f32>) -> vec4<f32> {
+    var a = fma(vec4<f32>(x.x), w0, s);
+    a = fma(vec4<f32>(x.y), w1, a);
+    a = fma(vec4<f32>(x.z), w2, a);
+    return fma(vec4<f32>(x.w), w3, a);
+}
+
+// lstm_step.wgsl's cell of (row r, unit j) from its gate sums; h and c to `state` and hnew.
+fn cell(l: u32, r: u32, j: u32, g: vec4<f32>) {
+    if (live[r] == 0u) {
+        return;
+    }
+    let h_base = l * 2u * p.rows * U;
+    let c_base = h_base + p.rows * U;
+    let at = (row0 + r) * U + j;
+    let zi = sigmoid_ref(g.x);
+    let zf = sigmoid_ref(g.y);
+    let zg = tanh_ref(g.z);
+    let zo = sigmoid_ref(g.w);
+    let c_new = zf * state[c_base + at] + zi * zg;
+    let h_new = zo * tanh_ref(c_new);
+    hnew[(l % 2u) * H_N + r * U + j] = h_new;
+    state[h_base + at] = h_new;
+    state[c_base + at] = c_new;
+}
+
+// One LSTM step of decoder layer l for the block's running rows: a thread takes (unit j, 4 rows)
+// at a time, each weight vec4 read once for the 4 rows' sums.
 fn lstm_layer(tid: u32, l: u32) {
     let off = dec_lstm_off(l);
     let in4 = select(U / 4u, k4(E), l == 0u);
     let rec0 = off + 4u * in4 * U;
-    // Gate sums (i, f, g, o) of (unit j, row r) in z[i + r], kept until every thread has read
-    // the old h.
-    var z: array<vec4<f32>, ZMAX>;
-    var i = 0u;
-    for (var j = tid; j < U; j += WG) {
-        let bias = weights[rec0 + U * U + j];
-        for (var r = 0u; r < B; r++) {
-            z[i + r] = bias;
+    // The layer's old h of the block.
+    let h_base = l * 2u * p.rows * U;
+    for (var o = tid; o < B * U; o += WG) {
+        let r = o / U;
+        var h = 0.0;
+        if (live[r] != 0u) {
+            h = state[h_base + (row0 + r) * U + o % U];
         }
+        hold[o] = h;
+    }
+    workgroupBarrier();
+    for (var o = tid; o < (B / 4u) * U; o += WG) {
+        let r = 4u * (o / U);
+        let j = o % U;
+        if (live[r] + live[r + 1u] + live[r + 2u] + live[r + 3u] == 0u) {
+            continue;
+        }
+        let bias = weights[rec0 + U * U + j];
+        var s0 = bias;
+        var s1 = bias;
+        var s2 = bias;
+        var s3 = bias;
         for (var k = 0u; k < in4; k++) {
             let w = off + 4u * k * U + j;
             let w0 = weights[w];
             let w1 = weights[w + U];
             let w2 = weights[w + 2u * U];
             let w3 = weights[w + 3u * U];
-            for (var r = 0u; r < B; r++) {
-                if (live[r] != 0u) {
-                    let xv = input4(l, r, k);
-                    var s = z[i + r];
-                    s = fma(vec4<f32>(xv.x), w0, s);
-                    s = fma(vec4<f32>(xv.y), w1, s);
-                    s = fma(vec4<f32>(xv.z), w2, s);
-                    s = fma(vec4<f32>(xv.w), w3, s);
-                    z[i + r] = s;
-                }
-            }
+            s0 = acc4(s0, input4(l, r, k), w0, w1, w2, w3);
+            s1 = acc4(s1, input4(l, r + 1u, k), w0, w1, w2, w3);
+            s2 = acc4(s2, input4(l, r + 2u, k), w0, w1, w2, w3);
+            s3 = acc4(s3, input4(l, r + 3u, k), w0, w1, w2, w3);
         }
         for (var k = 0u; k < U / 4u; k++) {
             let w = rec0 + 4u * k * U + j;
@@ -187,42 +229,15 @@ fn lstm_layer(tid: u32, l: u32) {
             let w1 = weights[w + U];
             let w2 = weights[w + 2u * U];
             let w3 = weights[w + 3u * U];
-            for (var r = 0u; r < B; r++) {
-                if (live[r] != 0u) {
-                    let b = (l * B + r) * U + 4u * k;
-                    var s = z[i + r];
-                    s = fma(vec4<f32>(hs[b]), w0, s);
-                    s = fma(vec4<f32>(hs[b + 1u]), w1, s);
-                    s = fma(vec4<f32>(hs[b + 2u]), w2, s);
-                    s = fma(vec4<f32>(hs[b + 3u]), w3, s);
-                    z[i + r] = s;
-                }
-            }
+            s0 = acc4(s0, old4(r, k), w0, w1, w2, w3);
+            s1 = acc4(s1, old4(r + 1u, k), w0, w1, w2, w3);
+            s2 = acc4(s2, old4(r + 2u, k), w0, w1, w2, w3);
+            s3 = acc4(s3, old4(r + 3u, k), w0, w1, w2, w3);
         }
-        i += B;
-    }
-    workgroupBarrier();
-    // lstm_step.wgsl's cell; h and c back to `state`.
-    let h_base = l * 2u * p.rows * U;
-    let c_base = h_base + p.rows * U;
-    i = 0u;
-    for (var j = tid; j < U; j += WG) {
-        for (var r = 0u; r < B; r++) {
-            if (live[r] != 0u) {
-                let g = z[i + r];
-                let at = (row0 + r) * U + j;
-                let zi = sigmoid_ref(g.x);
-                let zf = sigmoid_ref(g.y);
-                let zg = tanh_ref(g.z);
-                let zo = sigmoid_ref(g.w);
-                let c_new = zf * state[c_base + at] + zi * zg;
-                let h_new = zo * tanh_ref(c_new);
-                hs[(l * B + r) * U + j] = h_new;
-                state[h_base + at] = h_new;
-                state[c_base + at] = c_new;
-            }
-        }
-        i += B;
+        cell(l, r, j, s0);
+        cell(l, r + 1u, j, s1);
+        cell(l, r + 2u, j, s2);
+        cell(l, r + 3u, j, s3);
     }
     workgroupBarrier();
 }
@@ -231,20 +246,20 @@ fn lstm_layer(tid: u32, l: u32) {
 fn output_layer(tid: u32) {
     let off = out_off();
     let bias = off + (U / 4u) * V;
-    let last = (NL - 1u) * B;
+    let last = ((NL - 1u) % 2u) * H_N;
     for (var o = tid; o < B * V; o += WG) {
         let r = o / V;
         let n = o % V;
         if (live[r] != 0u) {
             var acc = weight_scalar(bias, n);
-            let hb = (last + r) * U;
+            let hb = last + r * U;
             for (var k = 0u; k < U / 4u; k++) {
                 let w = weights[off + k * V + n];
                 let b = hb + 4u * k;
-                acc = fma(hs[b], w.x, acc);
-                acc = fma(hs[b + 1u], w.y, acc);
-                acc = fma(hs[b + 2u], w.z, acc);
-                acc = fma(hs[b + 3u], w.w, acc);
+                acc = fma(hnew[b], w.x, acc);
+                acc = fma(hnew[b + 1u], w.y, acc);
+                acc = fma(hnew[b + 2u], w.z, acc);
+                acc = fma(hnew[b + 3u], w.w, acc);
             }
             scores[o] = acc;
         }
@@ -361,18 +376,6 @@ fn main(
     if (workgroupUniformLoad(&live_n) == 0u) {
         return;
     }
-    // The block's h of every layer.
-    for (var o = tid; o < NL * B * U; o += WG) {
-        let l = o / (B * U);
-        let r = (o / U) % B;
-        let j = o % U;
-        var h = 0.0;
-        if (live[r] != 0u) {
-            h = state[l * 2u * p.rows * U + (row0 + r) * U + j];
-        }
-        hs[o] = h;
-    }
-    workgroupBarrier();
     for (var l = 0u; l < NL; l++) {
         lstm_layer(tid, l);
     }

@@ -102,7 +102,10 @@ fn assert_same(
 }
 
 /// Configs and score bits of each answer.
-fn bits(results: &[Result<Vec<Prediction>>]) -> Vec<std::result::Result<Vec<(String, Option<u32>)>, String>> {
+/// An answer as configs and score bits, or its error's text.
+type Bits = std::result::Result<Vec<(String, Option<u32>)>, String>;
+
+fn bits(results: &[Result<Vec<Prediction>>]) -> Vec<Bits> {
     results
         .iter()
         .map(|r| {
@@ -281,19 +284,22 @@ fn fused_step_scores_are_the_multi_dispatch_bits() {
 fn fused_loop_iterations_stay_far_under_llvmpipes_cap() {
     let Some((_, fused)) = load() else { return };
     let mut last = 0;
-    for block in 1..=FUSED_MAX_BLOCK {
+    for block in (4..=FUSED_MAX_BLOCK).step_by(4) {
         let n = fused.loop_iterations(block).unwrap_or_else(|e| panic!("{e}"));
         println!("gfx908 {NAME}: blocks of {block}: at most {n} loop iterations an invocation a step");
         assert!(n > last, "more rows, no more iterations");
-        assert!(n <= ITERATION_BUDGET && ITERATION_BUDGET <= 65_535 / 4, "{n} iterations");
+        assert!(
+            n <= ITERATION_BUDGET && ITERATION_BUDGET <= 65_535 / 4,
+            "{n} iterations"
+        );
         last = n;
     }
-    // Hand count for blocks of 16 (2 layers of 128 units, one unit a thread): layer 0 (2 + 32
-    // vec4 k steps) x 18 ~ 633, layer 1 64 x 18 ~ 1,173, output 5 x 34, log-softmax 78,
-    // candidates 5 x 28, update 93.
+    // Hand count for blocks of 16 (2 layers of 128 units, a thread takes (unit, 4 rows), 4 of
+    // them a layer): layer 0 4 x (3 + 33 + 1) + loading h 17, layer 1 4 x (33 + 33 + 1) + 17,
+    // output 5 x 34, log-softmax 78, candidates 5 x 28, update 93: 955.
     let sixteen = fused.loop_iterations(16).unwrap_or_else(|e| panic!("{e}"));
-    assert!((2_000..3_000).contains(&sixteen), "{sixteen}");
-    assert!(fused.loop_iterations(4).unwrap_or_else(|e| panic!("{e}")) < 1_000);
+    assert!((800..1_200).contains(&sixteen), "{sixteen}");
+    assert!(fused.loop_iterations(4).unwrap_or_else(|e| panic!("{e}")) < 600);
     assert!(fused.default_block().is_ok_and(|b| b <= FUSED_DEFAULT_BLOCK));
     let (one, many) = fused.dispatch_counts(8);
     assert_eq!((one, many), (25, 49), "dispatches of a decode");

@@ -12,7 +12,7 @@
 //!
 //! llvmpipe (lavapipe) ends every loop of an invocation once all of that invocation's loops
 //! together have run 65,535 iterations, silently. Each step is one dispatch, so the count is per
-//! step: [`loop_iterations`] bounds it (2,383 for gfx908 ConvAsm1x1U in blocks of 16 rows) and
+//! step: [`loop_iterations`] bounds it (955 for gfx908 ConvAsm1x1U in blocks of 16 rows) and
 //! [`fused_fits`] refuses shapes past `single::ITERATION_BUDGET`.
 
 use std::sync::{Arc, Mutex};
@@ -21,7 +21,7 @@ use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::decode;
 use super::driver::{self, GreedyJob};
-use super::kernels::{self, BindCache, FusedViews, Recorder, SingleShape, FUSED_WG, FUSED_ZMAX};
+use super::kernels::{self, BindCache, FusedViews, Recorder, SingleShape, FUSED_WG};
 use super::model::GpuKtn;
 use super::predictor::{pack_rule_words, vocab_words};
 use super::single::{self, ITERATION_BUDGET, RULES_LIBRARIES};
@@ -33,12 +33,12 @@ use crate::search::Hypothesis;
 use crate::seq2seq::KtnModel;
 use crate::solvers::{self, GpuSearch, RuleWords, Target};
 
-/// Rows a workgroup by default: 16 (the kernel keeps at most `FUSED_ZMAX` gate sums a thread),
-/// 8 where the device's workgroup memory does not take 16.
+/// Rows a workgroup by default: 16, 8 or 4 where the device's workgroup memory does not take
+/// 16 (blocks are multiples of 4: a thread sums 4 rows at a time).
 pub const DEFAULT_BLOCK: usize = 16;
 
-/// Most rows a workgroup (for models of at most `FUSED_WG` units).
-pub const MAX_BLOCK: usize = FUSED_ZMAX;
+/// Most rows a workgroup.
+pub const MAX_BLOCK: usize = 16;
 
 fn unsupported(what: String) -> Error {
     Error::Gpu(format!("fused-step path: {what}"))
@@ -68,7 +68,11 @@ impl FusedModel {
             )));
         }
         let weights = buffers::upload(ctx, "fused-step weights", bytemuck::cast_slice(&packed))?;
-        Ok(FusedModel { weights, shape, emb_off })
+        Ok(FusedModel {
+            weights,
+            shape,
+            emb_off,
+        })
     }
 }
 
@@ -88,10 +92,10 @@ fn embedding_offset(s: &SingleShape) -> usize {
     dense + lstm_size(s.enc_input_width() / 4, s.units) + (s.layers - 1) * lstm_size(s.units / 4, s.units)
 }
 
-/// Workgroup memory of one workgroup of `block` rows (bytes): h of every layer, the scores and
-/// the stop flags, four words a row, the running count.
+/// Workgroup memory of one workgroup of `block` rows (bytes): a layer's old h and two layers'
+/// new h, the scores and the stop flags, four words a row, the running count.
 pub(crate) fn workgroup_bytes(shape: &SingleShape, block: usize) -> u64 {
-    let words = shape.layers * block * shape.units + 2 * block * shape.vocab + 4 * block + 1;
+    let words = 3 * block * shape.units + 2 * block * shape.vocab + 4 * block + 1;
     4 * words as u64
 }
 
@@ -99,10 +103,10 @@ pub(crate) fn workgroup_bytes(shape: &SingleShape, block: usize) -> u64 {
 /// (one dispatch) for blocks of `block` rows and configs of `max_len` (every loop counted as its
 /// iterations plus one, its exit test), with prefix checks of `check_iterations` loop
 /// iterations each and `solver_max_len` the library's `SOLVER_MAX_LEN`. For gfx908 ConvAsm1x1U
-/// (2 LSTM layers of 128 units, E 8, V 38, 8 positions, loop-free checks, 128 threads): 2,383
-/// for blocks of 16 (layer 0: 2 + 32 vec4 k steps x 18 over the rows = 633, layer 1: 64 x 18 =
-/// 1,173, the cells 2 x 19, the output layer 5 x 34, the log-softmax 78, the candidates 5 x 28,
-/// the update 93, loading h 33), 1,284 for 8, 727 for 4 (llvmpipe's cap: 65,535).
+/// (2 LSTM layers of 128 units, E 8, V 38, 8 positions, loop-free checks, 128 threads): 955
+/// for blocks of 16 (layer 0: 4 (unit, 4 rows) items x (2 + 32 vec4 k steps) = 149 + loading
+/// the old h 17, layer 1: 4 x 67 = 269 + 17, the output layer 5 x 34, the log-softmax 78, the
+/// candidates 5 x 28, the update 93), 599 for 8, 421 for 4 (llvmpipe's cap: 65,535).
 pub(crate) fn loop_iterations(
     shape: &SingleShape,
     block: usize,
@@ -112,18 +116,14 @@ pub(crate) fn loop_iterations(
 ) -> u64 {
     let s = shape;
     let wg = FUSED_WG as usize;
-    let b = block as u64;
     // `for (o = tid; o < n; o += WG) { inner }`.
     let spread = |n: usize, inner: u64| n.div_ceil(wg) as u64 * (inner + 1) + 1;
     let (u4, e4) = ((s.units / 4) as u64, s.embed_dim.div_ceil(4) as u64);
-    let rows_loop = b + 1;
-    // lstm_layer: per unit the bias over the rows, the x·W and h·U k loops (each k over the
-    // rows), then the cells over the rows.
-    let k_loop = |k4: u64| k4 * (1 + rows_loop) + 1;
-    let lstm = |in4: u64| spread(s.units, rows_loop + k_loop(in4) + k_loop(u4)) + spread(s.units, rows_loop);
+    // lstm_layer: loading the old h, then per (unit, 4 rows) the x·W and h·U k loops.
+    let lstm = |in4: u64| spread(block * s.units, 0) + spread(block.div_ceil(4) * s.units, (in4 + 1) + (u4 + 1));
     let layers = lstm(e4) + (s.layers as u64 - 1) * lstm(u4) + (s.layers as u64 + 1);
     let v = s.vocab as u64;
-    let setup = rows_loop + spread(s.layers * block * s.units, 0);
+    let setup = block as u64 + 1;
     let output = spread(block * s.vocab, u4 + 1) + 2 * (v + 1);
     // rule_of (8 words), prefix_of (zeroing, copying), the check itself.
     let rule = 9;
@@ -142,11 +142,9 @@ pub(crate) fn fused_fits(
     block: usize,
     max_len: usize,
 ) -> Result<()> {
-    let per_thread = shape.units.div_ceil(FUSED_WG as usize);
-    if block == 0 || block * per_thread > FUSED_ZMAX {
+    if block == 0 || !block.is_multiple_of(4) || block > MAX_BLOCK {
         return Err(unsupported(format!(
-            "blocks of {block} rows of {} units (a thread keeps {FUSED_ZMAX} gate sums)",
-            shape.units
+            "blocks of {block} rows (a multiple of 4 up to {MAX_BLOCK})"
         )));
     }
     let check = RULES_LIBRARIES
@@ -190,7 +188,7 @@ pub(crate) fn block_for(ctx: &GpuContext, shape: &SingleShape, library: &str, ma
     loop {
         match fused_fits(ctx, shape, library, block, max_len) {
             Ok(()) => return Ok(block),
-            Err(e) if block == 1 => return Err(e),
+            Err(e) if block <= 4 => return Err(e),
             Err(_) => block /= 2,
         }
     }
@@ -234,7 +232,7 @@ pub(crate) fn greedy_fused(
     }
     let layer_bytes = 4 * (2 * rows * s.units) as u64;
     let state_bytes = s.layers as u64 * layer_bytes;
-    if state_bytes > u64::from(ctx.limits.max_storage_buffer_binding_size) {
+    if state_bytes > ctx.limits.max_storage_buffer_binding_size {
         return Err(unsupported(format!(
             "{state_bytes} bytes of decoder state in one binding (split the batch)"
         )));
@@ -355,7 +353,13 @@ impl FusedPathPredictor {
 
     /// Whether this device takes blocks of `block` rows (an error says why not).
     pub fn fits(&self, block: usize) -> Result<()> {
-        fused_fits(&self.ctx, &self.fused.shape, self.library()?, block, self.solver_max_len()?)
+        fused_fits(
+            &self.ctx,
+            &self.fused.shape,
+            self.library()?,
+            block,
+            self.solver_max_len()?,
+        )
     }
 
     /// The largest block (at most [`DEFAULT_BLOCK`]) this device takes.
@@ -430,7 +434,9 @@ impl FusedPathPredictor {
                 .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
             let (pool, cache) = &mut *guard;
             let out = match path {
-                GreedyPath::Fused { block } => greedy_fused(&self.ctx, pool, cache, &self.ktn, &self.fused, &job, block),
+                GreedyPath::Fused { block } => {
+                    greedy_fused(&self.ctx, pool, cache, &self.ktn, &self.fused, &job, block)
+                }
                 GreedyPath::MultiDispatch => driver::greedy_resident(&self.ctx, pool, cache, &self.ktn, &job)
                     .and_then(|p| p.finish(&self.ctx))
                     .map(|v| v.into_iter().map(|h| h.into_iter().next()).collect()),

@@ -49,11 +49,11 @@ mod verify;
 
 #[cfg(feature = "gpu")]
 pub use context::{list_adapters, AdapterSummary, GpuContext};
-#[cfg(feature = "gpu")]
-pub use predictor::{beam_vocab_words, catalogue_vocab_words, pack_rule_words, vocab_words, GpuPredictor};
 #[doc(hidden)]
 #[cfg(feature = "gpu")]
 pub use fused::{FusedPathPredictor, GreedyPath, DEFAULT_BLOCK as FUSED_DEFAULT_BLOCK, MAX_BLOCK as FUSED_MAX_BLOCK};
+#[cfg(feature = "gpu")]
+pub use predictor::{beam_vocab_words, catalogue_vocab_words, pack_rule_words, vocab_words, GpuPredictor};
 #[doc(hidden)]
 #[cfg(feature = "gpu")]
 pub use single::{SinglePathPredictor, ITERATION_BUDGET, MAX_SINGLE_ROWS};

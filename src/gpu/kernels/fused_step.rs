@@ -8,11 +8,8 @@ use crate::gpu::buffers::View;
 use crate::gpu::context::GpuContext;
 use crate::gpu::registry::KernelKey;
 
-/// Threads of one workgroup (thread j computes unit j of every row of the block).
+/// Threads of one workgroup (a thread takes (unit, 4 rows) at a time).
 pub(crate) const FUSED_WG: u32 = 128;
-
-/// `fused_step.wgsl`'s ZMAX: most gate sums one thread keeps (`ceil(units / FUSED_WG) * block`).
-pub(crate) const FUSED_ZMAX: usize = 16;
 
 /// The buffers of one `fused_step` dispatch.
 pub(crate) struct FusedViews<'a> {
@@ -44,7 +41,8 @@ pub(crate) fn fused_step_key(
             ("B", u32_of("block rows", block)?),
             ("WG", FUSED_WG),
             ("EMB_OFF", u32_of("embedding offset", emb_off)?),
-            ("H_N", u32_of("state words", s.layers * block * s.units)?),
+            ("H_N", u32_of("state words", block * s.units)?),
+            ("H2_N", u32_of("state words", 2 * block * s.units)?),
             ("SV_N", u32_of("score words", block * s.vocab)?),
         ],
     )

@@ -27,7 +27,7 @@ pub(crate) use dense::{dense, dense_on, DenseLayer, DenseOut};
 pub(crate) use dense_log_softmax::dense_log_softmax;
 pub(crate) use embedding_gather::{embedding_gather, Embedding};
 pub(crate) use ensemble_mean::ensemble_mean;
-pub(crate) use fused_step::{fused_step, fused_step_key, FusedViews, FUSED_WG, FUSED_ZMAX};
+pub(crate) use fused_step::{fused_step, fused_step_key, FusedViews, FUSED_WG};
 pub(crate) use greedy_step::{greedy_step, END_VALUE, NEVER_VALUE};
 pub(crate) use log_softmax::log_softmax;
 pub(crate) use lstm_step::{lstm_step, lstm_step_on, Gather, LstmInput, LstmLayer, LstmState};
