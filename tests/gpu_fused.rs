@@ -369,5 +369,25 @@ fn fused_step_throughput() {
                 times[i].len()
             );
         }
+        // GPU time per kernel (timestamp queries), where the device writes them.
+        let Some(ctx) = common::gpu() else { return };
+        if !ctx.has_timestamps() {
+            continue;
+        }
+        for &path in &paths {
+            ctx.start_profile().unwrap_or_else(|e| panic!("{e}"));
+            let _ = fused.predict_batch_on(&batch, DecodeMode::Miopen, path);
+            let report = ctx.finish_profile().unwrap_or_else(|e| panic!("{e}"));
+            let kernels: Vec<String> = report
+                .by_kernel()
+                .iter()
+                .map(|k| format!("{} {} x {:.1} ms", k.kernel, k.dispatches, k.gpu_ns / 1e6))
+                .collect();
+            println!(
+                "{n} problems, {path:?}: GPU {:.1} ms: {}",
+                report.gpu_ns() / 1e6,
+                kernels.join(", ")
+            );
+        }
     }
 }
