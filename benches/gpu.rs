@@ -12,7 +12,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tuneinfer::cpu;
 use tuneinfer::gpu::kernels::{host, TilePath};
-use tuneinfer::gpu::{GpuContext, GpuPredictor};
+use tuneinfer::gpu::{FusedPathPredictor, GpuContext, GpuPredictor, FUSED_DEFAULT_BLOCK};
 use tuneinfer::testutil::Lcg;
 use tuneinfer::workload::asm1x1u_problems;
 use tuneinfer::{DecodeMode, Predictor};
@@ -169,8 +169,21 @@ fn predictions(c: &mut Criterion) {
             bn.iter(|| mp.predict_batch(&one, DecodeMode::Miopen).len())
         });
     }
+    // The fused-step greedy path (one dispatch a decoder step, blocks of rows a workgroup).
+    let fused = gpu().and_then(|ctx| FusedPathPredictor::load("gfx908", "ConvAsm1x1U", &dirs, ctx).ok());
+    let block = fused
+        .as_ref()
+        .and_then(|f| f.default_block().ok())
+        .unwrap_or(FUSED_DEFAULT_BLOCK);
     for n in sizes() {
         let problems = asm1x1u_problems(n, 11);
+        if let Some(fp) = &fused {
+            g.bench_with_input(
+                BenchmarkId::new("gpu_batch_fused", format!("{n}_w1")),
+                &problems,
+                |bn, p| bn.iter(|| fp.predict_batch(p, DecodeMode::Miopen, block).map_or(0, |r| r.len())),
+            );
+        }
         for width in [1usize, 4] {
             let mode = if width == 1 {
                 DecodeMode::Miopen

@@ -25,6 +25,8 @@ mod decode;
 #[cfg(feature = "gpu")]
 mod driver;
 #[cfg(feature = "gpu")]
+mod fused;
+#[cfg(feature = "gpu")]
 mod host_steps;
 #[cfg(feature = "gpu")]
 pub mod kernels;
@@ -47,6 +49,9 @@ mod verify;
 
 #[cfg(feature = "gpu")]
 pub use context::{list_adapters, AdapterSummary, GpuContext};
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
+pub use fused::{FusedPathPredictor, GreedyPath, DEFAULT_BLOCK as FUSED_DEFAULT_BLOCK, MAX_BLOCK as FUSED_MAX_BLOCK};
 #[cfg(feature = "gpu")]
 pub use predictor::{beam_vocab_words, catalogue_vocab_words, pack_rule_words, vocab_words, GpuPredictor};
 #[doc(hidden)]

@@ -112,6 +112,13 @@ pub const SHADERS: &[ShaderFile] = &[
         uses_numerics: true,
     },
     ShaderFile {
+        name: "fused_step",
+        text: include_str!("../../shaders/fused_step.wgsl"),
+        slots: Some(&[Read, Read, Read, ReadWrite, ReadWrite, Uniform]),
+        needs_rules: true,
+        uses_numerics: true,
+    },
+    ShaderFile {
         name: "reorder_rows",
         text: include_str!("../../shaders/reorder_rows.wgsl"),
         slots: Some(&[Read, Read, ReadWrite, Uniform]),
