@@ -69,6 +69,17 @@ pub struct GpuPredictor {
     chunk_limit: usize,
     /// The KTN model packed for the single-dispatch greedy path (f32 weights, shapes it takes).
     single: Option<single::SingleModel>,
+    /// The search kernels' vocabulary words, built once per predictor (its vocabulary).
+    words: VocabWords,
+}
+
+/// The vocabulary words each search kernel reads, built on first use.
+#[derive(Default)]
+struct VocabWords {
+    greedy: std::sync::OnceLock<Vec<i32>>,
+    beam: std::sync::OnceLock<(Vec<i32>, usize, usize)>,
+    /// The catalogue greedy walk's words; its beam's are these and one 0 (no look-ahead domain).
+    catalogue: std::sync::OnceLock<(Vec<i32>, Vec<i32>)>,
 }
 
 impl GpuPredictor {
@@ -115,6 +126,7 @@ impl GpuPredictor {
             pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
             single,
+            words: VocabWords::default(),
         })
     }
 
@@ -136,6 +148,7 @@ impl GpuPredictor {
             pools: std::sync::Mutex::new(Vec::new()),
             chunk_limit: usize::MAX,
             single: None,
+            words: VocabWords::default(),
         })
     }
 
@@ -465,12 +478,12 @@ impl GpuPredictor {
         };
         match (mode, library) {
             (DecodeMode::Miopen, Some(lib)) if fixed_len && fits(lib) => {
-                let words = vocab_words(vocab);
+                let words = self.words.greedy.get_or_init(|| vocab_words(vocab));
                 let job = GreedyJob {
                     inputs,
                     rules,
                     tables,
-                    vocab_words: &words,
+                    vocab_words: words,
                     rules_library: lib,
                     threads: self.host.threads(),
                     max_len,
@@ -495,13 +508,14 @@ impl GpuPredictor {
             (DecodeMode::Beam { width, top }, Some(lib))
                 if fixed_len && fits(lib) && kernels::beam_step_fits(&self.ctx, width.max(1), vocab.len()) =>
             {
-                let (words, values, domain_len) = beam_vocab_words(vocab);
+                let (words, values, domain_len) = self.words.beam.get_or_init(|| beam_vocab_words(vocab));
+                let (values, domain_len) = (*values, *domain_len);
                 if domain_len <= kernels::MAX_DOMAIN {
                     let job = BeamJob {
                         inputs,
                         rules,
                         tables,
-                        vocab_words: &words,
+                        vocab_words: words,
                         values,
                         domain_len,
                         rules_library: lib,
@@ -603,14 +617,19 @@ impl GpuPredictor {
             tables.extend_from_slice(b);
             offset += b.len();
         }
-        let mut words = catalogue_vocab_words(vocab);
+        let (greedy_words, beam_words) = self.words.catalogue.get_or_init(|| {
+            let greedy = catalogue_vocab_words(vocab);
+            let mut beam = greedy.clone();
+            beam.push(0);
+            (greedy, beam)
+        });
         match mode {
             DecodeMode::Miopen => {
                 let job = GreedyJob {
                     inputs,
                     rules: &rules,
                     tables: &tables,
-                    vocab_words: &words,
+                    vocab_words: greedy_words,
                     rules_library: solvers::ck::CATALOGUE_RULES,
                     threads: self.host.threads(),
                     max_len,
@@ -623,12 +642,11 @@ impl GpuPredictor {
             }
             DecodeMode::Beam { width, top } => {
                 // No look-ahead domain: the table is its own look-ahead.
-                words.push(0);
                 let job = BeamJob {
                     inputs,
                     rules: &rules,
                     tables: &tables,
-                    vocab_words: &words,
+                    vocab_words: beam_words,
                     values: vocab.values.len(),
                     domain_len: 0,
                     rules_library: solvers::ck::CATALOGUE_RULES,

@@ -266,6 +266,6 @@ pub fn asm1x1u_hard_and_sample(
             }
         }
     }
-    let (hard_ones, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|p| hard(p));
+    let (hard_ones, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(hard);
     (hard_ones, rest.into_iter().step_by(every.max(1)).collect())
 }
