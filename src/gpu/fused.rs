@@ -23,7 +23,6 @@ use super::decode;
 use super::driver::{self, GreedyJob};
 use super::kernels::{self, BindCache, FusedViews, Recorder, SingleShape, FUSED_WG};
 use super::model::GpuKtn;
-use super::predictor::{pack_rule_words, vocab_words};
 use super::single::{self, ITERATION_BUDGET, RULES_LIBRARIES};
 use crate::error::{Error, Result};
 use crate::models::{self, LoadedModel};
@@ -31,7 +30,7 @@ use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::Hypothesis;
 use crate::seq2seq::KtnModel;
-use crate::solvers::{self, GpuSearch, RuleWords, Target};
+use crate::solvers::{self, GpuSearch, Target};
 
 /// Rows a workgroup by default: 16, 8 or 4 where the device's workgroup memory does not take
 /// 16 (blocks are multiples of 4: a thread sums 4 rows at a time).
@@ -395,75 +394,18 @@ impl FusedPathPredictor {
         mode: DecodeMode,
         path: GreedyPath,
     ) -> Result<Vec<Result<Vec<Prediction>>>> {
-        if mode != DecodeMode::Miopen {
-            return Err(unsupported("MIOpen's greedy walk only".into()));
-        }
-        let library = self.library()?;
-        let host = &self.host;
-        let mut prepared = host.prepare(problems);
-        if prepared.decoded.is_empty() {
-            return Ok(finish(prepared.results));
-        }
-        let rule_words: Vec<Option<RuleWords>> = prepared
-            .decoded
-            .iter()
-            .map(|&i| host.solver.wgsl_rule_words(&host.target, &problems[i]))
-            .collect();
-        let (rules, tables) = pack_rule_words(rule_words.iter().map(Option::as_ref))
-            .ok_or_else(|| unsupported("a problem without rule words".into()))?;
-        let max_len = prepared
-            .constraints
-            .iter()
-            .map(|c| c.config_len(&[]))
-            .max()
-            .unwrap_or(0);
-        let words = vocab_words(host.model.vocab());
-        let job = GreedyJob {
-            inputs: &prepared.inputs,
-            rules: &rules,
-            tables: &tables,
-            vocab_words: &words,
-            rules_library: library,
-            threads: 1,
-            max_len,
-        };
-        let found = {
-            let mut guard = self
-                .pool
-                .lock()
-                .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
-            let (pool, cache) = &mut *guard;
-            let out = match path {
-                GreedyPath::Fused { block } => {
-                    greedy_fused(&self.ctx, pool, cache, &self.ktn, &self.fused, &job, block)
-                }
-                GreedyPath::MultiDispatch => driver::greedy_resident(&self.ctx, pool, cache, &self.ktn, &job)
+        super::harness::greedy_batch(
+            "fused-step path",
+            &self.host,
+            &self.pool,
+            problems,
+            mode,
+            |pool, cache, job| match path {
+                GreedyPath::Fused { block } => greedy_fused(&self.ctx, pool, cache, &self.ktn, &self.fused, job, block),
+                GreedyPath::MultiDispatch => driver::greedy_resident(&self.ctx, pool, cache, &self.ktn, job)
                     .and_then(|p| p.finish(&self.ctx))
                     .map(|v| v.into_iter().map(|h| h.into_iter().next()).collect()),
-            };
-            match &out {
-                Ok(_) => {
-                    if pool.recycle() {
-                        cache.clear();
-                    }
-                }
-                Err(_) => {
-                    pool.clear();
-                    cache.clear();
-                }
-            }
-            out?
-        };
-        for ((&i, hyp), c) in prepared.decoded.iter().zip(found).zip(&prepared.constraints) {
-            prepared.results[i] = Some(host.answers(&problems[i], hyp.into_iter().collect(), c.as_ref()));
-        }
-        Ok(finish(prepared.results))
+            },
+        )
     }
-}
-
-fn finish(results: Vec<Option<Result<Vec<Prediction>>>>) -> Vec<Result<Vec<Prediction>>> {
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::Internal("problem left undecoded".into()))))
-        .collect()
 }

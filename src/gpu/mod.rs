@@ -27,6 +27,8 @@ mod driver;
 #[cfg(feature = "gpu")]
 mod fused;
 #[cfg(feature = "gpu")]
+mod harness;
+#[cfg(feature = "gpu")]
 mod host_steps;
 #[cfg(feature = "gpu")]
 pub mod kernels;

@@ -20,7 +20,6 @@ use super::buffers::{self, Pool};
 use super::context::GpuContext;
 use super::driver::{self, GreedyJob};
 use super::kernels::{self, BindCache, Recorder, SingleShape, SingleViews, SINGLE_WG, SINGLE_ZMAX};
-use super::predictor::{pack_rule_words, vocab_words};
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, LstmWeights};
 use crate::models::{self, LoadedModel};
@@ -28,7 +27,7 @@ use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::Hypothesis;
 use crate::seq2seq::KtnModel;
-use crate::solvers::{self, GpuSearch, RuleWords, Target};
+use crate::solvers::{self, GpuSearch, Target};
 
 /// Most loop iterations [`single_fits`] allows one invocation: under a quarter of llvmpipe's 65,535.
 pub const ITERATION_BUDGET: u64 = 16_000;
@@ -411,71 +410,13 @@ impl SinglePathPredictor {
     /// result per problem as `GpuPredictor::predict_batch` gives them; an error when the path
     /// does not take the batch or the mode.
     pub fn predict_batch(&self, problems: &[ConvProblem], mode: DecodeMode) -> Result<Vec<Result<Vec<Prediction>>>> {
-        if mode != DecodeMode::Miopen {
-            return Err(unsupported("MIOpen's greedy walk only".into()));
-        }
-        let library = self.library()?;
-        let host = &self.host;
-        let mut prepared = host.prepare(problems);
-        if prepared.decoded.is_empty() {
-            return Ok(finish(prepared.results));
-        }
-        let rule_words: Vec<Option<RuleWords>> = prepared
-            .decoded
-            .iter()
-            .map(|&i| host.solver.wgsl_rule_words(&host.target, &problems[i]))
-            .collect();
-        let (rules, tables) = pack_rule_words(rule_words.iter().map(Option::as_ref))
-            .ok_or_else(|| unsupported("a problem without rule words".into()))?;
-        let max_len = prepared
-            .constraints
-            .iter()
-            .map(|c| c.config_len(&[]))
-            .max()
-            .unwrap_or(0);
-        if prepared.constraints.iter().any(|c| c.config_len(&[]) != max_len) {
-            return Err(unsupported("configs of different lengths".into()));
-        }
-        let words = vocab_words(host.model.vocab());
-        let job = GreedyJob {
-            inputs: &prepared.inputs,
-            rules: &rules,
-            tables: &tables,
-            vocab_words: &words,
-            rules_library: library,
-            threads: 1,
-            max_len,
-        };
-        let found = {
-            let mut guard = self
-                .pool
-                .lock()
-                .map_err(|_| Error::Gpu("buffer pool poisoned by an earlier panic".into()))?;
-            let (pool, cache) = &mut *guard;
-            let out = greedy_single(&self.ctx, pool, cache, &self.model, &job);
-            match &out {
-                Ok(_) => {
-                    if pool.recycle() {
-                        cache.clear();
-                    }
-                }
-                Err(_) => {
-                    pool.clear();
-                    cache.clear();
-                }
-            }
-            out?
-        };
-        for ((&i, hyp), c) in prepared.decoded.iter().zip(found).zip(&prepared.constraints) {
-            prepared.results[i] = Some(host.answers(&problems[i], hyp.into_iter().collect(), c.as_ref()));
-        }
-        Ok(finish(prepared.results))
+        super::harness::greedy_batch(
+            "single-dispatch path",
+            &self.host,
+            &self.pool,
+            problems,
+            mode,
+            |pool, cache, job| greedy_single(&self.ctx, pool, cache, &self.model, job),
+        )
     }
-}
-
-fn finish(results: Vec<Option<Result<Vec<Prediction>>>>) -> Vec<Result<Vec<Prediction>>> {
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::Internal("problem left undecoded".into()))))
-        .collect()
 }
