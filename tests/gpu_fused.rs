@@ -69,21 +69,7 @@ fn assert_same(
     want: &[Result<Vec<Prediction>>],
     got: &[Result<Vec<Prediction>>],
 ) {
-    let (same, worst) = common::assert_same_predictions(label, problems, want, got);
-    for (p, g) in problems.iter().zip(got) {
-        for x in g.iter().flatten() {
-            assert!(
-                !x.score.is_some_and(f32::is_nan),
-                "{label} {}: NaN score",
-                p.to_perfdb_key()
-            );
-        }
-    }
-    assert!(worst <= 1e-4, "{label}: score difference {worst:e}");
-    println!(
-        "{label}: {same} of {} problems identical, worst score difference {worst:e}",
-        problems.len()
-    );
+    common::assert_same_within(label, problems, want, got, 1e-4);
 }
 
 /// Configs and score bits of each answer.

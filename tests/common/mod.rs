@@ -139,6 +139,8 @@ pub fn assert_same_predictions(
                 assert_eq!(wc, gc, "{label} {}", p.to_perfdb_key());
                 for (a, b) in w.iter().zip(g) {
                     if let (Some(a), Some(b)) = (a.score, b.score) {
+                        // f32::max would pass over a NaN: it never passes.
+                        assert!(!a.is_nan() && !b.is_nan(), "{label} {}: NaN score", p.to_perfdb_key());
                         worst_score = worst_score.max((a - b).abs());
                     }
                 }
@@ -149,6 +151,23 @@ pub fn assert_same_predictions(
         }
     }
     (same, worst_score)
+}
+
+/// [`assert_same_predictions`], and scores within `tolerance`; prints the count.
+#[allow(dead_code)]
+pub fn assert_same_within(
+    label: &str,
+    problems: &[tuneinfer::problem::ConvProblem],
+    want: &[tuneinfer::Result<Vec<tuneinfer::Prediction>>],
+    got: &[tuneinfer::Result<Vec<tuneinfer::Prediction>>],
+    tolerance: f32,
+) {
+    let (same, worst) = assert_same_predictions(label, problems, want, got);
+    assert!(worst <= tolerance, "{label}: score difference {worst:e}");
+    println!(
+        "{label}: {same} of {} problems identical, worst score difference {worst:e}",
+        problems.len()
+    );
 }
 
 /// The shared perf databases under `perfdb/`: the sqlite files, then MIOpen's 2019 text files.
