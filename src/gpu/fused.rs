@@ -25,12 +25,10 @@ use super::kernels::{self, BindCache, FusedViews, Recorder, SingleShape, FUSED_W
 use super::model::GpuKtn;
 use super::single::{self, ITERATION_BUDGET, RULES_LIBRARIES};
 use crate::error::{Error, Result};
-use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::Hypothesis;
 use crate::seq2seq::KtnModel;
-use crate::solvers::{self, GpuSearch, Target};
 
 /// Rows a workgroup by default: 16, 8 or 4 where the device's workgroup memory does not take
 /// 16 (blocks are multiples of 4: a thread sums 4 rows at a time).
@@ -307,30 +305,20 @@ impl FusedPathPredictor {
         model_dirs: &[std::path::PathBuf],
         ctx: Arc<GpuContext>,
     ) -> Result<FusedPathPredictor> {
-        let solver = solvers::by_name(solver)?;
-        let model = match models::find_and_load(arch, solver, model_dirs)? {
-            LoadedModel::Ktn(m) => m,
-            LoadedModel::Attention(_) => return Err(unsupported("takes MIOpen's KTN models only".into())),
-        };
+        let (solver, target, model) = super::harness::load_ktn("fused-step path", arch, solver, model_dirs)?;
         let fused = FusedModel::upload(&ctx, &model)?;
         let ktn = GpuKtn::upload(&ctx, &model, false)?;
         Ok(FusedPathPredictor {
             ctx,
             ktn,
             fused,
-            host: Predictor::new(Target::new(arch), solver, model),
+            host: Predictor::new(target, solver, model),
             pool: Mutex::new((Pool::default(), BindCache::default())),
         })
     }
 
     fn library(&self) -> Result<&'static str> {
-        match self.host.solver.gpu_search() {
-            GpuSearch::Rules(library) => Ok(library),
-            _ => Err(unsupported(format!(
-                "{} has no WGSL rules library",
-                self.host.solver.name()
-            ))),
-        }
+        super::harness::rules_library("fused-step path", &self.host)
     }
 
     fn solver_max_len(&self) -> Result<usize> {

@@ -10,10 +10,38 @@ use super::driver::GreedyJob;
 use super::kernels::BindCache;
 use super::predictor::{pack_rule_words, vocab_words};
 use crate::error::{Error, Result};
+use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::Hypothesis;
-use crate::solvers::{GpuSearch, RuleWords};
+use crate::seq2seq::KtnModel;
+use crate::solvers::{self, GpuSearch, RuleWords, Solver, Target};
+
+/// The KTN model of `solver` on `arch` from `model_dirs`, with its solver and target (`path`
+/// names the path in the error for a model of another kind).
+pub(crate) fn load_ktn(
+    path: &str,
+    arch: &str,
+    solver: &str,
+    model_dirs: &[std::path::PathBuf],
+) -> Result<(&'static dyn Solver, Target, Box<KtnModel>)> {
+    let solver = solvers::by_name(solver)?;
+    match models::find_and_load(arch, solver, model_dirs)? {
+        LoadedModel::Ktn(m) => Ok((solver, Target::new(arch), m)),
+        LoadedModel::Attention(_) => Err(Error::Gpu(format!("{path}: takes MIOpen's KTN models only"))),
+    }
+}
+
+/// The WGSL rules library of `host`'s solver (`path` names the path in the error without one).
+pub(crate) fn rules_library(path: &str, host: &Predictor) -> Result<&'static str> {
+    match host.solver.gpu_search() {
+        GpuSearch::Rules(library) => Ok(library),
+        _ => Err(Error::Gpu(format!(
+            "{path}: {} has no WGSL rules library",
+            host.solver.name()
+        ))),
+    }
+}
 
 /// Predicts `problems` with MIOpen's greedy walk, `decode` running the walk on the device (the
 /// rows of `job`: the decoded problems); one result per problem. `path` names the path in the

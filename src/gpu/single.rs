@@ -22,12 +22,10 @@ use super::driver::{self, GreedyJob};
 use super::kernels::{self, BindCache, Recorder, SingleShape, SingleViews, SINGLE_WG, SINGLE_ZMAX};
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, LstmWeights};
-use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor};
 use crate::problem::ConvProblem;
 use crate::search::Hypothesis;
 use crate::seq2seq::KtnModel;
-use crate::solvers::{self, GpuSearch, Target};
 
 /// Most loop iterations [`single_fits`] allows one invocation: under a quarter of llvmpipe's 65,535.
 pub const ITERATION_BUDGET: u64 = 16_000;
@@ -371,16 +369,12 @@ impl SinglePathPredictor {
         model_dirs: &[std::path::PathBuf],
         ctx: Arc<GpuContext>,
     ) -> Result<SinglePathPredictor> {
-        let solver = solvers::by_name(solver)?;
-        let model = match models::find_and_load(arch, solver, model_dirs)? {
-            LoadedModel::Ktn(m) => m,
-            LoadedModel::Attention(_) => return Err(unsupported("takes MIOpen's KTN models only".into())),
-        };
+        let (solver, target, model) = super::harness::load_ktn("single-dispatch path", arch, solver, model_dirs)?;
         let single = SingleModel::upload(&ctx, &model)?;
         Ok(SinglePathPredictor {
             ctx,
             model: single,
-            host: Predictor::new(Target::new(arch), solver, model),
+            host: Predictor::new(target, solver, model),
             pool: Mutex::new((Pool::default(), BindCache::default())),
         })
     }
@@ -397,13 +391,7 @@ impl SinglePathPredictor {
     }
 
     fn library(&self) -> Result<&'static str> {
-        match self.host.solver.gpu_search() {
-            GpuSearch::Rules(library) => Ok(library),
-            _ => Err(unsupported(format!(
-                "{} has no WGSL rules library",
-                self.host.solver.name()
-            ))),
-        }
+        super::harness::rules_library("single-dispatch path", &self.host)
     }
 
     /// Predicts `problems` (at most [`MAX_SINGLE_ROWS`] decoded) with MIOpen's greedy walk, one
