@@ -54,14 +54,40 @@ pub fn solver_rows_from_text(content: &str, solver: &str) -> SolverRows {
     out
 }
 
-/// Reads a text perf-db file.
+/// Reads a text perf-db file: plain (`.db.txt`, `.udb.txt`, the 2019 `.cd.pdb.txt`) or
+/// bzip2-compressed (`.db.txt.bz2`, the form MIOpen keeps in its source tree), told apart by the
+/// bzip2 magic `BZh`, not by the name.
 pub fn solver_rows(path: &Path, solver: &str) -> Result<SolverRows> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = String::from_utf8(bytes).map_err(|_| Error::Database {
-        path: path.display().to_string(),
-        detail: "neither a sqlite database nor UTF-8 text".into(),
-    })?;
+    let text = read_text(path)?;
     Ok(solver_rows_from_text(&text, solver))
+}
+
+/// The whole text of a text perf db, decompressed when it is bzip2 (every stream of a
+/// multi-stream file, as `bzcat` reads it).
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = if is_bzip2(&bytes) {
+        use std::io::Read;
+        let mut out = Vec::with_capacity(bytes.len() * 8);
+        bzip2::read::MultiBzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| Error::Database {
+                path: path.display().to_string(),
+                detail: format!("not a readable bzip2 file: {e}"),
+            })?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|_| Error::Database {
+        path: path.display().to_string(),
+        detail: "neither a sqlite database nor UTF-8 text (plain or bzip2)".into(),
+    })
+}
+
+/// True when `bytes` start like a bzip2 stream: `BZh` and a block size digit 1-9.
+pub fn is_bzip2(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && &bytes[..3] == b"BZh" && (b'1'..=b'9').contains(&bytes[3])
 }
 
 #[cfg(test)]
@@ -82,5 +108,28 @@ mod tests {
         assert_eq!(rows.rejected.len(), 2);
         assert_eq!(rows.rejected[0].0, 3);
         assert_eq!(rows.rejected[1].0, 5);
+    }
+
+    #[test]
+    fn bzip2_files_read_like_plain_ones() {
+        use std::io::Write;
+        let text = "2x64x56x56x1x1x1x1x256x32x0x0x0x1x1x0x1x1x0x0x1xNCHWxBF16xF=ConvAsm1x1U:1,8,2,32,1,4,4,1\n";
+        let dir = std::env::temp_dir().join(format!("tuneinfer-bz2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = dir.join("a.db.txt");
+        let packed = dir.join("a.db.txt.bz2");
+        std::fs::write(&plain, text).unwrap();
+        let mut enc = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+        enc.write_all(text.as_bytes()).unwrap();
+        let bytes = enc.finish().unwrap();
+        assert!(is_bzip2(&bytes));
+        std::fs::write(&packed, &bytes).unwrap();
+        assert_eq!(read_text(&packed).unwrap(), text);
+        assert_eq!(solver_rows(&packed, "ConvAsm1x1U").unwrap().rows, solver_rows(&plain, "ConvAsm1x1U").unwrap().rows);
+        // A truncated bzip2 file is an error naming the file, not a panic or an empty db.
+        std::fs::write(&packed, &bytes[..bytes.len() / 2]).unwrap();
+        let err = read_text(&packed).unwrap_err().to_string();
+        assert!(err.contains("a.db.txt.bz2"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
