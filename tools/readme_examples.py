@@ -8,7 +8,9 @@ expected output) for the commands after it on the same page; a fenced block whos
 names a file (```` ```c file=my.c ````) defines that file too. Commands that run: `tuneinfer ...`
 (target/release/tuneinfer on PATH), `cc ...` (with `include/`, `examples/` and `target/` of the
 checkout at hand), `./PROGRAM ...` (what a `cc` example built) and `python3 FILE.py` (only where
-the `tuneinfer` Python package imports: `pip install .`; otherwise counted as skipped). Anything
+the `tuneinfer` Python package imports: `pip install .`; otherwise counted as skipped). Examples
+that need a Vulkan adapter (`--device gpu`, `--devices gpu`, `tuneinfer info`) are skipped where
+there is none (CI installs lavapipe: mesa-vulkan-drivers). Anything
 else (`ls`, `cat` of a written file, ...) is not run. `tuneinfer bench` examples print timings
 and are only run (exit status 0), not compared. Each page runs in its own scratch directory
 beside ../shared (so `../shared/miopen/...` paths resolve).
@@ -95,11 +97,23 @@ def matches(expected, got):
     return not last or got[len(got) - len(last) :] == last
 
 
+def gpu_ready(env):
+    """Is there any Vulkan adapter (lavapipe counts)? `tuneinfer info` says so."""
+    info = subprocess.run([str(BIN), "info"], env=env, capture_output=True, text=True)
+    return "no Vulkan adapter" not in info.stdout + info.stderr
+
+
+def needs_gpu(words):
+    """Examples that need a Vulkan adapter: `--device gpu`, `--devices gpu`, and `info` (adapters)."""
+    pairs = set(zip(words, words[1:]))
+    return ("--device", "gpu") in pairs or ("--devices", "gpu") in pairs or words[:2] == ["tuneinfer", "info"]
+
+
 def python_ready(env):
     return subprocess.run([sys.executable, "-c", "import tuneinfer"], env=env, capture_output=True).returncode == 0
 
 
-def run_page(page, env, counts):
+def run_page(page, env, counts, has_gpu):
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tuneinfer-examples-"))
     work = scratch / "work"
     work.mkdir()
@@ -125,6 +139,10 @@ def run_page(page, env, counts):
                 print(f"skipped (no tuneinfer Python package; pip install .): {shown}: $ {command}")
                 continue
         elif program not in ("tuneinfer", "cc") and not program.startswith("./"):
+            continue
+        if needs_gpu(words) and not has_gpu:
+            counts["skipped"] += 1
+            print(f"skipped (no Vulkan adapter; install mesa-vulkan-drivers): {shown}: $ {command}")
             continue
         counts["ran"] += 1
         proc = subprocess.run(
@@ -155,8 +173,9 @@ def main():
     env.pop("TUNEINFER_MODELS", None)
     env["PATH"] = f"{BIN.parent}:{env['PATH']}"
     counts = {"ran": 0, "failed": 0, "skipped": 0}
+    has_gpu = gpu_ready(env)
     for page in chosen:
-        run_page(page, env, counts)
+        run_page(page, env, counts, has_gpu)
     print(
         f"{counts['ran']} examples run on {len(chosen)} pages, {counts['failed']} differ"
         + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
