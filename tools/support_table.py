@@ -78,7 +78,7 @@ def rows():
         v = meta.get("validation")
         members = meta.get("members")
         if v is None:
-            figures = ["none held out (the recipe's: docs/training.md)", "-", "-", "-", "-"]
+            figures = ["none held out (the recipe's: [docs/training.md](docs/training.md))", "-", "-", "-", "-"]
         else:
             greedy = method(v, "model, greedy")
             beam = method(v, "model, beam")
