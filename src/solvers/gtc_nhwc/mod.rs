@@ -149,8 +149,7 @@ impl GtcSolver {
         catalogue::load(self.direction)
     }
 
-    /// MIOpen's `IsApplicable` (the write-ups' lists), then what tuneinfer can predict (no
-    /// BF16: no database holds a tuned BF16 row of these solvers). Not modelled (a problem does
+    /// MIOpen's `IsApplicable` (the write-ups' lists). Not modelled (a problem does
     /// not carry them): environment switches, the deterministic attribute, XNACK, the code
     /// object version, packed tensors.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
@@ -174,18 +173,12 @@ impl GtcSolver {
                 p.groups
             )));
         }
-        match p.precision {
-            Precision::Fp32 | Precision::Fp16 => {}
-            Precision::Bf16 => {
-                return Err(self.not_applicable(if target.arch.eq_ignore_ascii_case("gfx908") {
-                    format!("BF16 on gfx908: MIOpen applies {name} to BF16 on gfx90a and gfx94x only")
-                } else {
-                    format!(
-                        "BF16: MIOpen applies {name} to BF16 here, but no perf database holds a tuned BF16 row \
-                         of it, so tuneinfer has no model for BF16 (FP32 and FP16 only)"
-                    )
-                }))
-            }
+        // BF16: gfx90a and gfx94x (COMMON "Device name"); MIOpen 3.5.1's databases hold tuned
+        // BF16 rows of all three solvers there (gfx90a68, gfx942130).
+        if p.precision == Precision::Bf16 && target.arch.eq_ignore_ascii_case("gfx908") {
+            return Err(self.not_applicable(format!(
+                "BF16 on gfx908: MIOpen applies {name} to BF16 on gfx90a and gfx94x only"
+            )));
         }
         let d = Dims::new(p);
         if self.direction == Direction::Forward && d.c <= 4 && d.dilation_h > 1 {
