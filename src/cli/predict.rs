@@ -405,18 +405,23 @@ pub(super) fn answers_with_perf_db(
     let mut out: Vec<Vec<(SolverAnswer, bool)>> = problems.iter().map(|_| Vec::new()).collect();
     for (engine, name) in engines.engines.iter().zip(&names) {
         let host = engine.host();
-        let tuned: Vec<Option<&str>> = problems
+        // A lookup that fails (an unreadable row) is that answer's failure.
+        let mut lookup_failed: Vec<Option<Error>> = problems.iter().map(|_| None).collect();
+        let tuned: Vec<Option<String>> = problems
             .iter()
-            .map(|p| {
-                system
-                    .tuned_for(p, name)
-                    .filter(|_| host.solver.check(&host.target, p).is_ok())
+            .zip(&mut lookup_failed)
+            .map(|(p, failed)| match system.tuned_for(p, name) {
+                Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
+                Err(e) => {
+                    *failed = Some(e);
+                    None
+                }
             })
             .collect();
         let todo: Vec<ConvProblem> = problems
             .iter()
-            .zip(&tuned)
-            .filter(|(_, t)| t.is_none())
+            .zip(tuned.iter().zip(&lookup_failed))
+            .filter(|(_, (t, f))| t.is_none() && f.is_none())
             .map(|(p, _)| p.clone())
             .collect();
         let mode = mode.unwrap_or_else(|| engine.default_mode());
@@ -426,11 +431,15 @@ pub(super) fn answers_with_perf_db(
             engine.predict_batch(&todo, mode)
         }
         .into_iter();
-        for (slot, t) in out.iter_mut().zip(&tuned) {
+        for ((slot, t), failed) in out.iter_mut().zip(&tuned).zip(lookup_failed) {
+            if let Some(e) = failed {
+                slot.push((SolverAnswer::Failed(e), false));
+                continue;
+            }
             slot.push(match t {
                 Some(params) => (
                     SolverAnswer::Predicted(vec![Prediction {
-                        config: params.to_string(),
+                        config: params.clone(),
                         values: params.split(',').map(str::to_string).collect(),
                         tokens: Vec::new(),
                         score: None,

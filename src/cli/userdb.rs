@@ -268,17 +268,22 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 let solver_name = names[s];
                 // A (problem, solver) the system database has tuned is not predicted, nor
                 // written: MIOpen uses the tuned value (a user entry would hide it).
-                let todo: Vec<usize> = (0..chunk.len())
-                    .filter(|&i| {
-                        let tuned = system.db.as_ref().is_some_and(|db| db.tuned(&keys[i], solver_name).is_some())
-                            && engine.host().solver.check(&engine.host().target, &chunk[i].2).is_ok();
-                        if tuned {
-                            per_solver[s].system += 1;
-                            answered[i] = true;
+                let mut todo: Vec<usize> = Vec::with_capacity(chunk.len());
+                for (i, (_, _, problem, _)) in chunk.iter().enumerate() {
+                    let tuned = match &system.db {
+                        Some(db) => {
+                            db.tuned_for(problem, solver_name)?.is_some()
+                                && engine.host().solver.check(&engine.host().target, problem).is_ok()
                         }
-                        !tuned
-                    })
-                    .collect();
+                        None => false,
+                    };
+                    if tuned {
+                        per_solver[s].system += 1;
+                        answered[i] = true;
+                    } else {
+                        todo.push(i);
+                    }
+                }
                 let problems: Vec<ConvProblem> = todo.iter().map(|&i| chunk[i].2.clone()).collect();
                 let results = engine.predict_batch(&problems, engine.default_mode());
                 for (&i, result) in todo.iter().zip(results) {

@@ -10,7 +10,6 @@
 //! suffix is the backend and version MIOpen was built with (`HIP.3_2_0` in a development build,
 //! `HIP.{major}_{minor}_{patch}_{tweak}` in a release).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -314,11 +313,4 @@ fn monotonic_nanos() -> i128 {
 #[cfg(not(unix))]
 fn monotonic_nanos() -> i128 {
     0
-}
-
-/// The (24-field key, solver) pairs a system perf database has tuned, in any of its forms
-/// (see [`system::SystemDb::open`]).
-pub fn system_db_entries(path: &Path) -> Result<HashSet<(String, String)>> {
-    let db = system::SystemDb::open(path)?;
-    Ok(db.pairs().map(|(k, s)| (k.to_string(), s.to_string())).collect())
 }

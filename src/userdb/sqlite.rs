@@ -37,13 +37,13 @@ dilation_h,dilation_w,dilation_d,bias,group_count )",
 
 /// The columns of `config` after `id`, in table order: the three text columns, then the
 /// integer ones in MIOpen's `Visit` order.
-fn config_columns() -> Vec<&'static str> {
+pub(super) fn config_columns() -> Vec<&'static str> {
     let mut columns = vec!["layout", "data_type", "direction"];
     columns.extend(DB_KEY_INT_COLUMNS);
     columns
 }
 
-fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
+pub(super) fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
     use rusqlite::types::Value;
     let mut v = vec![
         Value::Text(row.layout.clone()),

@@ -65,118 +65,163 @@ impl Form {
     }
 }
 
-/// A system perf database, read whole: for each 24-field key, its (solver, params) in the order
-/// MIOpen reads them (the first entry of a solver counts).
-#[derive(Debug, Clone)]
+/// A system perf database. A sqlite one is looked up row by row, as MIOpen does (its unique
+/// index over the problem's columns); a text one is read whole: for each 24-field key, its
+/// (solver, params) in the order MIOpen reads them (the first entry of a solver counts).
+#[derive(Debug)]
 pub struct SystemDb {
     pub path: PathBuf,
     pub form: Form,
-    entries: HashMap<String, Vec<(String, String)>>,
+    backing: Backing,
+}
+
+#[derive(Debug)]
+enum Backing {
+    Sqlite {
+        conn: rusqlite::Connection,
+        /// The decompressed copy of a bzip2 database, removed when dropped.
+        _scratch: Option<Scratch>,
+    },
+    Text(HashMap<String, Vec<(String, String)>>),
 }
 
 impl SystemDb {
-    /// Reads a system database in any of its forms, told apart by content, not by name: sqlite
+    /// Opens a system database in any of its forms, told apart by content, not by name: sqlite
     /// (`SQLite format 3`), text (24-field keys, or the dash keys of the 2019 files, converted),
     /// either of them bzip2-compressed.
     pub fn open(path: &Path) -> Result<SystemDb> {
+        let mut head = [0u8; 16];
+        let n = {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            let mut n = 0;
+            while n < head.len() {
+                match f.read(&mut head[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Error::io(path, e)),
+                }
+            }
+            n
+        };
+        if !std::fs::metadata(path).map_err(|e| Error::io(path, e))?.is_file() {
+            return Err(Error::io(path, std::io::Error::other("is not a regular file")));
+        }
+        const SQLITE: &[u8] = b"SQLite format 3\0";
+        if head[..n].starts_with(SQLITE) {
+            return Ok(SystemDb {
+                path: path.to_path_buf(),
+                form: Form::Sqlite,
+                backing: Backing::Sqlite {
+                    conn: crate::data::perfdb::open(path)?,
+                    _scratch: None,
+                },
+            });
+        }
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         let (bytes, packed) = if crate::data::textdb::is_bzip2(&bytes) {
             (unbzip2(path, &bytes)?, true)
         } else {
             (bytes, false)
         };
+        if bytes.starts_with(SQLITE) {
+            // rusqlite opens files: the decompressed database goes to a scratch file.
+            let scratch = Scratch::new(&bytes)?;
+            let conn = crate::data::perfdb::open(&scratch.0).map_err(|e| rename_error(e, path))?;
+            return Ok(SystemDb {
+                path: path.to_path_buf(),
+                form: Form::Bzip2Sqlite,
+                backing: Backing::Sqlite {
+                    conn,
+                    _scratch: Some(scratch),
+                },
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|_| Error::Database {
+            path: path.display().to_string(),
+            detail: "not a MIOpen perf database: neither sqlite nor UTF-8 text (plain or bzip2)".into(),
+        })?;
         let mut entries: HashMap<String, Vec<(String, String)>> = HashMap::new();
-        let form = if bytes.starts_with(b"SQLite format 3\0") {
-            let rows = if packed {
-                // rusqlite opens files: the decompressed database goes to a scratch file.
-                let scratch = Scratch::new(&bytes)?;
-                super::sqlite::read_entries(&scratch.0).map_err(|e| rename_error(e, path))?
-            } else {
-                super::sqlite::read_entries(path)?
+        // As MIOpen's text reader (and `text::read_entries`): the first line of a key counts,
+        // and in it the first entry of a solver; a dash key names the problem of the 24-field
+        // key it converts to.
+        for raw in text.lines() {
+            let Some((key, rest)) = raw.trim_end_matches('\r').split_once('=') else {
+                continue;
             };
-            for (key, solver, params) in rows {
-                let items = entries.entry(key).or_default();
-                if !items.iter().any(|(s, _)| *s == solver) {
-                    items.push((solver, params));
+            let key = if key.contains('-') {
+                match ConvProblem::from_perfdb_key(key) {
+                    Ok(p) => p.to_db_key(),
+                    Err(_) => continue,
                 }
-            }
-            if packed {
-                Form::Bzip2Sqlite
             } else {
-                Form::Sqlite
+                key.to_string()
+            };
+            if entries.contains_key(&key) {
+                continue;
             }
-        } else {
-            let text = String::from_utf8(bytes).map_err(|_| Error::Database {
-                path: path.display().to_string(),
-                detail: "not a MIOpen perf database: neither sqlite nor UTF-8 text (plain or bzip2)".into(),
-            })?;
-            // As MIOpen's text reader (and `text::read_entries`): the first line of a key counts,
-            // and in it the first entry of a solver; a dash key names the problem of the
-            // 24-field key it converts to.
-            for raw in text.lines() {
-                let Some((key, rest)) = raw.trim_end_matches('\r').split_once('=') else {
-                    continue;
-                };
-                let key = if key.contains('-') {
-                    match ConvProblem::from_perfdb_key(key) {
-                        Ok(p) => p.to_db_key(),
-                        Err(_) => continue,
-                    }
-                } else {
-                    key.to_string()
-                };
-                if entries.contains_key(&key) {
-                    continue;
+            let mut items: Vec<(String, String)> = Vec::new();
+            for (solver, params) in rest.split(';').filter_map(|item| item.split_once(':')) {
+                if !items.iter().any(|(s, _)| s == solver) {
+                    items.push((solver.to_string(), params.to_string()));
                 }
-                let mut items: Vec<(String, String)> = Vec::new();
-                for (solver, params) in rest.split(';').filter_map(|item| item.split_once(':')) {
-                    if !items.iter().any(|(s, _)| s == solver) {
-                        items.push((solver.to_string(), params.to_string()));
-                    }
-                }
-                entries.insert(key, items);
             }
-            if packed {
-                Form::Bzip2Text
-            } else {
-                Form::Text
-            }
-        };
+            entries.insert(key, items);
+        }
         Ok(SystemDb {
             path: path.to_path_buf(),
-            form,
-            entries,
+            form: if packed { Form::Bzip2Text } else { Form::Text },
+            backing: Backing::Text(entries),
         })
     }
 
-    /// The tuned parameters of (24-field key, solver), if the database has them.
-    pub fn tuned(&self, key: &str, solver: &str) -> Option<&str> {
-        self.entries
-            .get(key)?
-            .iter()
-            .find(|(s, _)| s == solver)
-            .map(|(_, p)| p.as_str())
+    /// The parameters the database has tuned for `problem` and `solver`: in a sqlite database
+    /// the row of the problem's `config` columns (MIOpen's `SQLitePerfDb::FindRecord`), in a
+    /// text one the line of its 24-field key.
+    pub fn tuned_for(&self, problem: &ConvProblem, solver: &str) -> Result<Option<String>> {
+        match &self.backing {
+            Backing::Text(entries) => Ok(entries
+                .get(&problem.to_db_key())
+                .and_then(|items| items.iter().find(|(s, _)| s == solver))
+                .map(|(_, p)| p.clone())),
+            Backing::Sqlite { conn, .. } => {
+                let db = |e: rusqlite::Error| Error::Database {
+                    path: self.path.display().to_string(),
+                    detail: e.to_string(),
+                };
+                let columns = super::sqlite::config_columns();
+                let clause: Vec<String> = columns.iter().map(|c| format!("c.{c} = ?")).collect();
+                let mut statement = conn
+                    .prepare_cached(&format!(
+                        "SELECT p.params FROM perf_db p JOIN config c ON c.id = p.config WHERE {} AND p.solver = ? \
+                         ORDER BY p.id LIMIT 1",
+                        clause.join(" AND ")
+                    ))
+                    .map_err(db)?;
+                let mut values = super::sqlite::values(&problem.to_perfdb_columns());
+                values.push(rusqlite::types::Value::Text(solver.to_string()));
+                use rusqlite::OptionalExtension;
+                statement
+                    .query_row(rusqlite::params_from_iter(values.iter()), |r| r.get::<_, String>(0))
+                    .optional()
+                    .map_err(db)
+            }
+        }
     }
 
-    /// The tuned parameters of `problem` for `solver`.
-    pub fn tuned_for(&self, problem: &ConvProblem, solver: &str) -> Option<&str> {
-        self.tuned(&problem.to_db_key(), solver)
-    }
-
-    /// Every (24-field key, solver) it has tuned.
-    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries
-            .iter()
-            .flat_map(|(k, items)| items.iter().map(move |(s, _)| (k.as_str(), s.as_str())))
-    }
-
-    /// How many (key, solver) entries it holds.
-    pub fn len(&self) -> usize {
-        self.entries.values().map(Vec::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    /// How many (problem, solver) entries it holds.
+    pub fn len(&self) -> Result<usize> {
+        match &self.backing {
+            Backing::Text(entries) => Ok(entries.values().map(Vec::len).sum()),
+            Backing::Sqlite { conn, .. } => conn
+                .query_row("SELECT count(*) FROM perf_db", [], |r| r.get::<_, i64>(0))
+                .map(|n| n as usize)
+                .map_err(|e| Error::Database {
+                    path: self.path.display().to_string(),
+                    detail: e.to_string(),
+                }),
+        }
     }
 }
 
@@ -203,13 +248,13 @@ pub struct DbName<'a> {
 /// file is missing). An installed database that exists but cannot be read is an error (going on
 /// without it would hide its tuned values): `--system-db none` goes on without it.
 pub fn resolve(choice: &Choice, name: &DbName<'_>, sqlite_build: bool) -> Result<Resolved> {
-    let describe = |db: &SystemDb, how: &str| {
-        format!(
+    let describe = |db: &SystemDb, how: &str| -> Result<String> {
+        Ok(format!(
             "system perf db: {} ({}, {} tuned entries{how})",
             db.path.display(),
             db.form.as_str(),
-            db.len()
-        )
+            db.len()?
+        ))
     };
     match choice {
         Choice::Off => Ok(Resolved {
@@ -219,7 +264,7 @@ pub fn resolve(choice: &Choice, name: &DbName<'_>, sqlite_build: bool) -> Result
         }),
         Choice::File(path) => {
             let db = SystemDb::open(path)?;
-            let summary = describe(&db, "; --system-db");
+            let summary = describe(&db, "; --system-db")?;
             Ok(Resolved { db: Some(db), summary })
         }
         Choice::Auto => {
@@ -256,7 +301,7 @@ pub fn resolve(choice: &Choice, name: &DbName<'_>, sqlite_build: bool) -> Result
                             name.basename
                         )
                     };
-                    let summary = describe(&db, &how);
+                    let summary = describe(&db, &how)?;
                     Ok(Resolved { db: Some(db), summary })
                 }
                 None => Ok(Resolved {
@@ -414,6 +459,7 @@ fn rename_error(e: Error, path: &Path) -> Error {
 }
 
 /// A scratch file removed when dropped.
+#[derive(Debug)]
 struct Scratch(PathBuf);
 
 impl Scratch {
