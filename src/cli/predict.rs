@@ -39,7 +39,13 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
   --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
                      (any Vulkan adapter, lavapipe included; an error if none) or cpu
   --precision P      f32 (default, the reference) or f16 (GPU weights stored as f16;
-                     needs an adapter with shader f16)";
+                     needs an adapter with shader f16)
+  --system-db FILE|none
+                     MIOpen's system perf database: a (problem, solver) it has tuned is
+                     answered with the tuned value itself, source perf-db, not predicted.
+                     Default: the one MIOpen reads for --arch (and --cu): {basename}.db.txt or
+                     .db in $MIOPEN_SYSTEM_DB_PATH, else in the ROCm install's share/miopen/db
+                     ($LD_LIBRARY_PATH's libMIOpen.so, $ROCM_PATH, /opt/rocm); none: predict all";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -56,9 +62,10 @@ or MIOpenDriver arguments (the rest of the command line), e.g.
 Grouped NHWC problems: a key ending in '-NHWC-FP16-F_g16', or '-g 16 --in_layout NHWC'.
 
 Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
-rank, config, score (sum of log-probabilities). A static default is marked on stderr.
-When the answer is for several problems (-F 0) or solvers (--solver all), each line is
-problem key, solver, rank, config, score, source (model|default), tab-separated.
+rank, config, score (sum of log-probabilities). A static default, and a value tuned in
+MIOpen's system perf db, are marked on stderr. When the answer is for several problems (-F 0)
+or solvers (--solver all), each line is problem key, solver, rank, config, score, source
+(model|default|perf-db), tab-separated.
 
 Options:";
 
@@ -68,7 +75,8 @@ Usage: tuneinfer batch [OPTIONS]
 Predicts for the problems of each input line (any form 'predict' takes: perf-db keys,
 24-field keys, MIOpenDriver lines, whole MIOpen logs; '#' comments and blank lines skipped;
 log lines that are not convolutions skipped and counted) and writes a TSV: problem, solver,
-rank, config, score, source (model|default). The problem column is the line as given, or the
+rank, config, score, source (model|default|perf-db: the value tuned in MIOpen's system perf
+db, see --system-db). The problem column is the line as given, or the
 problem's perf-db key when a line holds several (-F 0). A problem repeated in the input is
 predicted and written once. Input is read, predicted and written in chunks, so memory stays
 flat whatever its size. Bad lines are reported on stderr with their line number (the first
@@ -94,6 +102,7 @@ const VALUED: &[&str] = &[
     "catalogue",
     "device",
     "precision",
+    "system-db",
 ];
 
 pub(super) struct Common {
@@ -250,8 +259,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             ))
         }
     };
+    let system = system_db(&args)?;
     let c = common(settings)?;
-    let answers = c.engines.predict_batch(&problems, c.mode);
+    let answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
     for note in c.engines.take_notes() {
         eprintln!("{note}");
     }
@@ -262,7 +272,8 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     // One problem and one solver: the config alone (ranked lines with --beam), as before.
     if problems.len() == 1 && names.len() == 1 {
         let answer = answers.into_iter().next().and_then(|a| a.into_iter().next());
-        let predictions = match answer {
+        let tuned = answer.as_ref().is_some_and(|(_, tuned)| *tuned);
+        let predictions = match answer.map(|(a, _)| a) {
             Some(SolverAnswer::Predicted(p)) => p,
             Some(SolverAnswer::NotApplicable(reason)) => {
                 return Err(Error::NotApplicable {
@@ -280,7 +291,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             } else {
                 writeln!(out, "{}", p.config).map_err(write_err)?;
             }
-            if p.source == Source::Default {
+            if tuned {
+                perf_db_note(system.db.as_ref());
+            } else if p.source == Source::Default {
                 default_note(names[0], c.mode.unwrap_or_else(|| c.engines.engines[0].default_mode()));
             }
         }
@@ -298,15 +311,17 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     let mut failures = Vec::new();
     let mut reasons = Vec::new();
     let mut rows = 0usize;
+    let mut tuned_rows = 0usize;
     for (problem, answers) in problems.iter().zip(answers) {
         let key = problem.to_perfdb_key();
-        for (solver, answer) in names.iter().zip(answers) {
+        for (solver, (answer, tuned)) in names.iter().zip(answers) {
             match answer {
                 SolverAnswer::Predicted(predictions) => {
                     let shown = if c.ranked { predictions.len() } else { 1 };
                     for (rank, p) in predictions.iter().enumerate().take(shown) {
-                        writeln!(out, "{}", row(&key, solver, rank, p)).map_err(write_err)?;
+                        writeln!(out, "{}", row(&key, solver, rank, p, tuned)).map_err(write_err)?;
                         rows += 1;
+                        tuned_rows += usize::from(tuned);
                     }
                 }
                 SolverAnswer::NotApplicable(reason) => reasons.push(format!("{key}: {solver}: {reason}")),
@@ -322,10 +337,140 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             reason: reasons.join("; "),
         });
     }
+    if tuned_rows > 0 {
+        perf_db_note(system.db.as_ref());
+    }
     for f in &failures {
         eprintln!("error: {f}");
     }
     Ok(if failures.is_empty() { 0 } else { 1 })
+}
+
+/// The system perf database of `predict` and `batch`: `--system-db FILE|none`, else the one
+/// MIOpen reads for `--arch` (its basename from the arch's database name, or the arch with
+/// `--cu` or its usual compute units), found as MIOpen's default text build finds it (the exact
+/// file name, in any of its forms).
+pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> {
+    use crate::userdb::system::{resolve, Choice, DbName, Resolved};
+    let choice = Choice::parse(args.value("system-db"));
+    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
+    let (base, cu_in_name) = crate::solvers::split_db_name(arch);
+    let cu = match (cu_in_name, args.value("cu")) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => Some(args.positive("cu", 1, 65_536)? as u32),
+        (None, None) => crate::solvers::conv_bin_winograd_rxs::default_compute_units(base),
+    };
+    let Some(cu) = cu else {
+        if let Choice::File(_) = choice {
+            // A named file needs no name.
+            return resolve(&choice, &DbName { basename: base, db_id: base, compute_units: 0 }, false);
+        }
+        return Ok(Resolved {
+            db: None,
+            summary: format!(
+                "system perf db: not looked for: the compute units of {arch} are unknown (give --cu N, or --system-db FILE)"
+            ),
+        });
+    };
+    let basename = crate::userdb::db_basename(base, cu);
+    resolve(
+        &choice,
+        &DbName {
+            basename: &basename,
+            db_id: base,
+            compute_units: cu,
+        },
+        false,
+    )
+}
+
+/// For each problem, one answer per engine (as [`Engines::predict_batch`]) and whether it is the
+/// value the system perf database has tuned: a (problem, solver) it has tuned, for a solver
+/// that applies to the problem, is answered with that value and not predicted (an exact lookup
+/// beats any prediction; MIOpen uses it).
+pub(super) fn answers_with_perf_db(
+    engines: &Engines,
+    problems: &[ConvProblem],
+    mode: Option<DecodeMode>,
+    system: Option<&crate::userdb::system::SystemDb>,
+) -> Vec<Vec<(SolverAnswer, bool)>> {
+    let Some(system) = system else {
+        return engines
+            .predict_batch(problems, mode)
+            .into_iter()
+            .map(|answers| answers.into_iter().map(|a| (a, false)).collect())
+            .collect();
+    };
+    let names = engines.solver_names();
+    let mut out: Vec<Vec<(SolverAnswer, bool)>> = problems.iter().map(|_| Vec::new()).collect();
+    for (engine, name) in engines.engines.iter().zip(&names) {
+        let host = engine.host();
+        // A lookup that fails (an unreadable row) is that answer's failure.
+        let mut lookup_failed: Vec<Option<Error>> = problems.iter().map(|_| None).collect();
+        let tuned: Vec<Option<String>> = problems
+            .iter()
+            .zip(&mut lookup_failed)
+            .map(|(p, failed)| match system.tuned_for(p, name) {
+                Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
+                Err(e) => {
+                    *failed = Some(e);
+                    None
+                }
+            })
+            .collect();
+        let todo: Vec<ConvProblem> = problems
+            .iter()
+            .zip(tuned.iter().zip(&lookup_failed))
+            .filter(|(_, (t, f))| t.is_none() && f.is_none())
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mode = mode.unwrap_or_else(|| engine.default_mode());
+        let mut predicted = if todo.is_empty() {
+            Vec::new()
+        } else {
+            engine.predict_batch(&todo, mode)
+        }
+        .into_iter();
+        for ((slot, t), failed) in out.iter_mut().zip(&tuned).zip(lookup_failed) {
+            if let Some(e) = failed {
+                slot.push((SolverAnswer::Failed(e), false));
+                continue;
+            }
+            slot.push(match t {
+                Some(params) => (
+                    SolverAnswer::Predicted(vec![Prediction {
+                        config: params.clone(),
+                        values: params.split(',').map(str::to_string).collect(),
+                        tokens: Vec::new(),
+                        score: None,
+                        source: Source::Model,
+                    }]),
+                    true,
+                ),
+                None => (
+                    match predicted.next() {
+                        Some(Ok(p)) => SolverAnswer::Predicted(p),
+                        Some(Err(Error::NotApplicable { reason, .. } | Error::InvalidProblem { reason, .. })) => {
+                            SolverAnswer::NotApplicable(reason)
+                        }
+                        Some(Err(e)) => SolverAnswer::Failed(e),
+                        None => SolverAnswer::Failed(Error::Internal("an answer went missing".into())),
+                    },
+                    false,
+                ),
+            });
+        }
+    }
+    out
+}
+
+fn perf_db_note(system: Option<&crate::userdb::system::SystemDb>) {
+    if let Some(db) = system {
+        eprintln!(
+            "note: tuned in MIOpen's system perf db {} (source perf-db): the tuned value itself, not a prediction",
+            db.path.display()
+        );
+    }
 }
 
 fn default_note(solver: &str, mode: DecodeMode) {
@@ -337,14 +482,15 @@ fn default_note(solver: &str, mode: DecodeMode) {
     }
 }
 
-/// One TSV row: problem, solver, rank, config, score, source.
-fn row(problem: &str, solver: &str, rank: usize, p: &Prediction) -> String {
+/// One TSV row: problem, solver, rank, config, score, source (`perf-db` for a value tuned in
+/// the system perf db).
+fn row(problem: &str, solver: &str, rank: usize, p: &Prediction, tuned: bool) -> String {
     format!(
         "{problem}\t{solver}\t{}\t{}\t{}\t{}",
         rank + 1,
         p.config,
         score_text(p),
-        p.source.as_str()
+        if tuned { "perf-db" } else { p.source.as_str() }
     )
 }
 
@@ -627,6 +773,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     };
     let out_name = if output_name == "-" { "<stdout>" } else { output_name };
     let write_err = |e: std::io::Error| Error::io(out_name, e);
+    let system = system_db(&args)?;
     let c = common(settings)?;
     let names = c.engines.solver_names();
     sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
@@ -636,22 +783,24 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let mut seen = HashSet::new();
     let mut chunk = Chunk::new();
     let mut predicted = 0usize;
+    let mut tuned_answers = 0usize;
     let mut no_solver = 0usize;
     let mut progress = Progress::new("batch");
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
             let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p, _)| p.clone()).collect();
-            let answers = c.engines.predict_batch(&problems, c.mode);
+            let answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
             let mut text = String::new();
             for ((line_no, label, _, several), answers) in chunk.iter().zip(answers) {
                 let mut any = false;
-                for (solver, answer) in names.iter().zip(answers) {
+                for (solver, (answer, tuned)) in names.iter().zip(answers) {
                     match answer {
                         SolverAnswer::Predicted(predictions) => {
                             any = true;
+                            tuned_answers += usize::from(tuned);
                             for (rank, p) in predictions.iter().enumerate() {
-                                text.push_str(&row(label, solver, rank, p));
+                                text.push_str(&row(label, solver, rank, p, tuned));
                                 text.push('\n');
                             }
                         }
@@ -687,6 +836,13 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         other => other,
     })?;
     let mut notes = Vec::new();
+    match &system.db {
+        Some(db) => notes.push(format!(
+            "{tuned_answers} answer(s) are the values tuned in MIOpen's system perf db {} (source perf-db)",
+            db.path.display()
+        )),
+        None => notes.push(system.summary.clone()),
+    }
     if counts.repeated > 0 {
         notes.push(format!("{} repeated problem(s) predicted once", counts.repeated));
     }

@@ -40,8 +40,14 @@ Options:
   --out DIR            the directory (default: $MIOPEN_USER_DB_PATH, else ~/.config/miopen)
   --replace            replace the parameters of (problem, solver) entries already in the
                        database (default: keep them)
-  --system-db FILE     MIOpen's system perf database for this GPU (.db or .db.txt): problems
-                       it has tuned for a solver are not written (a user entry would hide it)
+  --system-db FILE|none
+                       MIOpen's system perf database for this GPU (.db, .db.txt, or either
+                       bzip2-compressed): a (problem, solver) it has tuned is not written (a
+                       user entry would hide the tuned value). Default: the one MIOpen reads,
+                       in $MIOPEN_SYSTEM_DB_PATH, else the ROCm install's share/miopen/db
+                       ($LD_LIBRARY_PATH's libMIOpen.so, $ROCM_PATH, /opt/rocm): {basename}.db.txt
+                       or {basename}.db (with --format sqlite: .db first, else the closest
+                       CU count, as MIOpen's sqlite build); none: write every entry
   --dry-run            print what would be written, write nothing
   --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
                        (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
@@ -51,11 +57,14 @@ Options:
   --threads N          worker threads (default: all cores)
   --catalogue DIR      composable_kernel instance lists (as predict)
 
-Prints a summary: problems read, lines skipped, and per solver the entries predicted, already
-present, tuned in the system database, not applicable. The file is replaced atomically (the
-previous version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is held,
-so a running MIOpen and other userdb runs lose nothing; it is refused (nothing written) when
-another process keeps that lock past --lock-wait.";
+Prints a summary: problems read, lines skipped, which system perf database was used (or that
+none was found), and per solver the entries predicted, already present, tuned in the system
+database (not written), not applicable. A text database is replaced atomically (the previous
+version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is held, so a running
+MIOpen and other userdb runs lose nothing; it is refused (nothing written) when another process
+keeps that lock past --lock-wait. A sqlite database is merged in place through SQLite in one
+transaction (the previous version kept as FILE.bak), waiting up to --lock-wait for a MIOpen
+process's write.";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -201,10 +210,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         Some("0") => 0,
         Some(_) => args.positive("lock-wait", 10, 3600)? as u64,
     });
-    let system = match args.value("system-db") {
-        Some(f) => Some(userdb::system_db_entries(Path::new(f))?),
-        None => None,
-    };
+    let system = userdb::system::resolve(
+        &userdb::system::Choice::parse(args.value("system-db")),
+        &userdb::system::DbName {
+            basename: &basename,
+            db_id: &db_id,
+            compute_units: cu,
+        },
+        format == Format::Sqlite,
+    )?;
     let threads = match args.value("threads") {
         None => None,
         Some(_) => Some(args.positive("threads", 1, 1024)?),
@@ -252,19 +266,24 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
                 let solver_name = names[s];
-                // Problems the system database tuned for this solver are not predicted.
-                let todo: Vec<usize> = (0..chunk.len())
-                    .filter(|&i| {
-                        let tuned = system
-                            .as_ref()
-                            .is_some_and(|set| set.contains(&(keys[i].clone(), solver_name.to_string())));
-                        if tuned && engine.host().solver.check(&engine.host().target, &chunk[i].2).is_ok() {
-                            per_solver[s].system += 1;
-                            answered[i] = true;
+                // A (problem, solver) the system database has tuned is not predicted, nor
+                // written: MIOpen uses the tuned value (a user entry would hide it).
+                let mut todo: Vec<usize> = Vec::with_capacity(chunk.len());
+                for (i, (_, _, problem, _)) in chunk.iter().enumerate() {
+                    let tuned = match &system.db {
+                        Some(db) => {
+                            db.tuned_for(problem, solver_name)?.is_some()
+                                && engine.host().solver.check(&engine.host().target, problem).is_ok()
                         }
-                        !tuned
-                    })
-                    .collect();
+                        None => false,
+                    };
+                    if tuned {
+                        per_solver[s].system += 1;
+                        answered[i] = true;
+                    } else {
+                        todo.push(i);
+                    }
+                }
                 let problems: Vec<ConvProblem> = todo.iter().map(|&i| chunk[i].2.clone()).collect();
                 let results = engine.predict_batch(&problems, engine.default_mode());
                 for (&i, result) in todo.iter().zip(results) {
@@ -345,6 +364,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             Format::Sqlite => "sqlite",
         }
     );
+    say!("{}", system.summary);
     // The solver column as wide as its longest name.
     let w = names.iter().map(|n| n.len()).max().unwrap_or(0).max(20);
     say!(
@@ -373,6 +393,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     if no_solver > 0 {
         say!("{no_solver} problem(s) no solver with a model on {model_arch} applies to: nothing written for them");
+    }
+    let tuned: usize = per_solver.iter().map(|c| c.system).sum();
+    if tuned > 0 {
+        say!(
+            "{tuned} (problem, solver) pair(s) tuned in the system perf db: not written (MIOpen uses the tuned values)"
+        );
     }
     let new_entries = merged.counts.added + merged.counts.replaced;
     if dry_run {

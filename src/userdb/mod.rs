@@ -10,7 +10,6 @@
 //! suffix is the backend and version MIOpen was built with (`HIP.3_2_0` in a development build,
 //! `HIP.{major}_{minor}_{patch}_{tweak}` in a release).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -19,6 +18,7 @@ use crate::problem::ConvProblem;
 pub mod lock;
 pub mod replace;
 pub mod sqlite;
+pub mod system;
 pub mod text;
 
 /// The two file formats of a MIOpen perf database.
@@ -214,10 +214,13 @@ pub fn backup_path(path: &Path) -> PathBuf {
 }
 
 /// Merges `entries` into the user database `target` (see [`text::merge`] and
-/// [`sqlite::merge`] for what is kept). The file is replaced atomically (a temporary file
-/// renamed over it, its permissions kept, the previous version kept as `{path}.bak`) while
-/// MIOpen's lock on it is held; a text database's `.time` file is updated so that a running
-/// MIOpen rereads it. With `dry_run` nothing is written and the counts say what would be.
+/// [`sqlite::merge`] for what is kept). A text database is replaced atomically (a temporary
+/// file renamed over it, its permissions kept, the previous version kept as `{path}.bak`)
+/// while MIOpen's lock on it is held, and its `.time` file is updated so that a running MIOpen
+/// rereads it. A sqlite database is merged in place through SQLite, in one transaction
+/// ([`sqlite::merge_in_place`]: never copied or renamed over, since MIOpen keeps it open in WAL
+/// mode and takes no lock file for it), the previous version kept as `{path}.bak` by
+/// `VACUUM INTO`. With `dry_run` nothing is written and the counts say what would be.
 pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged> {
     let path = &target.path;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -233,15 +236,15 @@ pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged
             ));
         }
     }
-    // The file is read only once the lock is held: a process that wrote it meanwhile is seen.
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(lock::MiopenLock::acquire_waiting(path, target.lock_wait)?)
-    };
-    let existed = path.exists();
     match target.format {
         Format::Text => {
+            // The file is read only once the lock is held: a process that wrote it meanwhile is seen.
+            let _lock = if dry_run {
+                None
+            } else {
+                Some(lock::MiopenLock::acquire_waiting(path, target.lock_wait)?)
+            };
+            let existed = path.exists();
             let content = match std::fs::read(path) {
                 Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
                     Error::format(
@@ -272,44 +275,20 @@ pub fn merge(target: &Target, entries: &[Entry], dry_run: bool) -> Result<Merged
         Format::Sqlite => {
             let rows: Vec<_> = entries.iter().map(|e| (e.problem.to_perfdb_columns(), e)).collect();
             if dry_run {
-                // The same merge on a copy in memory of the file's content.
-                let counts = sqlite_dry_run(path, &rows, target.replace)?;
                 return Ok(Merged {
-                    counts,
+                    counts: sqlite::dry_run(path, &rows, target.replace)?,
                     backup: None,
                     written: false,
                 });
             }
-            let mut counts = MergeCounts::default();
-            let backup = replace::replace_file(path, |tmp| {
-                if existed {
-                    std::fs::copy(path, tmp).map_err(|e| Error::io(path, e))?;
-                }
-                counts = sqlite::merge(tmp, &rows, target.replace)?;
-                replace::sync_file(tmp)
-            })?;
+            let done = sqlite::merge_in_place(path, &rows, target.replace, target.lock_wait)?;
             Ok(Merged {
-                counts,
-                backup: backup.filter(|_| existed),
-                written: true,
+                counts: done.counts,
+                backup: done.backup,
+                written: done.written,
             })
         }
     }
-}
-
-fn sqlite_dry_run(
-    path: &Path,
-    rows: &[(crate::problem::PerfDbConfigRow, &Entry)],
-    replace: bool,
-) -> Result<MergeCounts> {
-    let scratch = std::env::temp_dir().join(format!("tuneinfer-dry-run-{}.udb", std::process::id()));
-    let _ = std::fs::remove_file(&scratch);
-    if path.exists() {
-        std::fs::copy(path, &scratch).map_err(|e| Error::io(path, e))?;
-    }
-    let counts = sqlite::merge(&scratch, rows, replace);
-    let _ = std::fs::remove_file(&scratch);
-    counts
 }
 
 /// Writes MIOpen's `{path}.time` (`src/ramdb.cpp`, `UpdateDbModificationTime`): the time now
@@ -334,34 +313,4 @@ fn monotonic_nanos() -> i128 {
 #[cfg(not(unix))]
 fn monotonic_nanos() -> i128 {
     0
-}
-
-/// The (24-field key, solver) pairs a system perf database has tuned: a sqlite `.db` or a text
-/// database (24-field keys, or the older dash keys of the 2019 files, converted).
-pub fn system_db_entries(path: &Path) -> Result<HashSet<(String, String)>> {
-    let is_sqlite = std::fs::read(path)
-        .map(|b| b.starts_with(b"SQLite format 3\0"))
-        .map_err(|e| Error::io(path, e))?;
-    let mut set = HashSet::new();
-    if is_sqlite {
-        for (key, solver, _) in sqlite::read_entries(path)? {
-            set.insert((key, solver));
-        }
-        return Ok(set);
-    }
-    let content = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    for (key, items) in text::read_entries(&content) {
-        let key = if key.contains('-') {
-            match ConvProblem::from_perfdb_key(&key) {
-                Ok(p) => p.to_db_key(),
-                Err(_) => continue,
-            }
-        } else {
-            key
-        };
-        for (solver, _) in items {
-            set.insert((key.clone(), solver));
-        }
-    }
-    Ok(set)
 }

@@ -37,13 +37,13 @@ dilation_h,dilation_w,dilation_d,bias,group_count )",
 
 /// The columns of `config` after `id`, in table order: the three text columns, then the
 /// integer ones in MIOpen's `Visit` order.
-fn config_columns() -> Vec<&'static str> {
+pub(super) fn config_columns() -> Vec<&'static str> {
     let mut columns = vec!["layout", "data_type", "direction"];
     columns.extend(DB_KEY_INT_COLUMNS);
     columns
 }
 
-fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
+pub(super) fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
     use rusqlite::types::Value;
     let mut v = vec![
         Value::Text(row.layout.clone()),
@@ -56,26 +56,199 @@ fn values(row: &PerfDbConfigRow) -> Vec<rusqlite::types::Value> {
     v
 }
 
+/// The error of a sqlite call on the database at `path`; a busy database (another process
+/// holds its write lock past the wait) says so and what to do.
+fn db_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e: rusqlite::Error| {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) {
+            return Error::io(
+                path,
+                std::io::Error::other(
+                    "the database is locked by another process (a running MIOpen program, or another \
+                     tuneinfer userdb) that did not finish its write in time; nothing was written: try \
+                     again when it has finished, or wait longer with --lock-wait SECS",
+                ),
+            );
+        }
+        Error::Database {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        }
+    }
+}
+
 /// Merges `entries` into the database at `path` (created with [`SCHEMA`] when it does not
-/// exist or is empty), in one transaction.
+/// exist or is empty), in one transaction. For a scratch file: a live database is merged
+/// with [`merge_in_place`].
 pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) -> Result<MergeCounts> {
-    let db = |e: rusqlite::Error| Error::Database {
-        path: path.display().to_string(),
-        detail: e.to_string(),
+    let db = db_error(path);
+    let mut conn = Connection::open(path).map_err(&db)?;
+    let counts = merge_conn(&mut conn, path, entries, replace, true)?;
+    conn.close().map_err(|(_, e)| db(e))?;
+    Ok(counts)
+}
+
+/// What [`merge_in_place`] did.
+#[derive(Debug, Clone)]
+pub struct InPlace {
+    pub counts: MergeCounts,
+    /// A transaction changed the database (false when it already had every entry).
+    pub written: bool,
+    /// Where the previous content was kept (`{path}.bak`), when the database existed and changed.
+    pub backup: Option<std::path::PathBuf>,
+}
+
+/// Merges `entries` into the live database at `path` through SQLite, in place: one
+/// `BEGIN IMMEDIATE` transaction, so that SQLite's own locking and journal (MIOpen keeps its
+/// user databases in WAL mode) make a running MIOpen and other writers safe; the file is never
+/// copied or renamed, so a process that has it open, or a `-wal` left by a crash, stays
+/// consistent with it. Before the merge a consistent snapshot of the database (its `-wal`
+/// included) is written with `VACUUM INTO` and, when the merge changed something, kept as
+/// `{path}.bak`. `busy`: how long to wait for another process's write lock. A new database gets
+/// MIOpen's schema and, as MIOpen's `SQLitePerfDb` sets on a user database, WAL mode.
+pub fn merge_in_place(
+    path: &Path,
+    entries: &[(PerfDbConfigRow, &Entry)],
+    replace: bool,
+    busy: std::time::Duration,
+) -> Result<InPlace> {
+    let db = db_error(path);
+    let existed = path.exists();
+    if !existed && entries.is_empty() {
+        return Ok(InPlace {
+            counts: MergeCounts::default(),
+            written: false,
+            backup: None,
+        });
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+        | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(&db)?;
+    conn.busy_timeout(busy).map_err(&db)?;
+    // A file that is not a database fails here, before anything is written.
+    let has_tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type='table'", [], |r| r.get(0))
+        .map_err(&db)?;
+    if has_tables == 0 {
+        // Outside a transaction (a journal mode cannot change inside one); a no-op when another
+        // process already uses the database.
+        let _: std::result::Result<String, _> = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0));
+    }
+    let staging = if existed && has_tables > 0 {
+        Some(snapshot(&conn, path)?)
+    } else {
+        None
     };
-    let mut conn = Connection::open(path).map_err(db)?;
-    let tables: i64 = conn
+    let result = merge_conn(&mut conn, path, entries, replace, false);
+    let counts = match result {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(s) = &staging {
+                let _ = std::fs::remove_file(s);
+            }
+            return Err(e);
+        }
+    };
+    conn.close().map_err(|(_, e)| db(e))?;
+    let written = counts.added + counts.replaced > 0 || !existed;
+    let backup = match staging {
+        Some(s) if written => {
+            let backup = super::backup_path(path);
+            // A stale journal beside an old backup would be applied to the new one.
+            for ext in ["-wal", "-shm", "-journal"] {
+                let mut name = backup.clone().into_os_string();
+                name.push(ext);
+                let _ = std::fs::remove_file(std::path::PathBuf::from(name));
+            }
+            if let Err(e) = std::fs::rename(&s, &backup) {
+                let _ = std::fs::remove_file(&s);
+                return Err(Error::io(&backup, e));
+            }
+            Some(backup)
+        }
+        Some(s) => {
+            let _ = std::fs::remove_file(&s);
+            None
+        }
+        None => None,
+    };
+    Ok(InPlace { counts, written, backup })
+}
+
+/// A consistent copy of the database `conn` has open (its committed `-wal` content included),
+/// written with `VACUUM INTO` to a new staging file beside `path`; returns the staging path.
+fn snapshot(conn: &Connection, path: &Path) -> Result<std::path::PathBuf> {
+    let mut name = super::backup_path(path).into_os_string();
+    name.push(format!(".{}.tuneinfer-tmp", std::process::id()));
+    let staging = std::path::PathBuf::from(name);
+    let _ = std::fs::remove_file(&staging);
+    let target = staging.to_str().ok_or_else(|| {
+        Error::io(&staging, std::io::Error::other("is not a UTF-8 path: SQLite cannot be given it"))
+    })?;
+    if let Err(e) = conn.execute("VACUUM INTO ?1", [target]) {
+        let _ = std::fs::remove_file(&staging);
+        return Err(db_error(path)(e));
+    }
+    Ok(staging)
+}
+
+/// What a merge into the database at `path` would do, computed on a snapshot in a scratch file
+/// (the database itself only read).
+pub fn dry_run(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) -> Result<MergeCounts> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let scratch = std::env::temp_dir().join(format!(
+        "tuneinfer-dry-run-{}-{}.udb",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&scratch);
+    let result = (|| {
+        if path.exists() {
+            let db = db_error(path);
+            // Read-only where SQLite can (a WAL database needs its -shm), else read-write: only
+            // read either way.
+            let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| {
+                    c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+                    Ok(c)
+                })
+                .or_else(|_| Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE))
+                .map_err(&db)?;
+            let target = scratch.to_str().ok_or_else(|| Error::io(&scratch, std::io::Error::other("not UTF-8")))?;
+            conn.execute("VACUUM INTO ?1", [target]).map_err(&db)?;
+        }
+        merge(&scratch, entries, replace)
+    })();
+    let _ = std::fs::remove_file(&scratch);
+    result
+}
+
+/// The merge itself, in one `BEGIN IMMEDIATE` transaction on `conn` (committed only when it
+/// changed something, or `always_commit`).
+fn merge_conn(
+    conn: &mut Connection,
+    path: &Path,
+    entries: &[(PerfDbConfigRow, &Entry)],
+    replace: bool,
+    always_commit: bool,
+) -> Result<MergeCounts> {
+    let db = db_error(path);
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(&db)?;
+    let tables: i64 = tx
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('config','perf_db')",
             [],
             |r| r.get(0),
         )
-        .map_err(db)?;
-    let tx = conn.transaction().map_err(db)?;
+        .map_err(&db)?;
     match tables {
         0 => {
             for statement in SCHEMA {
-                tx.execute(statement, []).map_err(db)?;
+                tx.execute(statement, []).map_err(&db)?;
             }
         }
         2 => {}
@@ -93,21 +266,21 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
         let where_clause: Vec<String> = columns.iter().map(|c| format!("{c} = ?")).collect();
         let mut find_config = tx
             .prepare(&format!("SELECT id FROM config WHERE {}", where_clause.join(" AND ")))
-            .map_err(db)?;
+            .map_err(&db)?;
         let mut insert_config = tx
             .prepare(&format!(
                 "INSERT INTO config ({}) VALUES ({})",
                 columns.join(","),
                 vec!["?"; columns.len()].join(",")
             ))
-            .map_err(db)?;
+            .map_err(&db)?;
         let mut find_perf = tx
             .prepare("SELECT id, params FROM perf_db WHERE solver = ?1 AND config = ?2")
-            .map_err(db)?;
+            .map_err(&db)?;
         let mut insert_perf = tx
             .prepare("INSERT INTO perf_db (solver, config, params) VALUES (?1, ?2, ?3)")
-            .map_err(db)?;
-        let mut update_perf = tx.prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2").map_err(db)?;
+            .map_err(&db)?;
+        let mut update_perf = tx.prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2").map_err(&db)?;
         // A (key, solver) given twice: the first one counts.
         let mut given: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
         for (row, entry) in entries {
@@ -119,11 +292,11 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
             let config: Option<i64> = find_config
                 .query_row(params_from_iter(v.iter()), |r| r.get(0))
                 .optional()
-                .map_err(db)?;
+                .map_err(&db)?;
             let config = match config {
                 Some(id) => id,
                 None => {
-                    insert_config.execute(params_from_iter(v.iter())).map_err(db)?;
+                    insert_config.execute(params_from_iter(v.iter())).map_err(&db)?;
                     counts.new_keys += 1;
                     tx.last_insert_rowid()
                 }
@@ -131,24 +304,27 @@ pub fn merge(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool) 
             let existing: Option<(i64, String)> = find_perf
                 .query_row(rusqlite::params![entry.solver, config], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()
-                .map_err(db)?;
+                .map_err(&db)?;
             match existing {
                 None => {
                     insert_perf
                         .execute(rusqlite::params![entry.solver, config, entry.params])
-                        .map_err(db)?;
+                        .map_err(&db)?;
                     counts.note(entry.solver, Outcome::Added);
                 }
                 Some((_, params)) if params == entry.params || !replace => counts.note(entry.solver, Outcome::Present),
                 Some((id, _)) => {
-                    update_perf.execute(rusqlite::params![entry.params, id]).map_err(db)?;
+                    update_perf.execute(rusqlite::params![entry.params, id]).map_err(&db)?;
                     counts.note(entry.solver, Outcome::Replaced);
                 }
             }
         }
     }
-    tx.commit().map_err(db)?;
-    conn.close().map_err(|(_, e)| db(e))?;
+    if always_commit || tables == 0 || counts.added + counts.replaced > 0 {
+        tx.commit().map_err(&db)?;
+    } else {
+        tx.rollback().map_err(&db)?;
+    }
     Ok(counts)
 }
 
