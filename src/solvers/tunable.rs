@@ -72,6 +72,14 @@ pub trait Tunable: Send + Sync {
         6
     }
 
+    /// True when `config` is not a tuned config but a marker MIOpen stores in its place and
+    /// treats as "no entry" (the MLIR solvers' heuristic init request `-2,...`, written when
+    /// tuning found no valid config). The dataset counts such rows apart and never trains on
+    /// them. Default: no such marker.
+    fn is_default_request(&self, _config: &[i64]) -> bool {
+        false
+    }
+
     /// One representative of the configs that launch the same kernel with the same arguments
     /// as `config` on this problem (e.g. GTC wrw's split values that give one split count).
     /// `eval` compares representatives, so two answers MIOpen runs identically count as one
