@@ -127,7 +127,10 @@ fn xdlops_each_rule_hand_derived() {
         assert!(!ok(r, "32,32,8,16,16,4,0") && !ok(r, "32,32,8,16,16,4,1,0"));
         assert!(!ok(r, "32,32,8,16,16,4,1,1,1"), "longer than 8");
     }
-    assert!(ok(&i8r, "16,16,16") && ok(&i8r, "16,16,32"), "INT8's K domain runs to 32");
+    assert!(
+        ok(&i8r, "16,16,16") && ok(&i8r, "16,16,32"),
+        "INT8's K domain runs to 32"
+    );
     assert!(!ok(&f16r, "16,16,16") && !ok(&f32r, "16,16,32"));
     // 5. X2/X5: a wave tile with an instruction.
     for (mw, nw) in xdlops::WAVES_FP {
@@ -136,7 +139,10 @@ fn xdlops_each_rule_hand_derived() {
         let ok_fp = ok(&f16r, &format!("{m},{n},4,{mw},{nw}"));
         assert!(ok_fp, "({mw},{nw}) is in the FP wave table");
     }
-    assert!(!ok(&f16r, "256,256,4,128,128"), "(128,128): in the table, but no instruction");
+    assert!(
+        !ok(&f16r, "256,256,4,128,128"),
+        "(128,128): in the table, but no instruction"
+    );
     assert!(!ok(&f16r, "64,32,4,32,16"), "(32,16): not in the table");
     assert!(!ok(&f16r, "64,64,4,16,32"), "(16,32): not in the table");
     // INT8: only (32,32) and (16,16).
@@ -146,7 +152,10 @@ fn xdlops_each_rule_hand_derived() {
     // K even for (32,32), a multiple of 4 for (16,16).
     assert!(!ok(&f32r, "64,64,1,32,32") && ok(&f32r, "64,64,2,32,32"));
     assert!(!ok(&f32r, "32,32,2,16,16") && ok(&f32r, "32,32,4,16,16"));
-    assert!(ok(&f32r, "128,128,1,64,64"), "K = 1 is fine for (64,64) in the tuned rocMLIR");
+    assert!(
+        ok(&f32r, "128,128,1,64,64"),
+        "K = 1 is fine for (64,64) in the tuned rocMLIR"
+    );
     // X3: N % NW == 0.
     assert!(!ok(&f16r, "64,32,4,64,64") && ok(&f16r, "64,64,4,64,64"));
     // X4: 64 <= bs = 64 * (M/MW) * (N/NW) <= 256.
@@ -301,11 +310,8 @@ fn the_search_constraint_is_the_table_of_valid_configs() {
 
 #[test]
 fn applicability_per_arch_direction_and_type() {
-    let err = |s: &MlirSolver, arch: &str, k: &str| {
-        s.applicable(&Target::new(arch), &key(k))
-            .err()
-            .map(|e| e.to_string())
-    };
+    let err =
+        |s: &MlirSolver, arch: &str, k: &str| s.applicable(&Target::new(arch), &key(k)).err().map(|e| e.to_string());
     let f = F32;
     let b = "64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-B";
     let w = "64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-W";
@@ -369,9 +375,16 @@ fn static_default_is_the_heuristic_request_and_means_no_entry() {
         assert_eq!(s.format_params(&d), "-2,-2,-2,-2,-2,-2");
         assert!(s.is_default_request(&d) && !s.rules(&t906, &p).is_valid(&d));
         assert!(!s.is_default_request(&cfg("256,32,32,16,2,2")));
-        assert!(!s.is_default_request(&cfg("-2,-2,-2,-2,-2,0")), "partial: not the request");
+        assert!(
+            !s.is_default_request(&cfg("-2,-2,-2,-2,-2,0")),
+            "partial: not the request"
+        );
     }
-    for s in [&mlir_igemm::FWD_XDLOPS, &mlir_igemm::BWD_XDLOPS, &mlir_igemm::WRW_XDLOPS] {
+    for s in [
+        &mlir_igemm::FWD_XDLOPS,
+        &mlir_igemm::BWD_XDLOPS,
+        &mlir_igemm::WRW_XDLOPS,
+    ] {
         let d = s.static_default(&t908, &p);
         assert_eq!(s.format_params(&d), "-2,-2,-2,-2,-2,-2,0,0");
         assert!(s.is_default_request(&d) && !s.rules(&t908, &p).is_valid(&d));
@@ -391,8 +404,14 @@ fn the_six_solvers_are_registered_and_parse_their_params() {
         assert_eq!(t.param_names().len(), if s.xdlops { 8 } else { 6 });
     }
     let x = &mlir_igemm::FWD_XDLOPS;
-    assert_eq!(x.parse_params("32,32,8,16,16,4,1,1").unwrap(), cfg("32,32,8,16,16,4,1,1"));
-    assert!(x.parse_params("32,32,8,16,16,4").is_err(), "6 fields for an xdlops solver");
+    assert_eq!(
+        x.parse_params("32,32,8,16,16,4,1,1").unwrap(),
+        cfg("32,32,8,16,16,4,1,1")
+    );
+    assert!(
+        x.parse_params("32,32,8,16,16,4").is_err(),
+        "6 fields for an xdlops solver"
+    );
     assert!(mlir_igemm::FWD.parse_params("256,32,32,16,2,2,1,1").is_err());
 }
 
@@ -401,17 +420,38 @@ fn gemm_view_hand_derived() {
     use mlir_igemm::Gemm;
     // F: M = K/G, N = N*Ho*Wo, K = C/G*Y*X.
     let f = key(F32);
-    assert_eq!(Gemm::of(&f), Gemm { m: 128, n: 32 * 56 * 56, k: 64 * 9 });
+    assert_eq!(
+        Gemm::of(&f),
+        Gemm {
+            m: 128,
+            n: 32 * 56 * 56,
+            k: 64 * 9
+        }
+    );
     // W: M = K/G, N = C/G*Y*X, K = N*Ho*Wo.
     let w = key("64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-W");
     // A W key's in is dy (64 channels = K), out is x (128 = C).
     assert_eq!((w.c, w.k), (128, 64));
-    assert_eq!(Gemm::of(&w), Gemm { m: 64, n: 128 * 9, k: 32 * 56 * 56 });
+    assert_eq!(
+        Gemm::of(&w),
+        Gemm {
+            m: 64,
+            n: 128 * 9,
+            k: 32 * 56 * 56
+        }
+    );
     // B, stride 2, 3x3: yTilda = 2, yDot = ceil(3/2) = 2: M = C, N = N*ceil(Hi/2)*ceil(Wi/2),
     // K = K*2*2. dy 28x28 (key in), dx 56x56 (key out; x of the forward problem).
     let b = key("128-28-28-3x3-64-56-56-8-1x1-2x2-1x1-0-NCHW-FP32-B");
     assert_eq!((b.c, b.k, b.in_h), (64, 128, 56));
-    assert_eq!(Gemm::of(&b), Gemm { m: 64, n: 8 * 28 * 28, k: 128 * 4 });
+    assert_eq!(
+        Gemm::of(&b),
+        Gemm {
+            m: 64,
+            n: 8 * 28 * 28,
+            k: 128 * 4
+        }
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -445,7 +485,10 @@ fn the_dataset_counts_heuristic_requests_apart() {
     let r = &ds.report;
     assert_eq!(r.rows, 5);
     assert_eq!(r.default_requests, 2, "rows 1 and 4");
-    assert_eq!(r.rule_violations, 2, "row 2 (a partial request) and row 5 (forceUnroll 0)");
+    assert_eq!(
+        r.rule_violations, 2,
+        "row 2 (a partial request) and row 5 (forceUnroll 0)"
+    );
     assert_eq!((r.used, ds.samples.len()), (1, 1));
     assert_eq!(ds.samples[0].config, cfg("32,32,8,16,16,4,1,1"));
     assert!(r.summary().contains("2 default requests"), "{}", r.summary());
@@ -459,7 +502,9 @@ fn the_dataset_counts_heuristic_requests_apart() {
 fn int8_params_text(text: &str, solver: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some((k, entries)) = line.split_once('=') else { continue };
+        let Some((k, entries)) = line.split_once('=') else {
+            continue;
+        };
         if !k.split('x').any(|f| f == "INT8") {
             continue;
         }
@@ -510,9 +555,18 @@ fn every_gfx906_tuned_row_passes_the_rules() {
         assert_eq!(r.rows, rows_want, "{}", s.name);
         // The only problems tuneinfer cannot read are the INT8 ones.
         assert_eq!(r.malformed_problem, int8_want, "{}", s.name);
-        assert!(rows.rejected.iter().all(|(_, why)| why.contains("INT8")), "{:?}", &rows.rejected[..1]);
+        assert!(
+            rows.rejected.iter().all(|(_, why)| why.contains("INT8")),
+            "{:?}",
+            &rows.rejected[..1]
+        );
         assert_eq!(
-            (r.malformed_params, r.not_applicable, r.rule_violations, r.default_requests),
+            (
+                r.malformed_params,
+                r.not_applicable,
+                r.rule_violations,
+                r.default_requests
+            ),
             (0, 0, 0, 0),
             "{}",
             s.name
@@ -576,7 +630,12 @@ fn every_xdlops_tuned_row_passes_the_rules_or_is_a_counted_request() {
             println!("{db} {}: {}", s.name, r.summary());
             assert_eq!(not_applicable_reasons(s, &target, &rows), BTreeMap::new());
             assert_eq!(r.rows, *rows_want, "{db} {}", s.name);
-            assert_eq!(r.malformed_problem, int8.len(), "{db} {}: only INT8 keys are unreadable", s.name);
+            assert_eq!(
+                r.malformed_problem,
+                int8.len(),
+                "{db} {}: only INT8 keys are unreadable",
+                s.name
+            );
             assert_eq!(
                 (r.malformed_params, r.not_applicable, r.rule_violations),
                 (0, 0, 0),
@@ -614,4 +673,76 @@ fn every_xdlops_tuned_row_passes_the_rules_or_is_a_counted_request() {
     // Section 5: the tuned rows use 184 of the FP32, 356 of the FP16 and 36 of the INT8 configs.
     let counts: Vec<(&str, usize)> = used_by_type.iter().map(|(t, s)| (*t, s.len())).collect();
     assert_eq!(counts, vec![("FP16", 356), ("FP32", 184), ("INT8", 36)]);
+}
+
+#[test]
+fn the_engine_constraint_is_a_gpu_table_equal_to_rules_with_look_ahead() {
+    use tuneinfer::format::metadata::KtnMetadata;
+    // A vocabulary like a trained model's: the end token, the domain's values and a few that no
+    // config takes (-2, 3, 512).
+    let values: Vec<String> = [
+        "-1", "-2", "0", "1", "2", "3", "4", "8", "16", "32", "64", "128", "256", "512",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let vocab = Vocabulary::from_token_values(&values);
+    let domain: Vec<i64> = values
+        .iter()
+        .filter_map(|v| v.parse().ok())
+        .filter(|&v| v != -1)
+        .collect();
+    let ints: Vec<i64> = vocab.values.iter().map(|v| v.parse().unwrap()).collect();
+    let fp16 = key("64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-F");
+    for s in mlir_igemm::solvers() {
+        let n = s.param_names().len();
+        let meta = KtnMetadata {
+            predict_type: 0,
+            num_tuning_params: [("fwd", n), ("bwd", n), ("wrw", n)]
+                .into_iter()
+                .map(|(d, k)| (d.to_string(), k))
+                .collect(),
+            token_values: values.clone(),
+        };
+        let target = Target::new(if s.xdlops { "gfx90a" } else { "gfx906" });
+        let mut p = fp16.clone();
+        p.direction = s.direction;
+        let solver = solvers::by_name(s.name).unwrap();
+        let c = solver.constraint(&target, &p, &vocab, &meta).unwrap();
+        assert!(c.gpu_table().is_some(), "{}: the GPU gets a table", s.name);
+        let rules = s.rules(&target, &p);
+        // Walk every accepted path: the table accepts a value exactly when the rules accept it
+        // and the prefix can still be completed (the look-ahead).
+        let mut stack: Vec<Vec<u32>> = vec![Vec::new()];
+        let mut complete = 0;
+        while let Some(chosen) = stack.pop() {
+            let prefix: Vec<i64> = chosen.iter().map(|&v| ints[v as usize]).collect();
+            if chosen.len() == n {
+                complete += 1;
+                assert!(rules.is_valid(&prefix), "{} {prefix:?}", s.name);
+                assert_eq!(
+                    c.config_text(&chosen).as_deref(),
+                    Some(s.format_params(&prefix).as_str())
+                );
+                continue;
+            }
+            for v in 0..vocab.values.len() as u32 {
+                let mut q = prefix.clone();
+                if ints[v as usize] == -1 {
+                    assert!(!c.accepts(&chosen, v));
+                    continue;
+                }
+                q.push(ints[v as usize]);
+                let want = rules.prefix_valid(&q) && rules.completable(&q, &domain);
+                assert_eq!(c.accepts(&chosen, v), want, "{} {q:?}", s.name);
+                if want {
+                    let mut next = chosen.clone();
+                    next.push(v);
+                    stack.push(next);
+                }
+            }
+        }
+        let want = if s.xdlops { 380 } else { 264 };
+        assert_eq!(complete, want, "{}: every valid FP16 config, once", s.name);
+    }
 }

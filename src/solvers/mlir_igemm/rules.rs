@@ -34,7 +34,14 @@ const MT: usize = 4;
 const NT: usize = 5;
 
 /// MIOpen's search domain per position (`SetNextValue`, fwd.cpp:122-133).
-pub const DOMAIN: [&[i64]; NUM_PARAMS] = [&[64, 128, 256], &[32, 64, 128], &[32, 64, 128], &[4, 8, 16], &[2, 4], &[2, 4]];
+pub const DOMAIN: [&[i64]; NUM_PARAMS] = [
+    &[64, 128, 256],
+    &[32, 64, 128],
+    &[32, 64, 128],
+    &[4, 8, 16],
+    &[2, 4],
+    &[2, 4],
+];
 
 /// rocMLIR's cuwaves per block (M, N) for a block size (`deriveGeneralGemmBlockStructure`:
 /// 4 x 4 threads per cuwave; 2 x 2 cuwaves for 64, 4 x 2 for 128, 4 x 4 for 256; any other
@@ -155,9 +162,7 @@ pub fn valid_configs() -> &'static [[i64; NUM_PARAMS]] {
 pub fn completable_in(configs: &[impl AsRef<[i64]>], prefix: &[i64], domain: &[i64]) -> bool {
     configs.iter().any(|c| {
         let c = c.as_ref();
-        prefix.len() <= c.len()
-            && c[..prefix.len()] == *prefix
-            && c[prefix.len()..].iter().all(|v| domain.contains(v))
+        prefix.len() <= c.len() && c[..prefix.len()] == *prefix && c[prefix.len()..].iter().all(|v| domain.contains(v))
     })
 }
 

@@ -11,8 +11,8 @@
 //! FP16 and 97 for INT8.
 //!
 //! Version drift (doc section 5, "Version drift"): a later rocMLIR's instruction choice
-//! (`MfmaInsnGroup`) would reject 25,493 of the 109,383 tuned rows (K = 1 with a wave side
-//! >= 32, or K < 4 with a side of 16). These are the rules of the tuned rocMLIR, so the tuned
+//! (`MfmaInsnGroup`) would reject 25,493 of the 109,383 tuned rows (K = 1 with both wave sides
+//! at least 32, or K < 4 with a side of 16). These are the rules of the tuned rocMLIR, so the tuned
 //! rows pass; predictions are for MIOpen with the rocMLIR of ROCm 5.5 (the version MIOpen's
 //! `requirements.txt` pins and its shipped perf databases were tuned with).
 
@@ -210,7 +210,13 @@ impl Rules {
         })
     }
 
-    fn walk(&self, domain: &[&[i64]; NUM_PARAMS], depth: usize, c: &mut [i64; NUM_PARAMS], out: &mut Vec<[i64; NUM_PARAMS]>) {
+    fn walk(
+        &self,
+        domain: &[&[i64]; NUM_PARAMS],
+        depth: usize,
+        c: &mut [i64; NUM_PARAMS],
+        out: &mut Vec<[i64; NUM_PARAMS]>,
+    ) {
         if depth == NUM_PARAMS {
             out.push(*c);
             return;
