@@ -693,8 +693,19 @@ fn the_engine_constraint_is_a_gpu_table_equal_to_rules_with_look_ahead() {
         .filter(|&v| v != -1)
         .collect();
     let ints: Vec<i64> = vocab.values.iter().map(|v| v.parse().unwrap()).collect();
-    let fp16 = key("64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-F");
-    for s in mlir_igemm::solvers() {
+    // Two data types, each twice with another geometry: the table is built once per (solver,
+    // data type, vocabulary) and shared, never across data types.
+    let cases = [
+        ("64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP16-F", 380),
+        ("64-56-56-3x3-128-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F", 190),
+        ("3-224-224-7x7-64-112-112-8-3x3-2x2-1x1-0-NCHW-FP16-F", 380),
+        ("3-224-224-7x7-64-112-112-8-3x3-2x2-1x1-0-NCHW-FP32-F", 190),
+    ];
+    for ((k, xdlops_count), s) in cases
+        .iter()
+        .flat_map(|c| mlir_igemm::solvers().into_iter().map(move |s| (c, s)))
+    {
+        let fp16 = key(k);
         let n = s.param_names().len();
         let meta = KtnMetadata {
             predict_type: 0,
@@ -742,7 +753,7 @@ fn the_engine_constraint_is_a_gpu_table_equal_to_rules_with_look_ahead() {
                 }
             }
         }
-        let want = if s.xdlops { 380 } else { 264 };
-        assert_eq!(complete, want, "{}: every valid FP16 config, once", s.name);
+        let want = if s.xdlops { *xdlops_count } else { 264 };
+        assert_eq!(complete, want, "{} {k}: every valid config, once", s.name);
     }
 }

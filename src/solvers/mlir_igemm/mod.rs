@@ -327,6 +327,16 @@ impl OwnModelsOnly for MlirSolver {
     fn table_constraint(&self) -> bool {
         true
     }
+
+    /// The valid configs depend on the data type only (non-xdlops: on nothing), so the table is
+    /// built once per data type and vocabulary.
+    fn table_key(&self, _target: &Target, problem: &ConvProblem) -> Option<u64> {
+        Some(match (DataType::of(problem.precision), self.xdlops) {
+            (None, _) => 0,
+            (Some(_), false) => 1,
+            (Some(t), true) => 2 + t as u64,
+        })
+    }
 }
 
 impl Tunable for MlirSolver {
