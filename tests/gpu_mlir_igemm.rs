@@ -87,7 +87,7 @@ fn trained_models_answer_valid_configs_and_the_gpu_gives_the_cpu_configs() {
             wants.push(want);
         }
         let Some(ctx) = common::gpu() else { continue };
-        let gpu = GpuPredictor::load(arch, solver, &[dir.clone()], ctx).unwrap_or_else(|e| panic!("{e}"));
+        let gpu = GpuPredictor::load(arch, solver, std::slice::from_ref(&dir), ctx).unwrap_or_else(|e| panic!("{e}"));
         for (mode, want) in modes.into_iter().zip(&wants) {
             let got = gpu.predict_batch(&problems, mode);
             let (same, worst) = common::assert_same_predictions(&format!("{solver} {mode:?}"), &problems, want, &got);
