@@ -21,6 +21,12 @@ fn every_solver_names_its_gpu_search_and_it_exists() {
         ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", GpuSearch::Table),
         ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", GpuSearch::Table),
         ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", GpuSearch::Table),
+        ("ConvMlirIgemmFwd", GpuSearch::Table),
+        ("ConvMlirIgemmBwd", GpuSearch::Table),
+        ("ConvMlirIgemmWrW", GpuSearch::Table),
+        ("ConvMlirIgemmFwdXdlops", GpuSearch::Table),
+        ("ConvMlirIgemmBwdXdlops", GpuSearch::Table),
+        ("ConvMlirIgemmWrWXdlops", GpuSearch::Table),
     ];
     let all = solvers::all();
     assert_eq!(all.len(), expected.len(), "a solver was added: give it a line here");

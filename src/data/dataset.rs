@@ -31,6 +31,9 @@ pub struct DataReport {
     pub malformed_problem: usize,
     /// Rows whose parameter string is not the solver's number of integers.
     pub malformed_params: usize,
+    /// Rows holding the solver's "no entry" marker instead of tuned values
+    /// ([`Tunable::is_default_request`], e.g. the MLIR solvers' `-2,...`): never trained on.
+    pub default_requests: usize,
     /// Rows the solver does not apply to (e.g. stride 2; `check_applicable`).
     pub not_applicable: usize,
     /// Rows whose parameters break the solver's rules for their problem.
@@ -86,6 +89,9 @@ impl DataReport {
             self.duplicates,
             self.conflicting_duplicates
         );
+        if self.default_requests > 0 {
+            s.push_str(&format!(", {} default requests (no tuned values)", self.default_requests));
+        }
         if self.used_per_source.len() > 1 {
             let per: Vec<String> = self.used_per_source.iter().map(|n| n.to_string()).collect();
             s.push_str(&format!(
@@ -200,6 +206,10 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             report.malformed_params += 1;
             continue;
         };
+        if solver.is_default_request(&config) {
+            report.default_requests += 1;
+            continue;
+        }
         if let Err(e) = solver.applicable(target, &row.problem) {
             report.not_applicable += 1;
             let reason = match e {

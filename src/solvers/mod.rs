@@ -15,6 +15,7 @@ pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_bin_winograd_rxs;
 pub mod conv_ocl_direct_fwd;
 pub mod gtc_nhwc;
+pub mod mlir_igemm;
 pub mod tunable;
 
 pub use tunable::{IntConstraint, IntRules, OwnModelsOnly, Tunable, NUM_FEATURES};
@@ -202,6 +203,12 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &gtc_nhwc::FWD,
         &gtc_nhwc::BWD,
         &gtc_nhwc::WRW,
+        &mlir_igemm::FWD,
+        &mlir_igemm::BWD,
+        &mlir_igemm::WRW,
+        &mlir_igemm::FWD_XDLOPS,
+        &mlir_igemm::BWD_XDLOPS,
+        &mlir_igemm::WRW_XDLOPS,
     ]
 }
 

@@ -72,6 +72,14 @@ pub trait Tunable: Send + Sync {
         6
     }
 
+    /// True when `config` is not a tuned config but a marker MIOpen stores in its place and
+    /// treats as "no entry" (the MLIR solvers' heuristic init request `-2,...`, written when
+    /// tuning found no valid config). The dataset counts such rows apart and never trains on
+    /// them. Default: no such marker.
+    fn is_default_request(&self, _config: &[i64]) -> bool {
+        false
+    }
+
     /// One representative of the configs that launch the same kernel with the same arguments
     /// as `config` on this problem (e.g. GTC wrw's split values that give one split count).
     /// `eval` compares representatives, so two answers MIOpen runs identically count as one
@@ -358,6 +366,45 @@ pub trait OwnModelsOnly: Tunable {
     fn table_constraint(&self) -> bool {
         false
     }
+
+    /// With [`OwnModelsOnly::table_constraint`]: a key such that every problem (on this target)
+    /// with an equal key has the same valid configs (e.g. the data type, for rules that read
+    /// nothing else of the problem). The table over a vocabulary is then built once per
+    /// (solver, key, vocabulary) and shared ([`shared_table`]). None (the default): built for
+    /// each problem.
+    fn table_key(&self, _target: &Target, _problem: &ConvProblem) -> Option<u64> {
+        None
+    }
+}
+
+/// The most tables [`shared_table`] keeps (then it starts again empty).
+const SHARED_TABLES: usize = 64;
+
+/// The table of `solver`'s valid configs for `key` over `vocab` ([`OwnModelsOnly::table_key`]):
+/// built by `build` the first time, then a copy of the stored one.
+pub fn shared_table(
+    solver: &'static str,
+    key: u64,
+    vocab: &Vocabulary,
+    build: impl FnOnce() -> Option<crate::solvers::ck::constraint::CandidateTable>,
+) -> Option<crate::solvers::ck::constraint::CandidateTable> {
+    use crate::solvers::ck::constraint::CandidateTable;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Tables = HashMap<(&'static str, u64, Vec<String>), Option<CandidateTable>>;
+    static TABLES: OnceLock<Mutex<Tables>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| Mutex::new(HashMap::new()));
+    let id = (solver, key, vocab.values.clone());
+    if let Some(t) = tables.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return t.clone();
+    }
+    let built = build();
+    let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
+    if tables.len() >= SHARED_TABLES {
+        tables.clear();
+    }
+    tables.insert(id, built.clone());
+    built
 }
 
 /// The most rows [`table_constraint`] builds; a problem with more valid configs gets the
@@ -372,7 +419,22 @@ pub fn table_constraint(
     vocab: &Vocabulary,
     format: &dyn Fn(&[i64]) -> String,
 ) -> Option<crate::solvers::ck::constraint::CatalogueConstraint> {
-    use crate::solvers::ck::constraint::{CandidateTable, CatalogueConstraint, Lengths};
+    use crate::solvers::ck::constraint::{CatalogueConstraint, Lengths};
+    let table = candidate_table(rules, vocab, format)?;
+    Some(CatalogueConstraint::new(
+        table,
+        Lengths::Fixed(rules.config_len()),
+        None,
+    ))
+}
+
+/// The table of [`table_constraint`] (`None` when there are more than [`MAX_TABLE_ROWS`]).
+pub fn candidate_table(
+    rules: &dyn IntRules,
+    vocab: &Vocabulary,
+    format: &dyn Fn(&[i64]) -> String,
+) -> Option<crate::solvers::ck::constraint::CandidateTable> {
+    use crate::solvers::ck::constraint::CandidateTable;
     let n = rules.config_len();
     let mut values: Vec<(i64, u32)> = vocab
         .values
@@ -426,7 +488,7 @@ pub fn table_constraint(
         return None;
     }
     table.answers = std::sync::Arc::new(answers);
-    Some(CatalogueConstraint::new(table, Lengths::Fixed(n), None))
+    Some(table)
 }
 
 impl<T: OwnModelsOnly> Solver for T {
@@ -459,8 +521,15 @@ impl<T: OwnModelsOnly> Solver for T {
     ) -> Result<Box<dyn Constraint + Send + Sync>> {
         let int = IntConstraint::for_model(self, target, problem, vocab, metadata)?;
         if OwnModelsOnly::table_constraint(self) {
-            if let Some(table) = table_constraint(int.rules.as_ref(), vocab, &|c| self.format_params(c)) {
-                return Ok(Box::new(table));
+            use crate::solvers::ck::constraint::{CatalogueConstraint, Lengths};
+            let build = || candidate_table(int.rules.as_ref(), vocab, &|c| self.format_params(c));
+            let table = match OwnModelsOnly::table_key(self, target, problem) {
+                Some(key) => shared_table(self.solver_name(), key, vocab, build),
+                None => build(),
+            };
+            if let Some(table) = table {
+                let n = int.rules.config_len();
+                return Ok(Box::new(CatalogueConstraint::new(table, Lengths::Fixed(n), None)));
             }
         }
         Ok(Box::new(int))

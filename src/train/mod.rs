@@ -344,6 +344,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             "rows": prep.dataset.report.rows, "used": prep.dataset.report.used,
             "not_applicable": prep.dataset.report.not_applicable,
             "rule_violations": prep.dataset.report.rule_violations,
+            "default_requests": prep.dataset.report.default_requests,
             "malformed_problem": prep.dataset.report.malformed_problem,
             "malformed_params": prep.dataset.report.malformed_params,
             "duplicates": prep.dataset.report.duplicates,
