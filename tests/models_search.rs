@@ -45,7 +45,12 @@ fn the_flag_comes_first_and_the_default_directories_stay() {
     assert!(dirs.contains(&PathBuf::from("/opt/rocm/share/miopen/db")), "{dirs:?}");
     // The same directory by two names is searched once.
     let dirs = models::search_dirs(Some(&weights_dir()));
-    assert_eq!(dirs.iter().filter(|d| d.canonicalize().ok() == weights_dir().canonicalize().ok()).count(), 1);
+    assert_eq!(
+        dirs.iter()
+            .filter(|d| d.canonicalize().ok() == weights_dir().canonicalize().ok())
+            .count(),
+        1
+    );
     // A directory that is not there is an error, not a silent fall-back.
     let e = models::model_dirs(Some(Path::new("/nonexistent/models"))).unwrap_err();
     assert_eq!(e.exit_code(), 6);
@@ -83,7 +88,18 @@ fn predict_with_miopens_models_also_uses_tuneinfers() {
     let models = common::models_dir();
     let out = stdout_of(&run_in(
         Path::new(env!("CARGO_MANIFEST_DIR")),
-        &["predict", "--arch", "gfx942", "--solver", "all", "--device", "cpu", "--models", models.to_str().unwrap(), key],
+        &[
+            "predict",
+            "--arch",
+            "gfx942",
+            "--solver",
+            "all",
+            "--device",
+            "cpu",
+            "--models",
+            models.to_str().unwrap(),
+            key,
+        ],
     ));
     assert!(out.contains("ConvHipImplicitGemmGroupFwdXdlops"), "{out}");
     assert!(out.contains("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC"), "{out}");
@@ -135,16 +151,31 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
     };
     let ktn = find("gfx908", "ConvAsm1x1U");
     assert_eq!(ktn.len(), 1, "{listing}");
-    assert!(ktn[0].contains("MIOpen KTN") && ktn[0].contains(flag.to_str().unwrap()), "{listing}");
+    assert!(
+        ktn[0].contains("MIOpen KTN") && ktn[0].contains(flag.to_str().unwrap()),
+        "{listing}"
+    );
     let ours = find("gfx906", "ConvAsm1x1U");
     assert_eq!(ours.len(), 1, "{listing}");
-    assert!(ours[0].contains("tuneinfer attention") && ours[0].contains(flag.to_str().unwrap()), "{listing}");
+    assert!(
+        ours[0].contains("tuneinfer attention") && ours[0].contains(flag.to_str().unwrap()),
+        "{listing}"
+    );
     assert!(
         listing.contains(&format!("also in {} (not used", weights_dir().display())),
         "{listing}"
     );
     // tuneinfer's gfx942 GTC models from weights/ are listed beside MIOpen's gfx942 CK ones.
-    assert_eq!(find("gfx942", "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC").len(), 1, "{listing}");
-    assert!(lines.iter().any(|l| l.starts_with("  gfx942") && l.contains("MIOpen KTN")), "{listing}");
+    assert_eq!(
+        find("gfx942", "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC").len(),
+        1,
+        "{listing}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  gfx942") && l.contains("MIOpen KTN")),
+        "{listing}"
+    );
     let _ = std::fs::remove_dir_all(flag);
 }

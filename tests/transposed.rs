@@ -89,9 +89,7 @@ fn transposed_convolutions_are_the_problems_miopen_runs_for_them() {
     }
     // -F 0 (MIOpenDriver's every direction) in the order F, B, W of the transposed problem:
     // backward data, forward and backward weights of the one MIOpen runs.
-    let all = problems(
-        "conv -n 4 -c 512 -H 28 -W 28 -k 256 -y 2 -x 2 -p 0 -q 0 -u 2 -v 2 -m trans -F 0",
-    );
+    let all = problems("conv -n 4 -c 512 -H 28 -W 28 -k 256 -y 2 -x 2 -p 0 -q 0 -u 2 -v 2 -m trans -F 0");
     let keys: Vec<String> = all.iter().map(|p| p.to_perfdb_key()).collect();
     assert_eq!(keys, [GOLDENS[0].1, GOLDENS[1].1, GOLDENS[2].1]);
     // Long flags as MIOpenDriver takes them.
@@ -140,7 +138,15 @@ fn batch_predicts_a_transposed_log_line_as_its_ordinary_problem() {
     // data of 128 -> 64 channels, which tuneinfer's gfx906 model predicts.
     let trans = "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 8 -c 64 -H 14 -W 14 -k 128 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m trans -g 1 -F 1 -t 1\n";
     let ordinary = "conv -n 8 -c 128 -H 14 -W 14 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 2\n";
-    let args = ["batch", "--arch", "gfx906", "--solver", "ConvAsm1x1U", "--device", "cpu"];
+    let args = [
+        "batch",
+        "--arch",
+        "gfx906",
+        "--solver",
+        "ConvAsm1x1U",
+        "--device",
+        "cpu",
+    ];
     let a = run(&args, trans);
     let b = run(&args, ordinary);
     let text = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();

@@ -58,13 +58,17 @@ fn the_suffix_is_taken_from_miopens_find_database_in_the_directory() {
     );
     // Two MIOpen versions' files and no installed MIOpen to choose: an error naming both.
     touch(&dir2.join("gfx1030_20.HIP.3_3_0_4f7e1c2.ufdb.txt"));
-    let e = naming::resolve_suffix(None, &dir2, "gfx1030_20", &[]).unwrap_err().to_string();
+    let e = naming::resolve_suffix(None, &dir2, "gfx1030_20", &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("HIP.3_2_0_") && e.contains("HIP.3_3_0_4f7e1c2"), "{e}");
     // ... unless the installed MIOpen's suffix is one of them.
     let rocm = temp_dir("ufdb-rocm");
     write_headers(&rocm, "3", "3", "0", "4f7e1c2", None);
     assert_eq!(
-        naming::resolve_suffix(None, &dir2, "gfx1030_20", &[rocm.clone()]).unwrap().suffix,
+        naming::resolve_suffix(None, &dir2, "gfx1030_20", &[rocm.clone()])
+            .unwrap()
+            .suffix,
         "HIP.3_3_0_4f7e1c2"
     );
     for d in [dir, dir2, rocm] {
@@ -126,28 +130,59 @@ fn the_suffix_of_the_installed_miopen_from_its_headers_or_its_library() {
     std::fs::create_dir_all(root.join("lib")).unwrap();
     std::fs::write(root.join("lib/libMIOpen.so"), &lib).unwrap();
     let (suffix, from) = naming::installed_suffix(&root).unwrap();
-    assert_eq!((suffix.as_str(), from), ("HIP.3_2_0_36bb7fd4a-dirty", root.join("lib/libMIOpen.so")));
+    assert_eq!(
+        (suffix.as_str(), from),
+        ("HIP.3_2_0_36bb7fd4a-dirty", root.join("lib/libMIOpen.so"))
+    );
     // The installed MIOpen names the file when the directory has none.
     let dir = temp_dir("rocm-empty-out");
-    let found = naming::resolve_suffix(None, &dir, "gfx906_60", &[PathBuf::from("/nonexistent"), root.clone()]).unwrap();
+    let found =
+        naming::resolve_suffix(None, &dir, "gfx906_60", &[PathBuf::from("/nonexistent"), root.clone()]).unwrap();
     assert_eq!(found.suffix, "HIP.3_2_0_36bb7fd4a-dirty");
     // Nothing anywhere: an error that says what to give and how to find it.
-    let e = naming::resolve_suffix(None, &dir, "gfx906_60", &[]).unwrap_err().to_string();
-    assert!(e.contains("--miopen-version") && e.contains("MIOPEN_LOG_LEVEL=6"), "{e}");
+    let e = naming::resolve_suffix(None, &dir, "gfx906_60", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--miopen-version") && e.contains("MIOPEN_LOG_LEVEL=6"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(root);
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn miopen_version_takes_whole_suffixes_and_refuses_a_bare_version_saying_why() {
-    for whole in ["HIP.3_2_0_36bb7fd4a-dirty", "HIP.3_2_0_", "HIP.3_2_0", "HIP.3_2_0_0", "OpenCL.2_19_0_abc"] {
+    for whole in [
+        "HIP.3_2_0_36bb7fd4a-dirty",
+        "HIP.3_2_0_",
+        "HIP.3_2_0",
+        "HIP.3_2_0_0",
+        "OpenCL.2_19_0_abc",
+    ] {
         assert_eq!(userdb::suffix_from_version(whole, "gfx942130").unwrap(), whole);
     }
-    let e = userdb::suffix_from_version("3.2.0", "gfx942130").unwrap_err().to_string();
-    for needle in ["tweak", "HIP.3_2_0_36bb7fd4a-dirty", "MIOPEN_LOG_LEVEL=6", "gfx942130.", ".ufdb.txt"] {
+    let e = userdb::suffix_from_version("3.2.0", "gfx942130")
+        .unwrap_err()
+        .to_string();
+    for needle in [
+        "tweak",
+        "HIP.3_2_0_36bb7fd4a-dirty",
+        "MIOPEN_LOG_LEVEL=6",
+        "gfx942130.",
+        ".ufdb.txt",
+    ] {
         assert!(e.contains(needle), "{needle}: {e}");
     }
-    for bad in ["3_2_0", "HIP.", "HIP.3_2", "HIP.3_2_0_a/b", "../x", "HIP.3_2_0_..", "CUDA.3_2_0_"] {
+    for bad in [
+        "3_2_0",
+        "HIP.",
+        "HIP.3_2",
+        "HIP.3_2_0_a/b",
+        "../x",
+        "HIP.3_2_0_..",
+        "CUDA.3_2_0_",
+    ] {
         assert!(userdb::suffix_from_version(bad, "gfx906_60").is_err(), "{bad}");
     }
     assert_eq!(
@@ -171,8 +206,16 @@ fn xnack_db_ids_name_the_file_and_the_plain_arch_names_the_models() {
     ];
     for (text, db_id, arch, cu) in cases {
         let t = naming::parse_arch(text).unwrap();
-        assert_eq!((t.db_id.as_str(), t.arch.as_str(), t.compute_units), (db_id, arch, cu), "{text}");
-        assert_eq!(tuneinfer::solvers::split_db_name(text.split(':').next().unwrap()), (arch, cu), "{text}");
+        assert_eq!(
+            (t.db_id.as_str(), t.arch.as_str(), t.compute_units),
+            (db_id, arch, cu),
+            "{text}"
+        );
+        assert_eq!(
+            tuneinfer::solvers::split_db_name(text.split(':').next().unwrap()),
+            (arch, cu),
+            "{text}"
+        );
     }
     assert_eq!(userdb::db_basename("gfx942_xnack", 228), "gfx942_xnacke4");
     assert_eq!(userdb::db_basename("gfx90a_xnack", 110), "gfx90a_xnack6e");
@@ -182,7 +225,12 @@ fn xnack_db_ids_name_the_file_and_the_plain_arch_names_the_models() {
     assert!(naming::parse_arch("gfx942:banana+").is_err());
 }
 
-fn env<'a>(user_db_path: Option<&str>, home: Option<&str>, temp: &Path, fs_type: &'a dyn Fn(&Path) -> Option<u64>) -> DirEnv<'a> {
+fn env<'a>(
+    user_db_path: Option<&str>,
+    home: Option<&str>,
+    temp: &Path,
+    fs_type: &'a dyn Fn(&Path) -> Option<u64>,
+) -> DirEnv<'a> {
     DirEnv {
         user_db_path: user_db_path.map(String::from),
         home: home.map(String::from),
@@ -196,7 +244,10 @@ fn the_default_directory_follows_miopens_rules() {
     let local = |_: &Path| Some(0xef53u64); // ext4
     let tmp = Path::new("/scratch/tmp");
     let dir = |e: &DirEnv| naming::user_db_dir(e).path;
-    assert_eq!(dir(&env(None, Some("/home/u"), tmp, &local)), Path::new("/home/u/.config/miopen/"));
+    assert_eq!(
+        dir(&env(None, Some("/home/u"), tmp, &local)),
+        Path::new("/home/u/.config/miopen/")
+    );
     // HOME unset, empty or `/`: the temp directory is home.
     for home in [None, Some(""), Some("/")] {
         let d = naming::user_db_dir(&env(None, home, tmp, &local));
@@ -222,7 +273,11 @@ fn the_default_directory_follows_miopens_rules() {
         assert_eq!(d.path, tmp, "{name}");
         assert!(d.note.is_some_and(|n| n.contains(name)), "{name}");
     }
-    assert!(asked.borrow().iter().all(|p| p == Path::new("/")), "{:?}", asked.borrow());
+    assert!(
+        asked.borrow().iter().all(|p| p == Path::new("/")),
+        "{:?}",
+        asked.borrow()
+    );
     // An existing home is checked itself.
     let home = temp_dir("home");
     let asked = RefCell::new(Vec::new());
@@ -234,11 +289,23 @@ fn the_default_directory_follows_miopens_rules() {
     assert_eq!(*asked.borrow(), [home.clone()]);
     // MIOPEN_USER_DB_PATH is taken as it is (every `~` replaced by home), network or not.
     let nfs = |_: &Path| Some(0x6969u64);
-    assert_eq!(dir(&env(Some("/data/udb"), Some("/home/u"), tmp, &nfs)), Path::new("/data/udb"));
-    assert_eq!(dir(&env(Some("~/udb"), Some("/home/u"), tmp, &nfs)), Path::new("/home/u/udb"));
-    assert_eq!(dir(&env(Some("~/udb"), Some("/"), tmp, &nfs)), Path::new("/scratch/tmp/udb"));
+    assert_eq!(
+        dir(&env(Some("/data/udb"), Some("/home/u"), tmp, &nfs)),
+        Path::new("/data/udb")
+    );
+    assert_eq!(
+        dir(&env(Some("~/udb"), Some("/home/u"), tmp, &nfs)),
+        Path::new("/home/u/udb")
+    );
+    assert_eq!(
+        dir(&env(Some("~/udb"), Some("/"), tmp, &nfs)),
+        Path::new("/scratch/tmp/udb")
+    );
     // An empty MIOPEN_USER_DB_PATH is unset.
-    assert_eq!(dir(&env(Some(""), Some("/home/u"), tmp, &local)), Path::new("/home/u/.config/miopen/"));
+    assert_eq!(
+        dir(&env(Some(""), Some("/home/u"), tmp, &local)),
+        Path::new("/home/u/.config/miopen/")
+    );
     let _ = std::fs::remove_dir_all(home);
 }
 
@@ -284,11 +351,21 @@ fn userdb_names_the_file_as_miopen_reads_it() {
     // An xnack device: the file of its db id, gfx942's models (tuneinfer's GTC models of the
     // 304-CU gfx942; MIOpen's per-arch CK models for the 228-CU MI300A).
     let out = stdout_of(&userdb_cli(
-        &["--arch", "gfx942_xnack130", "--out", d, "--miopen-version", "HIP.3_2_0_36bb7fd4a-dirty"],
+        &[
+            "--arch",
+            "gfx942_xnack130",
+            "--out",
+            d,
+            "--miopen-version",
+            "HIP.3_2_0_36bb7fd4a-dirty",
+        ],
         &[],
         &[],
     ));
-    assert!(out.contains("gfx942_xnack130.HIP.3_2_0_36bb7fd4a-dirty.udb.txt"), "{out}");
+    assert!(
+        out.contains("gfx942_xnack130.HIP.3_2_0_36bb7fd4a-dirty.udb.txt"),
+        "{out}"
+    );
     assert!(out.contains("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC"), "{out}");
     let models = common::models_dir();
     let out = stdout_of(&userdb_cli(
@@ -305,16 +382,32 @@ fn userdb_names_the_file_as_miopen_reads_it() {
         &[],
         &[],
     ));
-    assert!(out.contains("gfx942_xnacke4.HIP.3_2_0_36bb7fd4a-dirty.udb.txt"), "{out}");
+    assert!(
+        out.contains("gfx942_xnacke4.HIP.3_2_0_36bb7fd4a-dirty.udb.txt"),
+        "{out}"
+    );
     assert!(out.contains("ConvHipImplicitGemmGroupFwdXdlops"), "{out}");
     let out = stdout_of(&userdb_cli(
-        &["--arch", "gfx942:sramecc+:xnack+", "--cu", "304", "--out", d, "--miopen-version", "HIP.3_2_0_"],
+        &[
+            "--arch",
+            "gfx942:sramecc+:xnack+",
+            "--cu",
+            "304",
+            "--out",
+            d,
+            "--miopen-version",
+            "HIP.3_2_0_",
+        ],
         &[],
         &[],
     ));
     assert!(out.contains("gfx942_xnack130.HIP.3_2_0_.udb.txt"), "{out}");
     // A bare version is refused, saying what to give.
-    let o = userdb_cli(&["--arch", "gfx906_60", "--out", d, "--miopen-version", "3.2.0"], &[], &[]);
+    let o = userdb_cli(
+        &["--arch", "gfx906_60", "--out", d, "--miopen-version", "3.2.0"],
+        &[],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("tweak"));
     let _ = std::fs::remove_dir_all(dir);
@@ -328,7 +421,11 @@ fn userdb_with_home_unset_or_root_writes_where_miopen_reads() {
         (vec![("HOME", Path::new("/")), ("TMPDIR", tmp.as_path())], vec![]),
         (vec![("TMPDIR", tmp.as_path())], vec!["HOME"]),
     ] {
-        let o = userdb_cli(&["--arch", "gfx906_60", "--miopen-version", "HIP.3_2_0_"], &envs, &removed);
+        let o = userdb_cli(
+            &["--arch", "gfx906_60", "--miopen-version", "HIP.3_2_0_"],
+            &envs,
+            &removed,
+        );
         let out = stdout_of(&o);
         assert!(out.contains(&expected.display().to_string()), "{out}");
     }

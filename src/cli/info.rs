@@ -146,7 +146,10 @@ fn describe(entry: &Listed, copies: &[Listed], dirs: &[std::path::PathBuf], (aw,
         say!("      not used: {other}");
     }
     for copy in copies {
-        say!("      also in {} (not used: the first directory wins)", copy.dir.display());
+        say!(
+            "      also in {} (not used: the first directory wins)",
+            copy.dir.display()
+        );
     }
     // Loading it as its solver would (with its vocabulary check) says whether it is usable.
     let solver = candidates.first().copied();

@@ -174,7 +174,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         Format::Text => {
             let found = userdb::naming::resolve_suffix(version, &dir, &basename, &userdb::naming::rocm_roots())?;
             if found.source != "--miopen-version" {
-                eprintln!("note: MIOpen's version suffix {} taken from {}", found.suffix, found.source);
+                eprintln!(
+                    "note: MIOpen's version suffix {} taken from {}",
+                    found.suffix, found.source
+                );
             }
             found.suffix
         }

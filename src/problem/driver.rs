@@ -450,8 +450,22 @@ impl Transposed {
             let size = (s * (i - 1) + 1 + d * (f - 1) + op).saturating_sub(2 * p);
             size.max(1)
         };
-        let out_h = out(self.in_h, self.stride_h, self.filter_h, self.dilation_h, self.pad_h, self.out_pad_h);
-        let out_w = out(self.in_w, self.stride_w, self.filter_w, self.dilation_w, self.pad_w, self.out_pad_w);
+        let out_h = out(
+            self.in_h,
+            self.stride_h,
+            self.filter_h,
+            self.dilation_h,
+            self.pad_h,
+            self.out_pad_h,
+        );
+        let out_w = out(
+            self.in_w,
+            self.stride_w,
+            self.filter_w,
+            self.dilation_w,
+            self.pad_w,
+            self.out_pad_w,
+        );
         if out_h > MAX_FIELD_VALUE || out_w > MAX_FIELD_VALUE {
             return Err(Error::problem(
                 input,

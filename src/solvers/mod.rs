@@ -66,7 +66,9 @@ pub fn db_name_features(rest: &str) -> &str {
 pub fn split_db_name_features(name: &str) -> (&str, &str, Option<u32>) {
     let lower = name.to_ascii_lowercase();
     for arch in KNOWN_ARCHES {
-        let Some(after_arch) = lower.strip_prefix(arch) else { continue };
+        let Some(after_arch) = lower.strip_prefix(arch) else {
+            continue;
+        };
         let n = arch.len();
         let features = db_name_features(after_arch);
         let rest = &after_arch[features.len()..];

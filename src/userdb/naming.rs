@@ -201,7 +201,12 @@ pub fn rocm_roots() -> Vec<PathBuf> {
 pub fn installed_suffix(root: &Path) -> Option<(String, PathBuf)> {
     let header = root.join("include/miopen/version.h");
     if let Ok(text) = std::fs::read_to_string(&header) {
-        if let Some(suffix) = suffix_from_headers(&text, std::fs::read_to_string(root.join("include/miopen/config.h")).ok().as_deref()) {
+        if let Some(suffix) = suffix_from_headers(
+            &text,
+            std::fs::read_to_string(root.join("include/miopen/config.h"))
+                .ok()
+                .as_deref(),
+        ) {
             return Some((suffix, header));
         }
     }
@@ -229,7 +234,8 @@ pub fn suffix_from_headers(version_h: &str, config_h: Option<&str>) -> Option<St
             Some(rest.trim().to_string())
         })
     };
-    let number = |name: &str| define(version_h, name).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+    let number =
+        |name: &str| define(version_h, name).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
     let (major, minor, patch) = (
         number("MIOPEN_VERSION_MAJOR")?,
         number("MIOPEN_VERSION_MINOR")?,
@@ -268,7 +274,11 @@ pub fn suffix_in_library(path: &Path) -> Option<String> {
         buf.truncate(start + n);
         let last = n == 0;
         // Strings wholly inside the buffer (ending in a NUL), except near its end unless last.
-        let limit = if last { buf.len() } else { buf.len().saturating_sub(KEEP) };
+        let limit = if last {
+            buf.len()
+        } else {
+            buf.len().saturating_sub(KEEP)
+        };
         let mut i = 0;
         while i < limit {
             if buf[i] == b'.' {
@@ -341,7 +351,11 @@ pub fn resolve_suffix(given: Option<&str>, dir: &Path, basename: &str, roots: &[
             if let Some((suffix, from)) = installed().filter(|(s, _)| many.contains(s)) {
                 return Ok(Suffix {
                     suffix,
-                    source: format!("the installed MIOpen ({}), one of several in {}", from.display(), dir.display()),
+                    source: format!(
+                        "the installed MIOpen ({}), one of several in {}",
+                        from.display(),
+                        dir.display()
+                    ),
                 });
             }
             return Err(Error::Usage(format!(
