@@ -134,12 +134,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         (None, None) => {
             // An example in MIOpen's spelling for a usual GPU of the arch.
             let example = match base.to_ascii_lowercase().as_str() {
-                "gfx942" | "gfx940" | "gfx941" => userdb::db_basename(base, 304),
-                "gfx90a" => userdb::db_basename(base, 104),
-                "gfx908" => userdb::db_basename(base, 120),
-                "gfx900" => userdb::db_basename(base, 56),
-                "gfx1030" => userdb::db_basename(base, 36),
-                _ => userdb::db_basename(base, 60),
+                "gfx942" | "gfx940" | "gfx941" => userdb::db_basename(&gpu.db_id, 304),
+                "gfx90a" => userdb::db_basename(&gpu.db_id, 104),
+                "gfx908" => userdb::db_basename(&gpu.db_id, 120),
+                "gfx900" => userdb::db_basename(&gpu.db_id, 56),
+                "gfx1030" => userdb::db_basename(&gpu.db_id, 36),
+                _ => userdb::db_basename(&gpu.db_id, 60),
             };
             return Err(Error::Usage(format!(
                 "--arch {arch_text}: name the compute units too (the file MIOpen reads depends \

@@ -114,7 +114,11 @@ pub fn is_suffix(text: &str) -> bool {
 }
 
 /// What `--miopen-version` should be, for the messages that ask for it.
-pub fn suffix_help(basename: &str) -> String {
+pub fn suffix_help(basename: &str, dir: Option<&Path>) -> String {
+    let listed = dir.map_or_else(
+        || "MIOpen's user-db directory, ~/.config/miopen or $MIOPEN_USER_DB_PATH".to_string(),
+        |d| d.display().to_string(),
+    );
     format!(
         "MIOpen names its user databases {basename}.{{suffix}}.udb.txt, the suffix being \
          {{backend}}.{{major}}_{{minor}}_{{patch}}_{{tweak}} in a release build, where the tweak is \
@@ -122,7 +126,7 @@ pub fn suffix_help(basename: &str) -> String {
          (HIP.3_2_0_); a developer build has no tweak (HIP.3_2_0). A bare version cannot say \
          which, and a file of any other name is never read. Give --miopen-version the whole \
          part between '{basename}.' and '.udb.txt' (or '.ufdb.txt') of a database MIOpen wrote \
-         (ls ~/.config/miopen: any run that used MIOpen's Find leaves a .ufdb.txt there), or run \
+         (in {listed}: any run that used MIOpen's Find leaves a .ufdb.txt there), or run \
          the program once with MIOPEN_LOG_LEVEL=6: MIOpen prints 'Looking for key ... in cache \
          for file {{path}}', the path of its user perf database"
     )
@@ -144,7 +148,7 @@ pub fn suffix_from_version(version: &str, basename: &str) -> Result<String> {
         } else {
             "not a MIOpen user-database suffix."
         },
-        suffix_help(basename)
+        suffix_help(basename, None)
     )))
 }
 
@@ -379,7 +383,7 @@ pub fn resolve_suffix(given: Option<&str>, dir: &Path, basename: &str, roots: &[
          installed under {} to take MIOpen's version from. {}",
         dir.display(),
         searched.join(" or "),
-        suffix_help(basename)
+        suffix_help(basename, Some(dir))
     )))
 }
 
@@ -477,9 +481,13 @@ pub fn user_db_dir(env: &DirEnv) -> UserDbDir {
     let path = PathBuf::from("~/.config/miopen/".replace('~', &home));
     let note = match env.home.as_deref() {
         Some(h) if !h.is_empty() && h != "/" => None,
-        _ => Some(format!(
-            "HOME is {}: MIOpen takes the temp directory as home",
-            if env.home.is_none() { "unset" } else { "empty or /" }
+        Some(h) => Some(format!(
+            "HOME is '{h}': MIOpen takes the temp directory {} as home",
+            env.temp_dir.display()
+        )),
+        None => Some(format!(
+            "HOME is not set: MIOpen takes the temp directory {} as home",
+            env.temp_dir.display()
         )),
     };
     // IsNetworkedFilesystem: the first existing directory up the path (32 steps at most).
