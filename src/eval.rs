@@ -111,6 +111,36 @@ pub struct EvalTable {
     pub methods: Vec<MethodScores>,
     /// What a user should be told about the comparison (a baseline left out, and why).
     pub notes: Vec<String>,
+    /// Each method's first answer per validation problem (rows over all problems only), for
+    /// [`EvalTable::compare_second_run`].
+    pub first_answers: Vec<(String, Vec<Option<Vec<i64>>>)>,
+    /// The comparison with a second tuning run of the same GPU, when one was given.
+    pub second_run: Option<TwoRuns>,
+}
+
+/// A second tuning run of the same GPU as the noise ceiling: on the validation problems both
+/// runs tuned, how often their winners agree, and each method's exact match against either run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TwoRuns {
+    /// The second run's database, as given.
+    pub source: String,
+    /// Validation problems the second run also tuned for this solver.
+    pub shared: usize,
+    /// Of those, how many have the same winner in both runs (MIOpen-equivalent configs count as one).
+    pub agree: usize,
+    pub rows: Vec<TwoRunRow>,
+}
+
+/// One method's first answer on the problems both runs tuned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TwoRunRow {
+    pub method: String,
+    /// Equal to the first run's (the evaluated database's) winner.
+    pub first: usize,
+    /// Equal to the second run's winner.
+    pub second: usize,
+    /// Equal to either run's winner.
+    pub either: usize,
 }
 
 impl EvalTable {
@@ -150,7 +180,66 @@ impl EvalTable {
                 top(3)
             ));
         }
+        if let Some(t) = &self.second_run {
+            let pct = |n: usize| 100.0 * n as f64 / t.shared.max(1) as f64;
+            out.push_str(&format!(
+                "second tuning run {}: {} of the validation problems tuned again; the two runs' winners agree on {:.1}%\n",
+                t.source,
+                t.shared,
+                pct(t.agree)
+            ));
+            out.push_str(&format!(
+                "{:<34} {:>9} {:>9} {:>9}\n",
+                "method (first answer)", "=run 1%", "=run 2%", "either%"
+            ));
+            for r in &t.rows {
+                out.push_str(&format!(
+                    "{:<34} {:>9.1} {:>9.1} {:>9.1}\n",
+                    r.method,
+                    pct(r.first),
+                    pct(r.second),
+                    pct(r.either)
+                ));
+            }
+        }
         out
+    }
+
+    /// Compares every method's first answer with a second tuning run's winners (`second`: the
+    /// tuned config per problem of that run) on the validation problems both runs tuned.
+    pub fn compare_second_run(
+        &mut self,
+        source: &str,
+        solver: &dyn Tunable,
+        validation: &[Sample],
+        second: &std::collections::HashMap<crate::problem::ConvProblem, Vec<i64>>,
+    ) {
+        let target = Target::new(&self.arch);
+        let shared: Vec<usize> = (0..validation.len())
+            .filter(|&i| second.contains_key(&validation[i].problem))
+            .collect();
+        let canon = |i: usize, c: &[i64]| solver.canonical(&target, &validation[i].problem, c);
+        let winners: Vec<(Vec<i64>, Vec<i64>)> = shared
+            .iter()
+            .map(|&i| (canon(i, &validation[i].config), canon(i, &second[&validation[i].problem])))
+            .collect();
+        let agree = winners.iter().filter(|(a, b)| a == b).count();
+        let rows = self
+            .first_answers
+            .iter()
+            .map(|(method, answers)| {
+                let mut row = TwoRunRow { method: method.clone(), first: 0, second: 0, either: 0 };
+                for (&i, (a, b)) in shared.iter().zip(&winners) {
+                    if let Some(got) = answers.get(i).and_then(|x| x.as_ref()).map(|c| canon(i, c)) {
+                        row.first += usize::from(&got == a);
+                        row.second += usize::from(&got == b);
+                        row.either += usize::from(&got == a || &got == b);
+                    }
+                }
+                row
+            })
+            .collect();
+        self.second_run = Some(TwoRuns { source: source.to_string(), shared: shared.len(), agree, rows });
     }
 
     pub fn to_json(&self) -> Value {
@@ -172,7 +261,57 @@ impl EvalTable {
                 "top16_pct": m.top_pct(3),
                 "max_answers": m.max_answers,
             })).collect::<Vec<_>>(),
+            "second_run": self.second_run.as_ref().map(|t| json!({
+                "source": t.source,
+                "shared_problems": t.shared,
+                "runs_agree_pct": 100.0 * t.agree as f64 / t.shared.max(1) as f64,
+                "methods": t.rows.iter().map(|r| json!({
+                    "method": r.method,
+                    "exact_vs_first_run_pct": 100.0 * r.first as f64 / t.shared.max(1) as f64,
+                    "exact_vs_second_run_pct": 100.0 * r.second as f64 / t.shared.max(1) as f64,
+                    "either_run_pct": 100.0 * r.either as f64 / t.shared.max(1) as f64,
+                })).collect::<Vec<_>>(),
+            })),
         })
+    }
+}
+
+/// What a model's recorded validation figures (its JSON's `validation`, written by `train`) say:
+/// the exact match of its beam's first answer (what `predict` and `userdb` give) beside MIOpen's
+/// static default and the nearest neighbour on the same held-out problems.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    pub model_exact_pct: f64,
+    pub default_exact_pct: f64,
+    pub neighbour_exact_pct: Option<f64>,
+    pub problems: u64,
+}
+
+impl Verdict {
+    /// Reads the rows over all problems; None when the figures are missing (a model trained
+    /// with `--no-eval` or without a held-out split).
+    pub fn from_metrics(metrics: &Value) -> Option<Verdict> {
+        let rows = metrics.get("methods")?.as_array()?;
+        let overall = |prefix: &str| {
+            rows.iter().find(|r| {
+                r.get("kind").is_none_or(Value::is_null)
+                    && r.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with(prefix))
+            })
+        };
+        let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
+        let model = overall("model, beam")?;
+        Some(Verdict {
+            model_exact_pct: exact(model)?,
+            default_exact_pct: exact(overall("MIOpen static default")?)?,
+            neighbour_exact_pct: overall("nearest neighbour").and_then(exact),
+            problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
+        })
+    }
+
+    /// The model's answer is the tuned best more often than MIOpen's static default: writing
+    /// it into a user db does better than writing nothing.
+    pub fn beats_default(&self) -> bool {
+        self.model_exact_pct > self.default_exact_pct
     }
 }
 
@@ -295,7 +434,11 @@ pub fn evaluate(
     beam: usize,
 ) -> EvalTable {
     let target = Target::new(arch);
-    let score = |name: &str, answers: &[Vec<Vec<i64>>]| MethodScores::score(name, solver, &target, validation, answers);
+    let mut first_answers: Vec<(String, Vec<Option<Vec<i64>>>)> = Vec::new();
+    let mut score = |name: &str, answers: &[Vec<Vec<i64>>]| {
+        first_answers.push((name.to_string(), answers.iter().map(|a| a.first().cloned()).collect()));
+        MethodScores::score(name, solver, &target, validation, answers)
+    };
     let mut methods = Vec::new();
     let beam_mode = DecodeMode::Beam { width: beam, top: beam };
     if let Some(m) = model {
@@ -310,11 +453,13 @@ pub fn evaluate(
         .map(|s| vec![solver.static_default(&target, &s.problem)])
         .collect();
     methods.push(score("MIOpen static default", &defaults));
+    methods.extend(by_kind("static default", solver, &target, validation, &defaults));
     let nn: Vec<Vec<Vec<i64>>> = validation
         .iter()
         .map(|s| nearest_neighbours(solver, &target, reference, s, 16))
         .collect();
     methods.push(score("nearest neighbour (valid, k=16)", &nn));
+    methods.extend(by_kind("nearest neighbour", solver, &target, validation, &nn));
     if let Some(k) = ktn {
         let greedy = predictor_answers(k.predictor, solver, validation, DecodeMode::Miopen);
         methods.push(score(&format!("MIOpen KTN {}, MIOpen greedy", k.arch), &greedy));
@@ -328,6 +473,8 @@ pub fn evaluate(
         reference_rows: reference.len(),
         methods,
         notes: Vec::new(),
+        first_answers,
+        second_run: None,
     }
 }
 
@@ -458,6 +605,55 @@ mod tests {
         assert_eq!(s.top, [1, 2, 2, 2]);
         assert_eq!(s.max_answers, 3);
         assert!((s.param_pct() - 87.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn second_run_comparison_hand_derived() {
+        // Three validation problems; the second run tuned two of them: it agrees on `a`
+        // and picked another winner for `b`. The method answers a's winner, b's second-run
+        // winner, and c (not shared, not counted).
+        let a = sample("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 2, 1, 1, 2, 1, 1]);
+        let b = sample("64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 1, 1, 1, 1, 1, 1]);
+        let c = sample("64-28-28-1x1-64-28-28-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 1, 1, 1, 1, 1, 1]);
+        let second: std::collections::HashMap<_, _> = [
+            (a.problem.clone(), a.config.clone()),
+            (b.problem.clone(), vec![1, 4, 1, 1, 1, 2, 1, 2]),
+        ]
+        .into_iter()
+        .collect();
+        let mut table = EvalTable {
+            arch: "gfx906".into(),
+            solver: NAME.into(),
+            problems: 3,
+            reference_rows: 0,
+            methods: Vec::new(),
+            notes: Vec::new(),
+            first_answers: vec![(
+                "m".into(),
+                vec![Some(a.config.clone()), Some(vec![1, 4, 1, 1, 1, 2, 1, 2]), Some(c.config.clone())],
+            )],
+            second_run: None,
+        };
+        table.compare_second_run("run2", &ASM, &[a, b, c], &second);
+        let t = table.second_run.as_ref().unwrap();
+        assert_eq!((t.shared, t.agree), (2, 1));
+        assert_eq!(t.rows[0], TwoRunRow { method: "m".into(), first: 1, second: 2, either: 2 });
+        assert!(table.to_text().contains("agree on 50.0%"));
+    }
+
+    #[test]
+    fn verdict_reads_the_recorded_rows_over_all_problems() {
+        let metrics = json!({"methods": [
+            {"method": "model, greedy (constrained)", "kind": null, "exact_pct": 30.0, "problems": 10},
+            {"method": "model, beam 16", "kind": null, "exact_pct": 40.0, "problems": 10},
+            {"method": "beam 16, F FP32 (4)", "kind": "F FP32", "exact_pct": 90.0, "problems": 4},
+            {"method": "MIOpen static default", "kind": null, "exact_pct": 45.0, "problems": 10},
+            {"method": "nearest neighbour (valid, k=16)", "kind": null, "exact_pct": 20.0, "problems": 10},
+        ]});
+        let v = Verdict::from_metrics(&metrics).unwrap();
+        assert_eq!((v.model_exact_pct, v.default_exact_pct, v.neighbour_exact_pct), (40.0, 45.0, Some(20.0)));
+        assert!(!v.beats_default());
+        assert_eq!(Verdict::from_metrics(&Value::Null), None);
     }
 
     #[test]

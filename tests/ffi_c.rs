@@ -109,10 +109,22 @@ fn code(name: &str) -> i32 {
         .unwrap_or_else(|| panic!("{name} not in the header")) as i32
 }
 
-/// The README's `$ tuneinfer predict|batch ...` examples as argument lists, with the files
+/// The `$ tuneinfer predict|batch ...` examples of the README and docs/ as argument lists, with the files
 /// its `$ cat FILE` blocks define written to `dir` (and their names replaced by those paths).
 fn readme_examples(dir: &Path) -> Vec<Vec<String>> {
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README.md");
+    // README.md and the pages of docs/ (where the examples moved), one text.
+    let mut pages = vec![Path::new(ROOT).join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("docs/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let readme: String = pages
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())) + "\n")
+        .collect();
     let data = common::miopen_dir().display().to_string();
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut commands = Vec::new();

@@ -102,7 +102,8 @@ def problem_lines(path):
 def readme_examples(tmp):
     """The README's `$ tuneinfer predict|batch` commands (files of `$ cat FILE` written to tmp)."""
     commands, files, inside, cat = [], {}, False, None
-    for line in (ROOT / "README.md").read_text().splitlines():
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))  # the examples moved to docs/
+    for line in "\n".join(p.read_text() for p in pages).splitlines():
         if line.startswith("```"):
             inside, cat = line.strip() == "```console", None
             continue

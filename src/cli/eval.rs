@@ -32,6 +32,11 @@ Options:
                       $TUNEINFER_MODELS, the project's weights/, ./weights, MIOpen's)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
                       [$TUNEINFER_MODELS, ../shared/miopen/models]
+  --second-run FILE   another tuning run of the same GPU (e.g. history/gfx942130.2024-12.db.txt.bz2)
+                      as the noise ceiling: on the validation problems it tuned too, how often
+                      the two runs' winners agree and each method's first answer against either
+  --store-half DIR    first store the model with f16 tensors in DIR (half the size), then
+                      evaluate that copy and record the table as its `validation`
   --beam K            beam width and answers per problem for top-k [16]
   --json              print JSON instead of the table";
 
@@ -51,6 +56,8 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "models",
                 "ktn-models",
                 "beam",
+                "second-run",
+                "store-half",
             ],
             flags: &["json"],
             options_after_positionals: false,
@@ -68,10 +75,14 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
-    let files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
+    let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
         looked_for: vec![crate::error::weights_pattern(arch, solver.name())],
         searched: dirs.clone(),
     })?;
+    let half_dir = args.value("store-half").map(PathBuf::from);
+    if let Some(dir) = &half_dir {
+        files = weights::store_as(&files, dir, crate::format::safetensors::Dtype::F16)?;
+    }
     let (info, _) = weights::read_info(&files.metadata)?;
     let t = &info.training;
     let mut opts = TrainOptions::new(Path::new(perf_db), arch, solver.name(), Path::new("."));
@@ -79,6 +90,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     opts.val_fraction = t["val_fraction"].as_f64().unwrap_or(opts.val_fraction);
     opts.early_stop_fraction = t["early_stop_fraction"].as_f64().unwrap_or(opts.early_stop_fraction);
     opts.max_rows = t["max_rows"].as_u64().map(|n| n as usize);
+    opts.max_train_rows = t["max_train_rows"].as_u64().map(|n| n as usize);
     let mut prep = train::prepare(&opts)?;
     if let Some(list) = args.value("older-perf-db") {
         // The same seed holds out the same geometries of every source: the union's training
@@ -102,7 +114,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
             perf_db
         );
     }
-    let table = crate::eval::evaluate_files(
+    let mut table = crate::eval::evaluate_files(
         &files,
         arch,
         solver.name(),
@@ -110,8 +122,23 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         beam,
         args.value("ktn-models").map(Path::new),
     )?;
+    if let Some(second) = args.value("second-run") {
+        let ds = crate::data::dataset::load_sources(
+            &[PathBuf::from(second)],
+            solver.name(),
+            &crate::solvers::Target::new(arch),
+        )?;
+        let winners: std::collections::HashMap<_, _> =
+            ds.samples.into_iter().map(|s| (s.problem, s.config)).collect();
+        let tunable = crate::solvers::tunable(solver)?;
+        table.compare_second_run(second, tunable, &prep.validation, &winners);
+    }
     for note in &table.notes {
         eprintln!("{note}");
+    }
+    if half_dir.is_some() {
+        weights::set_validation(&files, &table.to_json())?;
+        eprintln!("stored {} (f16) with these figures as its validation", files.tensors.display());
     }
     let text = if args.flag("json") {
         format!("{}\n", table.to_json())

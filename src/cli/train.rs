@@ -52,8 +52,12 @@ Options (defaults in brackets):
   --threads N                threads per mini-batch (gradients summed in a fixed order) [2]
   --time-limit SECONDS       start no epoch that would end after this
   --max-rows N               use only the first N usable rows (smoke tests)
+  --max-train-rows N         train on N of the training-side rows, spread evenly (learning
+                             curves: validation stays the whole database's held-out part)
   --beam K                   beam width of the final validation evaluation [16]
   --no-eval                  skip the final validation evaluation
+  --data-report              only read the database: print what happened to its rows (used,
+                             not applicable and rule-violating, with the reasons) and the split
   --quiet                    no progress lines";
 
 const VALUED: &[&str] = &[
@@ -83,6 +87,7 @@ const VALUED: &[&str] = &[
     "threads",
     "time-limit",
     "max-rows",
+    "max-train-rows",
     "beam",
     "members",
 ];
@@ -156,6 +161,10 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         .value("max-rows")
         .map(|_| args.positive("max-rows", 1, usize::MAX))
         .transpose()?;
+    o.max_train_rows = args
+        .value("max-train-rows")
+        .map(|_| args.positive("max-train-rows", 1, usize::MAX))
+        .transpose()?;
     o.eval_beam = args.positive("beam", o.eval_beam, crate::predict::MAX_BEAM_WIDTH)?;
     o.members = args.positive("members", o.members, MAX_MEMBERS)?;
     o.verbose = !args.flag("quiet");
@@ -171,7 +180,7 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         words,
         &Spec {
             valued: VALUED,
-            flags: &["no-eval", "quiet"],
+            flags: &["no-eval", "quiet", "data-report"],
             options_after_positionals: false,
         },
     )?;
@@ -181,6 +190,21 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         )));
     }
     let opts = options(&args)?;
+    if args.flag("data-report") {
+        let prep = train::prepare(&opts)?;
+        say!("{} {} in {}: {}", opts.arch, opts.solver, opts.perf_db.display(), prep.dataset.report.summary());
+        for reason in prep.dataset.report.reasons() {
+            say!("  {reason}");
+        }
+        say!(
+            "split (seed {}): {} train, {} early-stop, {} validation samples",
+            opts.seed,
+            prep.train.len(),
+            prep.early_stop.len(),
+            prep.validation.len()
+        );
+        return Ok(0);
+    }
     let beam = opts.eval_beam;
     let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
         let (info, _) = crate::format::weights::read_info(&files.metadata)?;

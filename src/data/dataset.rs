@@ -2,7 +2,7 @@
 //! parameter sequence samples, with every row that cannot be used counted, and a reproducible
 //! split by geometry (all directions and precisions of one geometry land on the same side).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::perfdb::{self, SolverRows};
@@ -46,9 +46,32 @@ pub struct DataReport {
     pub used_per_source: Vec<usize>,
     /// Rows kept.
     pub used: usize,
+    /// The not-applicable rows by the solver's reason (its `applicable` message with the
+    /// problem's numbers replaced by `N`, so that one rule is one line).
+    pub not_applicable_reasons: BTreeMap<String, usize>,
+    /// The rule-violating rows by the first parameter at which no valid config remains (the
+    /// solver's `param_names`): where in the config the rules reject the tuned value.
+    pub violations_at: BTreeMap<String, usize>,
 }
 
 impl DataReport {
+    /// The reasons behind the not-applicable and rule-violating rows, one per line, most
+    /// frequent first (empty when there are none).
+    pub fn reasons(&self) -> Vec<String> {
+        let mut lines: Vec<(usize, String)> = self
+            .not_applicable_reasons
+            .iter()
+            .map(|(r, &n)| (n, format!("{n} not applicable: {r}")))
+            .chain(
+                self.violations_at
+                    .iter()
+                    .map(|(p, &n)| (n, format!("{n} rule violations, first failing at parameter {p}"))),
+            )
+            .collect();
+        lines.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        lines.into_iter().map(|(_, l)| l).collect()
+    }
+
     /// One line for logs: `13772 rows: 13463 used, 309 not applicable, ...`.
     pub fn summary(&self) -> String {
         let mut s = format!(
@@ -177,12 +200,21 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             report.malformed_params += 1;
             continue;
         };
-        if solver.applicable(target, &row.problem).is_err() {
+        if let Err(e) = solver.applicable(target, &row.problem) {
             report.not_applicable += 1;
+            let reason = match e {
+                Error::NotApplicable { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            *report.not_applicable_reasons.entry(numbers_as_n(&reason)).or_default() += 1;
             continue;
         }
-        if !solver.rules(target, &row.problem).is_valid(&config) {
+        let rules = solver.rules(target, &row.problem);
+        if !rules.is_valid(&config) {
             report.rule_violations += 1;
+            let at = (1..=config.len()).find(|&k| !rules.prefix_valid(&config[..k])).unwrap_or(config.len());
+            let name = solver.param_names().get(at - 1).copied().unwrap_or("(whole config)");
+            *report.violations_at.entry(format!("{at} ({name})")).or_default() += 1;
             continue;
         }
         let record = row.problem.as_stored_in_sqlite();
@@ -221,6 +253,30 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         report,
         data_hash: crate::format::sha256::hex(&h.finish()),
     }
+}
+
+/// `text` with every number that is not part of a word (`gfx90a`, `FP16` stay) replaced by `N`,
+/// so that messages naming a problem's sizes group by rule.
+pub fn numbers_as_n(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<char> = None;
+    // Inside a run of digits: whether it is being replaced (it began after a non-letter).
+    let mut run: Option<bool> = None;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            let replace = *run.get_or_insert(!prev.is_some_and(|p| p.is_alphabetic() || p == '_'));
+            if !replace {
+                out.push(c);
+            } else if prev.is_none_or(|p| !p.is_ascii_digit()) {
+                out.push('N');
+            }
+        } else {
+            run = None;
+            out.push(c);
+        }
+        prev = Some(c);
+    }
+    out
 }
 
 /// The geometry of a problem: everything but direction and precision.
@@ -277,6 +333,13 @@ pub fn three_way_split(samples: &[Sample], val_fraction: f64, es_fraction: f64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_as_n_keeps_words() {
+        assert_eq!(numbers_as_n("C=17 on gfx90a, FP16 needs K % 4 == 0 (1x1)"), "C=N on gfx90a, FP16 needs K % N == N (Nx1)");
+        assert_eq!(numbers_as_n("120 CUs"), "N CUs");
+        assert_eq!(numbers_as_n(""), "");
+    }
     use crate::data::perfdb::TunedRow;
     use crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver as ASM;
 

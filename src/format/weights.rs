@@ -288,6 +288,20 @@ pub fn store_as(files: &WeightsFiles, out_dir: &Path, dtype: safetensors::Dtype)
     Ok(out)
 }
 
+/// Replaces the `validation` figures in a model's metadata JSON (the tensors and their checksum
+/// are untouched), e.g. after evaluating an f16 copy made by [`store_as`].
+pub fn set_validation(files: &WeightsFiles, validation: &serde_json::Value) -> Result<()> {
+    let src = files.metadata.display().to_string();
+    let mut meta: serde_json::Value = serde_json::from_str(&crate::format::read_text(&files.metadata)?)
+        .map_err(|e| Error::format(&src, e.to_string()))?;
+    let Some(m) = meta.as_object_mut() else {
+        return Err(Error::format(&src, "the metadata is not a JSON object".to_string()));
+    };
+    m.insert("validation".into(), validation.clone());
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::format(&src, e.to_string()))?;
+    safetensors::write_bytes_atomic(&files.metadata, format!("{text}\n").as_bytes())
+}
+
 /// Reads and checks the metadata JSON.
 pub fn read_info(path: &Path) -> Result<(WeightsInfo, String)> {
     let text = crate::format::read_text(path)?;

@@ -148,8 +148,11 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     if let Some(n) = opts.max_rows {
         ds.samples.truncate(n);
     }
-    let [train, early_stop, validation] =
+    let [mut train, early_stop, validation] =
         dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+    if let Some(n) = opts.max_train_rows {
+        train = evenly_spread(train, n);
+    }
     if train.is_empty() || early_stop.is_empty() {
         return Err(Error::Database {
             path: opts.perf_db.display().to_string(),
@@ -166,6 +169,28 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         early_stop,
         validation,
     })
+}
+
+/// `n` of `rows` at evenly spaced positions (all of them when there are no more than `n`): a
+/// subset that covers the database's key order (sizes, directions, precisions) the way the whole does.
+pub fn evenly_spread<T>(rows: Vec<T>, n: usize) -> Vec<T> {
+    let len = rows.len();
+    if n >= len {
+        return rows;
+    }
+    let mut next = 0usize;
+    let mut taken = 0usize;
+    rows.into_iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            // Position j of the subset is row j * len / n.
+            (taken < n && i == next).then(|| {
+                taken += 1;
+                next = taken * len / n;
+                r
+            })
+        })
+        .collect()
 }
 
 fn log(opts: &TrainOptions, line: &str) {
@@ -239,6 +264,9 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         opts,
         &format!("data: {} ({})", opts.perf_db.display(), prep.dataset.report.summary()),
     );
+    for reason in prep.dataset.report.reasons() {
+        log(opts, &format!("  {reason}"));
+    }
     let transform = FeatureTransform::fit(prep.train.iter().map(|s| tunable.features(&s.problem)));
     let seq_len = tunable.param_names().len();
     let tokens = TokenTable::from_samples(&prep.train, seq_len);
@@ -323,6 +351,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         },
         "seed": opts.seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
         "max_rows": opts.max_rows,
+        "max_train_rows": opts.max_train_rows,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
                     "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "weight_decay": opts.weight_decay, "lr_patience": opts.lr_patience, "patience": opts.patience,
@@ -613,6 +642,16 @@ pub fn member_seed(seed: u64, k: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn evenly_spread_takes_evenly_spaced_rows() {
+        // Row j of the subset is j * len / n: 0, 10/3 = 3, 20/3 = 6.
+        assert_eq!(evenly_spread((0..10).collect(), 3), vec![0, 3, 6]);
+        assert_eq!(evenly_spread((0..7).collect(), 7), (0..7).collect::<Vec<_>>());
+        assert_eq!(evenly_spread((0..4).collect(), 9), vec![0, 1, 2, 3]);
+        assert_eq!(evenly_spread((0..5).collect(), 0), Vec::<i32>::new());
+        assert_eq!(evenly_spread((0..100).collect(), 4), vec![0, 25, 50, 75]);
+    }
 
     fn two_weights(a: f32, b: f32) -> AttentionParams {
         let config = AttentionConfig {

@@ -54,6 +54,9 @@ pub struct TrainOptions {
     pub threads: usize,
     /// Use only the first N usable rows (smoke tests).
     pub max_rows: Option<usize>,
+    /// Train on N of the training-side rows, spread evenly over them (learning curves: the
+    /// validation and early-stop geometries stay those of the whole database).
+    pub max_train_rows: Option<usize>,
     /// Stop starting new epochs after this many seconds.
     pub time_limit_s: Option<f64>,
     /// Continue from this checkpoint.
@@ -92,6 +95,7 @@ impl TrainOptions {
             early_stop_fraction: 0.1,
             threads: 2,
             max_rows: None,
+            max_train_rows: None,
             time_limit_s: None,
             resume: None,
             members: 1,

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The README's table of supported GPUs x solvers, generated from the models themselves.
+
+Every tuneinfer model in weights/ (`{arch}_{solver}.json` beside its `.safetensors`) is one row,
+with the held-out validation figures its trainer stored in the JSON's "validation" field (null
+for a model trained with nothing held out); MIOpen's own KernelTuningNet models, which MIOpen
+installs and tuneinfer runs (not part of this repository), follow as fixed rows.
+
+    tools/support_table.py            # print the table (markdown)
+    tools/support_table.py --write    # replace the table between the README's markers
+    tools/support_table.py --check    # exit 1 when the README's table differs from weights/
+
+The table sits in README.md between `<!-- support-table:begin -->` and
+`<!-- support-table:end -->`.
+"""
+
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BEGIN = "<!-- support-table:begin (tools/support_table.py --write) -->"
+END = "<!-- support-table:end -->"
+
+# GPUs of a MIOpen database name (`{arch}_{CUs}`, above 64 CUs `{arch}{CUs in hex}`): a model of
+# ours serves the CU count of the database it was trained on; MIOpen's serve every CU count.
+GPUS = {
+    "gfx900_56": "Vega 56",
+    "gfx906_60": "MI50, Radeon VII",
+    "gfx906_64": "MI60",
+    "gfx908": "MI100",
+    "gfx90a": "MI210, MI250X",
+    "gfx942": "MI300X, MI300A",
+    "gfx942130": "MI300X",
+    "gfx1030_36": "Radeon RX 6000",
+}
+
+# MIOpen's KTN models (installed by MIOpen in share/miopen/db; here ../shared/miopen/models):
+# (arch, solver). tuneinfer reproduces their embedded test vectors and MIOpen's documented
+# answers; MIOpen publishes no held-out figures for them.
+MIOPEN_MODELS = [
+    ("gfx908", "ConvAsm1x1U"),
+    ("gfx90a", "ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops"),
+    ("gfx942", "ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops"),
+]
+
+
+def base_arch(arch):
+    """gfx906_64 -> gfx906; gfx942 -> gfx942."""
+    return arch.split("_")[0]
+
+
+def method(validation, prefix):
+    for m in validation.get("methods", []):
+        if m.get("kind") is None and m.get("method", "").startswith(prefix):
+            return m
+    return None
+
+
+def pct(m, field):
+    return "-" if m is None or m.get(field) is None else f"{m[field]:.1f}"
+
+
+def rows():
+    out = []
+    for path in sorted((ROOT / "weights").glob("*.json")):
+        meta = json.loads(path.read_text())
+        if "arch" not in meta or "solver" not in meta:
+            continue
+        arch, solver = meta["arch"], meta["solver"]
+        training = meta.get("training") or {}
+        dbs = [training.get("perf_db")] + list(training.get("older_perf_dbs") or [])
+        trained = " + ".join(f"`{d}`" for d in dbs if d)
+        db = (training.get("perf_db") or "").split(".")[0]
+        gpu = GPUS.get(db) or GPUS.get(arch, "")
+        shown = f"`{arch}`, `{db}`" if db and db != arch else f"`{arch}`"
+        v = meta.get("validation")
+        members = meta.get("members")
+        if v is None:
+            figures = ["none held out (the recipe's: [docs/training.md](docs/training.md))", "-", "-", "-", "-"]
+        else:
+            greedy = method(v, "model, greedy")
+            beam = method(v, "model, beam")
+            nn = method(v, "nearest neighbour")
+            default = method(v, "MIOpen static default")
+            problems = (beam or greedy or {}).get("problems", v.get("problems"))
+            figures = [
+                f"{problems:,}" if isinstance(problems, int) else "-",
+                f"{pct(greedy, 'exact_pct')} / {pct(beam, 'exact_pct')}",
+                pct(beam, "top16_pct"),
+                pct(nn, "exact_pct"),
+                pct(default, "exact_pct"),
+            ]
+        out.append(
+            (base_arch(arch), arch, solver)
+            + (f"{shown} ({gpu})" if gpu else shown, f"`{solver}`", f"tuneinfer's, {members} members, {trained}")
+            + tuple(figures)
+        )
+    for arch, solver in MIOPEN_MODELS:
+        gpu = GPUS.get(arch, "")
+        out.append(
+            (arch, arch, solver)
+            + (f"`{arch}` ({gpu})", f"`{solver}`", "MIOpen's KTN, installed with MIOpen")
+            + ("none published (MIOpen's test vectors reproduced)", "-", "-", "-", "-")
+        )
+    order = {a: i for i, a in enumerate(["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030"])}
+    out.sort(key=lambda r: (order.get(r[0], 99), r[1], r[2]))
+    return [r[3:] for r in out]
+
+
+def table():
+    head = (
+        "| GPU (`--arch`) | solver | model, trained on | held-out problems | exact % greedy / beam 16 "
+        "| top-16 % | nearest neighbour exact % | MIOpen default exact % |"
+    )
+    lines = [head, "|" + "---|" * 8]
+    lines += ["| " + " | ".join(r) + " |" for r in rows()]
+    return "\n".join(lines)
+
+
+def replaced(text):
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        sys.exit(f"README.md has no {BEGIN} ... {END} markers")
+    return text[: start + len(BEGIN)] + "\n" + table() + "\n" + text[end:]
+
+
+def main():
+    arg = sys.argv[1] if len(sys.argv) > 1 else ""
+    if arg == "--write":
+        README.write_text(replaced(README.read_text()))
+    elif arg == "--check":
+        text = README.read_text()
+        if replaced(text) != text:
+            print("README.md's support table differs from weights/: run tools/support_table.py --write")
+            sys.exit(1)
+        print("README.md's support table matches weights/")
+    elif arg in ("", "--print"):
+        print(table())
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
