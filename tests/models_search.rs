@@ -127,6 +127,23 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
         let id = (words.next(), words.next(), words.next());
         assert!(seen.insert(id), "listed twice: {l}\n{listing}");
     }
+    // Run from another checkout (its own weights/ beside the binary's): still once, the
+    // other copy named under it.
+    let other = temp_dir("other-checkout");
+    std::fs::create_dir_all(other.join("weights")).unwrap();
+    for ext in ["safetensors", "json"] {
+        let name = format!("gfx906_ConvAsm1x1U.{ext}");
+        std::fs::copy(weights_dir().join(&name), other.join("weights").join(&name)).unwrap();
+    }
+    let listing = stdout_of(&run_in(&other, &["info"]));
+    let lines = model_lines(&listing);
+    let ours: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(" ConvAsm1x1U ") && l.starts_with("  gfx906 "))
+        .collect();
+    assert_eq!(ours.len(), 1, "{listing}");
+    assert!(listing.contains("also in weights (not used"), "{listing}");
+    let _ = std::fs::remove_dir_all(other);
     // With MIOpen's models: both kinds, each once; a copy of one of ours in the flag directory
     // is the one used, the weights/ one listed as a copy under it.
     let flag = temp_dir("info");
