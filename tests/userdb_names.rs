@@ -402,6 +402,18 @@ fn userdb_names_the_file_as_miopen_reads_it() {
         &[],
     ));
     assert!(out.contains("gfx942_xnack130.HIP.3_2_0_.udb.txt"), "{out}");
+    // No database there: the suffix of the MIOpen installed under $ROCM_PATH.
+    let empty = temp_dir("cli-empty");
+    let rocm = temp_dir("cli-rocm");
+    write_headers(&rocm, "3", "2", "0", "36bb7fd4a-dirty", None);
+    let out = stdout_of(&userdb_cli(
+        &["--arch", "gfx906_60", "--out", empty.to_str().unwrap()],
+        &[("ROCM_PATH", rocm.as_path())],
+        &[],
+    ));
+    assert!(out.contains("gfx906_60.HIP.3_2_0_36bb7fd4a-dirty.udb.txt"), "{out}");
+    let _ = std::fs::remove_dir_all(empty);
+    let _ = std::fs::remove_dir_all(rocm);
     // A bare version is refused, saying what to give.
     let o = userdb_cli(
         &["--arch", "gfx906_60", "--out", d, "--miopen-version", "3.2.0"],
