@@ -347,7 +347,7 @@ pub fn resolve_suffix(given: Option<&str>, dir: &Path, basename: &str, roots: &[
         [one] => {
             return Ok(Suffix {
                 suffix: one.clone(),
-                source: format!("the user databases MIOpen wrote in {}", dir.display()),
+                source: format!("the user databases already in {}", dir.display()),
             })
         }
         [] => {}
