@@ -56,6 +56,12 @@ fn the_suffix_is_taken_from_miopens_find_database_in_the_directory() {
         naming::resolve_suffix(None, &dir2, "gfx1030_20", &[]).unwrap().suffix,
         "HIP.3_2_0_"
     );
+    // A --miopen-version other than the directory's: taken, with a note saying so.
+    let given = naming::resolve_suffix(Some("HIP.3_3_0_4f7e1c2"), &dir2, "gfx1030_20", &[]).unwrap();
+    assert_eq!(given.suffix, "HIP.3_3_0_4f7e1c2");
+    assert!(given.note.is_some_and(|n| n.contains("HIP.3_2_0_")));
+    let given = naming::resolve_suffix(Some("HIP.3_2_0_"), &dir2, "gfx1030_20", &[]).unwrap();
+    assert_eq!(given.note, None);
     // Two MIOpen versions' files and no installed MIOpen to choose: an error naming both.
     touch(&dir2.join("gfx1030_20.HIP.3_3_0_4f7e1c2.ufdb.txt"));
     let e = naming::resolve_suffix(None, &dir2, "gfx1030_20", &[])

@@ -173,11 +173,8 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         Format::Sqlite => String::new(),
         Format::Text => {
             let found = userdb::naming::resolve_suffix(version, &dir, &basename, &userdb::naming::rocm_roots())?;
-            if found.source != "--miopen-version" {
-                eprintln!(
-                    "note: MIOpen's version suffix {} taken from {}",
-                    found.suffix, found.source
-                );
+            if let Some(note) = &found.note {
+                eprintln!("note: {note}");
             }
             found.suffix
         }

@@ -324,8 +324,18 @@ fn literal_at(buf: &[u8], dot: usize) -> Option<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suffix {
     pub suffix: String,
-    /// Where it came from, for the summary (`--miopen-version`, `{file} in {dir}`, a header).
+    /// Where it came from (`--miopen-version`, the databases in the directory, a header).
     pub source: String,
+    /// What the user should know: where a suffix not given came from, or that the directory
+    /// holds another MIOpen version's databases than the one given.
+    pub note: Option<String>,
+}
+
+impl Suffix {
+    fn found(suffix: String, source: String) -> Suffix {
+        let note = Some(format!("MIOpen's version suffix {suffix} taken from {source}"));
+        Suffix { suffix, source, note }
+    }
 }
 
 /// The suffix of the text user database of `basename` in `dir`: `given` (`--miopen-version`)
@@ -336,31 +346,42 @@ pub struct Suffix {
 /// installed MIOpen's is one of them.
 pub fn resolve_suffix(given: Option<&str>, dir: &Path, basename: &str, roots: &[PathBuf]) -> Result<Suffix> {
     if let Some(v) = given {
+        let suffix = suffix_from_version(v, basename)?;
+        let there = existing_suffixes(dir, basename)?;
+        let note = (!there.is_empty() && !there.contains(&suffix)).then(|| {
+            format!(
+                "{} holds user databases of {basename} with the suffix {} only, not {suffix}: \
+                 MIOpen reads the file of its own version alone; check --miopen-version",
+                dir.display(),
+                there.join(", ")
+            )
+        });
         return Ok(Suffix {
-            suffix: suffix_from_version(v, basename)?,
+            suffix,
             source: "--miopen-version".into(),
+            note,
         });
     }
     let found = existing_suffixes(dir, basename)?;
     let installed = || roots.iter().find_map(|r| installed_suffix(r));
     match found.as_slice() {
         [one] => {
-            return Ok(Suffix {
-                suffix: one.clone(),
-                source: format!("the user databases already in {}", dir.display()),
-            })
+            return Ok(Suffix::found(
+                one.clone(),
+                format!("the user databases already in {}", dir.display()),
+            ))
         }
         [] => {}
         many => {
             if let Some((suffix, from)) = installed().filter(|(s, _)| many.contains(s)) {
-                return Ok(Suffix {
+                return Ok(Suffix::found(
                     suffix,
-                    source: format!(
+                    format!(
                         "the installed MIOpen ({}), one of several in {}",
                         from.display(),
                         dir.display()
                     ),
-                });
+                ));
             }
             return Err(Error::Usage(format!(
                 "user databases of several MIOpen versions for {basename} in {}: {}; choose the \
@@ -372,10 +393,10 @@ pub fn resolve_suffix(given: Option<&str>, dir: &Path, basename: &str, roots: &[
         }
     }
     if let Some((suffix, from)) = installed() {
-        return Ok(Suffix {
+        return Ok(Suffix::found(
             suffix,
-            source: format!("the installed MIOpen ({})", from.display()),
-        });
+            format!("the installed MIOpen ({})", from.display()),
+        ));
     }
     let searched: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
     Err(Error::Usage(format!(
