@@ -72,7 +72,7 @@ fn the_suffix_is_taken_from_miopens_find_database_in_the_directory() {
     let rocm = temp_dir("ufdb-rocm");
     write_headers(&rocm, "3", "3", "0", "4f7e1c2", None);
     assert_eq!(
-        naming::resolve_suffix(None, &dir2, "gfx1030_20", &[rocm.clone()])
+        naming::resolve_suffix(None, &dir2, "gfx1030_20", std::slice::from_ref(&rocm))
             .unwrap()
             .suffix,
         "HIP.3_3_0_4f7e1c2"
@@ -292,7 +292,7 @@ fn the_default_directory_follows_miopens_rules() {
         Some(0xef53)
     };
     naming::user_db_dir(&env(None, Some(home.to_str().unwrap()), tmp, &record));
-    assert_eq!(*asked.borrow(), [home.clone()]);
+    assert_eq!(*asked.borrow(), std::slice::from_ref(&home));
     // MIOPEN_USER_DB_PATH is taken as it is (every `~` replaced by home), network or not.
     let nfs = |_: &Path| Some(0x6969u64);
     assert_eq!(
