@@ -24,12 +24,31 @@ pub enum LoadedModel {
     Ktn(Box<KtnModel>),
 }
 
-/// Finds and loads the model of `solver` on `arch` in `dirs` (see the module documentation for
-/// the order). Errors: the first model found does not load, is incomplete or its vocabulary does
-/// not suit the solver (naming the file); [`Error::ModelNotFound`] when no directory holds one;
-/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch` (the solver's rules
-/// exist for MIOpen's arches only, so no model of ours could serve there either).
-pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
+/// Where the model of one (arch, solver) is, found by [`locate`] (nothing loaded yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// tuneinfer's own model: its files and the arch it was saved for (`gfx906_60`, or the
+    /// plain arch when its training database was that very one).
+    Attention(WeightsFiles, String),
+    /// MIOpen's KTN model.
+    Ktn(ModelFiles),
+}
+
+impl Located {
+    /// The file that names the model (the `.safetensors`, or the KTN encoder).
+    pub fn main_file(&self) -> &std::path::Path {
+        match self {
+            Located::Attention(files, _) => &files.tensors,
+            Located::Ktn(files) => &files.encoder,
+        }
+    }
+}
+
+/// Finds the model of `solver` on `arch` in `dirs` without loading it (see the module
+/// documentation for the order; [`find_and_load`] loads what this finds). Errors:
+/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch`; a KTN model with
+/// a file missing (naming it); [`Error::ModelNotFound`] when no directory holds one.
+pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Located> {
     // A MIOpen database name (`gfx906_64`) selects our models trained for that CU count
     // (`gfx906_64_{solver}`), or the arch's (`gfx906_{solver}`) when those were trained on that
     // very database; MIOpen's KTN models are per arch.
@@ -49,18 +68,16 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         // A model with a file missing is here too: loading it names the missing file.
         let ours = WeightsFiles::in_dir(dir, arch, solver.name());
         if ours.tensors.exists() || ours.metadata.exists() {
-            return Ok(LoadedModel::Attention(Box::new(load_weights(&ours, arch, solver)?)));
+            return Ok(Located::Attention(ours, arch.to_string()));
         }
         if compute_units.is_some() {
             let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
             if arch_wide.metadata.is_file() && trained_on(&arch_wide, arch) {
-                return Ok(LoadedModel::Attention(Box::new(load_weights(
-                    &arch_wide, base, solver,
-                )?)));
+                return Ok(Located::Attention(arch_wide, base.to_string()));
             }
         }
         if let Some(files) = ktn_files_in(dir, base, model_name)? {
-            return Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?)));
+            return Ok(Located::Ktn(files));
         }
     }
     Err(Error::ModelNotFound {
@@ -70,6 +87,66 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
         ],
         searched: dirs.to_vec(),
     })
+}
+
+/// Finds and loads the model of `solver` on `arch` in `dirs` ([`locate`], then the load).
+/// Errors: those of [`locate`]; the model found does not load, is incomplete or its vocabulary
+/// does not suit the solver (naming the file).
+pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
+    match locate(arch, solver, dirs)? {
+        Located::Attention(files, saved_for) => Ok(LoadedModel::Attention(Box::new(load_weights(
+            &files, &saved_for, solver,
+        )?))),
+        Located::Ktn(files) => Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?))),
+    }
+}
+
+/// The directories searched for models, in order: `--models DIR` (searched first; it adds to
+/// the search, never replaces it), `$TUNEINFER_MODELS`, the project's `weights/` (the crate's,
+/// then the current directory's), then MIOpen's models where MIOpen reads them
+/// (`src/db_path.cpp.in`, `GetSystemDbPath`: `$MIOPEN_SYSTEM_DB_PATH`, else the install's
+/// `share/miopen/db`: under `$ROCM_PATH`, then `/opt/rocm`). A directory is listed once
+/// (the same directory by two names, e.g. `./weights` inside the checkout, too).
+pub fn search_dirs(flag: Option<&std::path::Path>) -> Vec<PathBuf> {
+    let env_dir = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    dirs.extend(flag.map(|f| f.to_path_buf()));
+    dirs.extend(env_dir("TUNEINFER_MODELS"));
+    dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights"));
+    dirs.push(PathBuf::from("weights"));
+    dirs.extend(env_dir("MIOPEN_SYSTEM_DB_PATH"));
+    dirs.extend(env_dir("ROCM_PATH").map(|r| r.join("share/miopen/db")));
+    dirs.push(PathBuf::from("/opt/rocm/share/miopen/db"));
+    dedup_dirs(dirs)
+}
+
+/// [`search_dirs`] for a command line's `--models DIR`, which must be a directory (a
+/// mistyped one is an error, not a silent fall-back to the other directories).
+pub fn model_dirs(flag: Option<&std::path::Path>) -> Result<Vec<PathBuf>> {
+    if let Some(dir) = flag {
+        if !dir.is_dir() {
+            return Err(Error::ModelNotFound {
+                looked_for: vec!["models (--models names no directory)".into()],
+                searched: vec![dir.to_path_buf()],
+            });
+        }
+    }
+    Ok(search_dirs(flag))
+}
+
+/// `dirs` with each directory once, in order: two names of one directory (a relative and an
+/// absolute path, a link) count as one.
+pub fn dedup_dirs(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    for d in dirs {
+        let key = d.canonicalize().unwrap_or_else(|_| d.clone());
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// Was our model in `files` trained on the database named `db_name` (its metadata's

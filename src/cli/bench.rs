@@ -9,7 +9,6 @@ use crate::engine::{DeviceChoice, Engine, Precision};
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction};
 use crate::problem::ConvProblem;
-use crate::seq2seq::default_model_dirs;
 
 /// Most generated problems `--problems` may ask for (each costs memory on the host and device).
 const MAX_PROBLEMS: usize = 10_000_000;
@@ -77,7 +76,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     }
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
-    let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
+    let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     // None: the loaded model's default decoding (`--decode auto`).
     let forced_mode = match (args.value("beam"), args.value("decode")) {
         (Some(_), Some(_)) => {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
 use crate::format::weights;
-use crate::seq2seq::default_model_dirs;
 use crate::train::{self, TrainOptions};
 
 const HELP: &str = "\
@@ -29,8 +28,8 @@ Options:
                       --perf-db's)
   --arch ARCH         [gfx906]
   --solver NAME       [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
-  --models DIR        where {arch}_{solver}.safetensors/.json live (default search order:
-                      $TUNEINFER_MODELS, the project's weights/, ./weights)
+  --models DIR        where {arch}_{solver}.safetensors/.json live, searched first (then:
+                      $TUNEINFER_MODELS, the project's weights/, ./weights, MIOpen's)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
                       [$TUNEINFER_MODELS, ../shared/miopen/models]
   --second-run FILE   another tuning run of the same GPU (e.g. history/gfx942130.2024-12.db.txt.bz2)
@@ -75,7 +74,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
-    let dirs: Vec<PathBuf> = default_model_dirs(args.value("models").map(Path::new));
+    let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
         looked_for: vec![crate::error::weights_pattern(arch, solver.name())],
         searched: dirs.clone(),

@@ -6,14 +6,18 @@ use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
 use crate::format::weights::{self, WeightsFiles};
 use crate::models;
-use crate::seq2seq::{default_model_dirs, find_model_files, KtnModel};
+use crate::seq2seq::{find_model_files, KtnModel};
 use crate::solvers;
 
 const HELP: &str = "\
 Usage: tuneinfer info [--models DIR]
 
 Prints the Vulkan adapters (backend, driver, the limits and features the GPU engine uses),
-which one each --device choice would use, and the models found in the model directories.";
+which one each --device choice would use, and every model found, tuneinfer's and MIOpen's
+together, each once: the directory predict takes it from, the solvers that use it, and
+whether it loads. --models DIR is searched first, before the default directories
+($TUNEINFER_MODELS, weights/, $MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH/share/miopen/db,
+/opt/rocm/share/miopen/db).";
 
 pub(super) fn info(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -33,63 +37,133 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     }
     say!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
     print_gpu()?;
-    say!("models:");
-    let dirs = default_model_dirs(args.value("models").map(Path::new));
-    let mut any = false;
-    for dir in &dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        let mut found: Vec<(String, &str)> = entries
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter_map(|n| {
-                if let Some(stem) = n.strip_suffix("_encoder.ktn.model") {
-                    Some((stem.to_string(), "MIOpen KTN"))
-                } else {
-                    let stem = n.strip_suffix(".safetensors")?;
-                    dir.join(format!("{stem}.json"))
-                        .is_file()
-                        .then(|| (stem.to_string(), "tuneinfer attention"))
-                }
-            })
-            .collect();
-        found.sort();
-        for (name, kind) in found {
-            any = true;
-            // `{arch}_{model}`, the arch possibly a database name with its CU count (`gfx906_64`).
-            let (arch, model) = split_model_file_name(&name);
-            // KTN files are named after the model, which several solvers may share.
-            let users: Vec<&str> = solvers::all()
-                .into_iter()
-                .filter(|s| s.name() == model || s.model_name(arch).is_ok_and(|m| m == model))
-                .map(|s| s.name())
-                .collect();
-            let used_by = if users.is_empty() {
-                "no solver uses it".to_string()
+    let dirs = models::model_dirs(args.value("models").map(Path::new))?;
+    list_models(&dirs)?;
+    Ok(0)
+}
+
+/// One model file set found in a model directory.
+struct Listed {
+    arch: String,
+    model: String,
+    kind: &'static str,
+    dir: std::path::PathBuf,
+    /// The file that names it (the `.safetensors`, or the KTN encoder).
+    file: std::path::PathBuf,
+}
+
+/// Lists every model of the search directories once, tuneinfer's and MIOpen's together, sorted
+/// by arch and model: the directory it is taken from (the first that has it: `predict` uses
+/// that one), the solvers that use it, copies in later directories, and whether it loads.
+fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
+    let searched: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            if d.is_dir() {
+                d.display().to_string()
             } else {
-                users.join(", ")
-            };
-            say!("  {arch:8} {model:34} {kind:20} {used_by}  ({})", dir.display());
-            // Listed by name; loading them as their solver would (with its vocabulary check)
-            // says whether they are usable.
-            let solver = users.first().and_then(|name| solvers::by_name(name).ok());
-            let one_dir = std::slice::from_ref(dir);
-            let loaded = match (kind == "MIOpen KTN", solver) {
-                (true, Some(s)) => {
-                    find_model_files(one_dir, arch, model).and_then(|f| models::load_ktn(&f, s).map(|_| ()))
-                }
-                (true, None) => KtnModel::find_and_load(one_dir, arch, model).map(|_| ()),
-                (false, Some(s)) => models::load_weights(&WeightsFiles::in_dir(dir, arch, model), arch, s).map(|_| ()),
-                (false, None) => weights::load(&WeightsFiles::in_dir(dir, arch, model), arch, model).map(|_| ()),
-            };
-            if let Err(e) = loaded {
-                say!("           not loadable: {e}");
+                format!("{} (does not exist)", d.display())
             }
+        })
+        .collect();
+    say!("models (searched in this order: {}):", searched.join(", "));
+    let mut all: Vec<Listed> = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
+        names.sort();
+        for n in names {
+            let found = if let Some(stem) = n.strip_suffix("_encoder.ktn.model") {
+                Some((stem.to_string(), "MIOpen KTN"))
+            } else {
+                n.strip_suffix(".safetensors")
+                    .filter(|stem| dir.join(format!("{stem}.json")).is_file())
+                    .map(|stem| (stem.to_string(), "tuneinfer attention"))
+            };
+            let Some((stem, kind)) = found else { continue };
+            // `{arch}_{model}`, the arch possibly a database name with its CU count (`gfx906_64`).
+            let (arch, model) = split_model_file_name(&stem);
+            all.push(Listed {
+                arch: arch.to_string(),
+                model: model.to_string(),
+                kind,
+                dir: dir.clone(),
+                file: dir.join(&n),
+            });
         }
     }
-    if !any {
-        let searched: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        say!("  none found (searched: {})", searched.join(", "));
+    if all.is_empty() {
+        say!("  none found");
+        return Ok(());
     }
-    Ok(0)
+    // Sorted by arch and model; for one (arch, model, kind), the directories in search order.
+    let position = |d: &std::path::PathBuf| dirs.iter().position(|x| x == d).unwrap_or(usize::MAX);
+    all.sort_by(|a, b| {
+        (&a.arch, &a.model, a.kind, position(&a.dir)).cmp(&(&b.arch, &b.model, b.kind, position(&b.dir)))
+    });
+    let widths = (
+        all.iter().map(|e| e.arch.len()).max().unwrap_or(0),
+        all.iter().map(|e| e.model.len()).max().unwrap_or(0),
+    );
+    let mut i = 0;
+    while i < all.len() {
+        let first = &all[i];
+        let mut j = i + 1;
+        while j < all.len() && (&all[j].arch, &all[j].model, all[j].kind) == (&first.arch, &first.model, first.kind) {
+            j += 1;
+        }
+        describe(first, &all[i + 1..j], dirs, widths)?;
+        i = j;
+    }
+    Ok(())
+}
+
+/// One line (and notes) of [`list_models`].
+fn describe(entry: &Listed, copies: &[Listed], dirs: &[std::path::PathBuf], (aw, mw): (usize, usize)) -> Result<()> {
+    let (arch, model, kind, dir) = (entry.arch.as_str(), entry.model.as_str(), entry.kind, &entry.dir);
+    // KTN files are named after the model, which several solvers may share.
+    let candidates: Vec<&'static dyn solvers::Solver> = solvers::all()
+        .into_iter()
+        .filter(|s| s.name() == model || s.model_name(arch).is_ok_and(|m| m == model))
+        .collect();
+    // The solvers that take this very file, as predict searches; the others take another first.
+    let mut users = Vec::new();
+    let mut others = Vec::new();
+    for s in &candidates {
+        match models::locate(arch, *s, dirs) {
+            Ok(found) if found.main_file() == entry.file => users.push(s.name()),
+            Ok(found) => others.push(format!("{} uses {}", s.name(), found.main_file().display())),
+            Err(_) => {}
+        }
+    }
+    let used_by = match (users.is_empty(), candidates.is_empty()) {
+        (false, _) => users.join(", "),
+        (true, true) => "no solver uses it".to_string(),
+        (true, false) => "not used".to_string(),
+    };
+    say!("  {arch:aw$} {model:mw$} {kind:19} {used_by}  ({})", dir.display());
+    for other in others {
+        say!("      not used: {other}");
+    }
+    for copy in copies {
+        say!(
+            "      also in {} (not used: the first directory wins)",
+            copy.dir.display()
+        );
+    }
+    // Loading it as its solver would (with its vocabulary check) says whether it is usable.
+    let solver = candidates.first().copied();
+    let one_dir = std::slice::from_ref(dir);
+    let loaded = match (kind == "MIOpen KTN", solver) {
+        (true, Some(s)) => find_model_files(one_dir, arch, model).and_then(|f| models::load_ktn(&f, s).map(|_| ())),
+        (true, None) => KtnModel::find_and_load(one_dir, arch, model).map(|_| ()),
+        (false, Some(s)) => models::load_weights(&WeightsFiles::in_dir(dir, arch, model), arch, s).map(|_| ()),
+        (false, None) => weights::load(&WeightsFiles::in_dir(dir, arch, model), arch, model).map(|_| ()),
+    };
+    if let Err(e) = loaded {
+        say!("      not loadable: {e}");
+    }
+    Ok(())
 }
 
 /// `gfx906_ConvAsm1x1U` -> (gfx906, ConvAsm1x1U); `gfx906_64_ConvAsm1x1U` -> (gfx906_64,

@@ -10,7 +10,6 @@ use crate::engines::{Engines, LoadOptions, SolverAnswer, SolverChoice};
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::{parse_line, ConvProblem, InputLine};
-use crate::seq2seq::default_model_dirs;
 
 const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
                      gfx906 and gfx900 models of ConvAsm1x1U and ConvAsmBwdWrW1x1 in weights/)
@@ -20,10 +19,13 @@ const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model
                      ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
                      gfx90a/gfx942, NHWC, FP32/FP16); 'all': every solver with a model on
                      --arch that applies to the problem, each with its default decoding
-  --models DIR       where the models live: tuneinfer's {arch}_{solver}.safetensors + .json
-                     or MIOpen's {arch}_{model}_*.ktn.model (e.g. ../shared/miopen/models
-                     for gfx908); default search order: $TUNEINFER_MODELS, the project's
-                     weights/, ./weights, /opt/rocm/share/miopen/db
+  --models DIR       a directory of models searched first, before the default ones
+                     (it adds to them, never hides them): tuneinfer's
+                     {arch}_{solver}.safetensors + .json or MIOpen's
+                     {arch}_{model}_*.ktn.model (e.g. ../shared/miopen/models for gfx908);
+                     default search order: $TUNEINFER_MODELS, the project's weights/,
+                     ./weights, $MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH/share/miopen/db,
+                     /opt/rocm/share/miopen/db; the first directory with a model wins
   --decode auto      the default: MIOpen's own answer (its greedy walk) for MIOpen's models,
                      the best of a constrained beam of 6 for tuneinfer's
   --decode miopen    MIOpen's greedy walk; on failure the solver's static default
@@ -164,7 +166,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     Ok(Settings {
         arch: args.value("arch").unwrap_or(super::DEFAULT_ARCH),
         solver: SolverChoice::parse(args.value("solver").unwrap_or("ConvAsm1x1U")),
-        dirs: default_model_dirs(args.value("models").map(Path::new)),
+        dirs: crate::models::model_dirs(args.value("models").map(Path::new))?,
         mode,
         compute_units,
         device: DeviceChoice::parse(args.value("device").unwrap_or("auto"))?,

@@ -11,7 +11,6 @@ use crate::engines::{Engines, LoadOptions, SolverChoice};
 use crate::error::{Error, Result};
 use crate::predict::Source;
 use crate::problem::ConvProblem;
-use crate::seq2seq::default_model_dirs;
 use crate::userdb::{self, Entry, Format};
 
 const HELP: &str = "\
@@ -26,18 +25,22 @@ predicted once. Nothing already in the database is lost or reordered.
 
 Options:
   --arch ARCH          the GPU, as MIOpen names its databases: gfx906_60, gfx900_56,
-                       gfx942130 (above 64 CUs the count in hex), or an arch with --cu
+                       gfx942130 (above 64 CUs the count in hex), gfx942_xnacke4 (xnack
+                       on), or an arch (gfx942, gfx942:sramecc+:xnack+) with --cu
   --cu N               compute units (rocminfo's 'Compute Unit'), with a plain --arch
   --input FILE|-       the log or problem list (default: - = stdin)
   --solver NAME|all    the solvers to predict for (default: all)
   --format text|sqlite text (default; MIOpen's default build: {basename}.{version}.udb.txt)
                        or sqlite ({basename}_1.1.0.udb, MIOpen built with
                        MIOPEN_USE_SQLITE_PERFDB)
-  --miopen-version V   the version part of the text file's name, as the MIOpen in use names
-                       its user databases: 3.2.0 (becomes HIP.3_2_0) or e.g.
-                       HIP.3_2_0_f6d4a1c; default: taken from the one {basename}.*.udb.txt
-                       already in the directory
-  --out DIR            the directory (default: $MIOPEN_USER_DB_PATH, else ~/.config/miopen)
+  --miopen-version S   the suffix of the text file's name, whole, as the MIOpen in use names
+                       its user databases: HIP.3_2_0_36bb7fd4a-dirty, HIP.3_2_0_ (a bare
+                       3.2.0 names no file a release MIOpen reads); default: taken from the
+                       user databases MIOpen wrote in the directory ({basename}.*.udb.txt,
+                       .ufdb.txt), else from the MIOpen under $ROCM_PATH or /opt/rocm
+  --out DIR            the directory (default: MIOpen's: $MIOPEN_USER_DB_PATH, else
+                       ~/.config/miopen, or the temp directory when that is on NFS, Lustre,
+                       Ceph, SMB or AFS; with HOME unset or /, /tmp/.config/miopen)
   --replace            replace the parameters of (problem, solver) entries already in the
                        database (default: keep them)
   --system-db FILE|none
@@ -51,7 +54,7 @@ Options:
   --dry-run            print what would be written, write nothing
   --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
                        (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
-  --models DIR         where the models live (default: as predict)
+  --models DIR         a directory of models searched first (as predict)
   --device D           auto (default), gpu or cpu
   --precision P        f32 (default) or f16 (GPU)
   --threads N          worker threads (default: all cores)
@@ -123,8 +126,8 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .into(),
         )
     })?;
-    let (db_id, arch) = split_features(arch_text)?;
-    let (base, cu_in_name) = crate::solvers::split_db_name(arch);
+    let gpu = userdb::naming::parse_arch(arch_text)?;
+    let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
         (Some(n), None) => n,
         (None, Some(_)) => args.positive("cu", 1, 65_536)? as u32,
@@ -140,12 +143,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         (None, None) => {
             // An example in MIOpen's spelling for a usual GPU of the arch.
             let example = match base.to_ascii_lowercase().as_str() {
-                "gfx942" | "gfx940" | "gfx941" => userdb::db_basename(base, 304),
-                "gfx90a" => userdb::db_basename(base, 104),
-                "gfx908" => userdb::db_basename(base, 120),
-                "gfx900" => userdb::db_basename(base, 56),
-                "gfx1030" => userdb::db_basename(base, 36),
-                _ => userdb::db_basename(base, 60),
+                "gfx942" | "gfx940" | "gfx941" => userdb::db_basename(&gpu.db_id, 304),
+                "gfx90a" => userdb::db_basename(&gpu.db_id, 104),
+                "gfx908" => userdb::db_basename(&gpu.db_id, 120),
+                "gfx900" => userdb::db_basename(&gpu.db_id, 56),
+                "gfx1030" => userdb::db_basename(&gpu.db_id, 36),
+                _ => userdb::db_basename(&gpu.db_id, 60),
             };
             return Err(Error::Usage(format!(
                 "--arch {arch_text}: name the compute units too (the file MIOpen reads depends \
@@ -153,14 +156,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             )));
         }
     };
-    let db_id = format!("{}{}", base, &db_id[arch.len()..]);
-    let basename = userdb::db_basename(&db_id, cu);
+    let basename = userdb::db_basename(&gpu.db_id, cu);
     let model_arch = userdb::db_basename(base, cu);
     let format = Format::parse(args.value("format").unwrap_or("text"))?;
-    let version = args
-        .value("miopen-version")
-        .map(userdb::suffix_from_version)
-        .transpose()?;
+    let version = args.value("miopen-version");
     if format == Format::Sqlite && version.is_some() {
         return Err(Error::Usage(
             "--miopen-version names text databases; a sqlite user database is {basename}_1.1.0.udb".into(),
@@ -168,38 +167,25 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     let dir = match args.value("out") {
         Some(d) => PathBuf::from(d),
-        None => userdb::default_dir()?,
+        None => {
+            let found = userdb::naming::user_db_dir(&userdb::naming::DirEnv::from_process());
+            if let Some(note) = found.note {
+                eprintln!("note: {note}");
+            }
+            found.path
+        }
     };
     if dir.exists() && !dir.is_dir() {
         return Err(Error::io(&dir, std::io::Error::other("is not a directory")));
     }
-    let suffix = match (format, version) {
-        (Format::Sqlite, _) => String::new(),
-        (Format::Text, Some(v)) => v,
-        (Format::Text, None) => {
-            let found = userdb::existing_suffixes(&dir, &basename)?;
-            match found.as_slice() {
-                [one] => one.clone(),
-                [] => {
-                    return Err(Error::Usage(format!(
-                        "no {basename}.*.udb.txt in {} to take MIOpen's version from: give \
-                         --miopen-version (e.g. 3.2.0, or the part between '{basename}.' and \
-                         '.udb.txt' of another MIOpen user database's name)",
-                        dir.display()
-                    )))
-                }
-                many => {
-                    return Err(Error::Usage(format!(
-                        "several MIOpen versions' user databases of {basename} in {}: {}; choose \
-                         one with --miopen-version",
-                        dir.display(),
-                        many.iter()
-                            .map(|s| format!("{basename}.{s}.udb.txt"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )))
-                }
+    let suffix = match format {
+        Format::Sqlite => String::new(),
+        Format::Text => {
+            let found = userdb::naming::resolve_suffix(version, &dir, &basename, &userdb::naming::rocm_roots())?;
+            if let Some(note) = &found.note {
+                eprintln!("note: {note}");
             }
+            found.suffix
         }
     };
     let path = dir.join(userdb::file_name(&basename, format, &suffix));
@@ -226,7 +212,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);
-    let dirs = default_model_dirs(args.value("models").map(Path::new));
+    let dirs = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let input_name = args.value("input").unwrap_or("-");
     let mut reader = LineReader::open(input_name)?;
     let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
@@ -426,28 +412,6 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// An arch with MIOpen's feature suffixes: `gfx90a:sramecc+:xnack+` -> db id `gfx90a_xnack`
-/// (MIOpen's `TargetProperties::InitDbId`: `_xnack` when xnack is on; `_sramecc` for an arch
-/// other than gfx906/gfx908 with sramecc on, which MIOpen never infers from the name, so it is
-/// not added) and the arch itself.
-fn split_features(text: &str) -> Result<(String, &str)> {
-    let mut parts = text.split(':');
-    let arch = parts.next().unwrap_or(text);
-    let mut db_id = arch.to_string();
-    for feature in parts {
-        match feature {
-            "xnack+" => db_id.push_str("_xnack"),
-            "xnack-" | "sramecc+" | "sramecc-" => {}
-            other => {
-                return Err(Error::Usage(format!(
-                    "--arch {text}: unknown target feature '{other}' (expected xnack+/-, sramecc+/-)"
-                )))
-            }
-        }
-    }
-    Ok((db_id, arch))
 }
 
 /// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use crate::engine::{DeviceChoice, Engine, Precision};
 use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, MAX_BEAM_WIDTH};
-use crate::seq2seq::default_model_dirs;
 
 /// The CLI's defaults for `--arch` and `--solver` (the same values as `src/cli/`; the C and
 /// Python tests compare answers with the CLI's on the README's examples, which use them).
@@ -49,7 +48,7 @@ pub fn load_noting(opts: &LoadOptions<'_>) -> Result<(Engine, Option<String>)> {
             return Err(Error::Usage(format!("threads: expected 1..=1024, got {t}")));
         }
     }
-    let dirs = default_model_dirs(opts.models.map(Path::new));
+    let dirs = crate::models::model_dirs(opts.models.map(Path::new))?;
     let catalogue = opts.catalogue.map(PathBuf::from);
     let compute_units = opts.compute_units;
     let (engine, note) = Engine::load_noting(

@@ -27,6 +27,9 @@ const DRIVER_FLAGS: &[(&str, &str, &str)] = &[
     ("-_", "--out_layout", "output layout"),
     ("-_", "--fil_layout", "filter layout"),
     ("-z", "--pad_mode", "padding mode"),
+    // Transposed convolutions' output padding (`-m trans` only; MIOpen's logs never print it).
+    ("-Y", "--trans_output_pad_h", "transposed output padding height"),
+    ("-X", "--trans_output_pad_w", "transposed output padding width"),
     // Accepted and ignored: they change how the driver runs, not the problem.
     ("-t", "--time", "timing"),
     ("-V", "--verify", "verification"),
@@ -58,8 +61,12 @@ impl ConvProblem {
     /// `-F` must be 1 (forward), 2 (backward data) or 4 (backward weights).
     ///
     /// Flags that only change how the driver runs (`-t`, `-V`, `-i`, `-s`, `-w`, `-P`, `-S`) are
-    /// accepted and ignored; `-z/--pad_mode` must be `default`, `-m/--mode` must be `conv`,
-    /// `--spatial_dim` must be 2, and `--out_layout`/`--fil_layout` must equal `--in_layout`.
+    /// accepted and ignored; `-z/--pad_mode` must be `default`, `--spatial_dim` must be 2, and
+    /// `--out_layout`/`--fil_layout` must equal `--in_layout`.
+    ///
+    /// `-m trans` (a transposed convolution, `-g 1`, output padding `-Y`/`-X` below the
+    /// strides) gives the convolution MIOpen runs and tunes for it: x and y swapped (C and K,
+    /// and the spatial sizes), forward and backward data exchanged (see `Transposed`).
     pub fn from_driver_args(args: &[&str]) -> Result<ConvProblem> {
         let input = args.join(" ");
         let mut problems = ConvProblem::driver_problems(args, false)?;
@@ -243,16 +250,36 @@ impl ConvProblem {
                 _ => Ok(()),
             }
         };
-        if let Some((_, written, "trans")) = lookup("--mode") {
+        let transposed = matches!(lookup("--mode"), Some((_, _, "trans")));
+        let out_pad_h = num("--trans_output_pad_h", 0, Range::NonNegative)?;
+        let out_pad_w = num("--trans_output_pad_w", 0, Range::NonNegative)?;
+        if transposed && groups > 1 {
             return Err(Error::problem(
                 input,
                 format!(
-                    "flag {written} (convolution mode): transposed convolutions ('trans') are \
-                     not supported; tuneinfer predicts for '-m conv' only"
+                    "-m trans with -g {groups}: a grouped transposed convolution cannot be read \
+                     back from its command line (MIOpen's log prints -k as the output channels \
+                     of one group, MIOpenDriver reads it as all groups'); tuneinfer predicts \
+                     transposed convolutions with -g 1 only"
                 ),
             ));
         }
-        text_flag("--mode", &["conv"])?;
+        if !transposed && (out_pad_h > 0 || out_pad_w > 0) {
+            return Err(Error::problem(
+                input,
+                "flags -Y/-X (transposed output padding) apply to '-m trans' only",
+            ));
+        }
+        if transposed && (out_pad_h >= stride_h || out_pad_w >= stride_w) {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "flags -Y/-X (transposed output padding {out_pad_h}x{out_pad_w}): each must \
+                     be smaller than its stride ({stride_h}x{stride_w}), as MIOpen requires"
+                ),
+            ));
+        }
+        text_flag("--mode", &["conv", "trans"])?;
         text_flag("--spatial_dim", &["2"])?;
         text_flag("--pad_mode", &["default"])?;
         let layout_of = |long: &str| -> Result<Option<(Layout, &str)>> {
@@ -284,6 +311,30 @@ impl ConvProblem {
         directions
             .into_iter()
             .map(|direction| {
+                if transposed {
+                    let trans = Transposed {
+                        n,
+                        c,
+                        in_h,
+                        in_w,
+                        k,
+                        filter_h,
+                        filter_w,
+                        pad_h,
+                        pad_w,
+                        stride_h,
+                        stride_w,
+                        dilation_h,
+                        dilation_w,
+                        out_pad_h,
+                        out_pad_w,
+                        bias,
+                        layout,
+                        precision,
+                        direction,
+                    };
+                    return trans.as_miopen_runs_it(input);
+                }
                 let raw = Raw {
                     n,
                     c,
@@ -358,5 +409,107 @@ fn looks_like_flag(token: &str) -> bool {
     match token.strip_prefix('-') {
         Some(rest) => !rest.is_empty() && !rest.bytes().all(|b| b.is_ascii_digit()),
         None => false,
+    }
+}
+
+/// A transposed convolution (`-m trans`) as MIOpenDriver's flags describe it: x has `c`
+/// channels and `in_h` x `in_w` pixels, y has `k` channels and
+/// `max(1, stride*(in-1) + 1 + dilation*(filter-1) - 2*pad + out_pad)` pixels
+/// (MIOpen's `GetForwardOutputTensorWithLayout`, mode `miopenTranspose`).
+struct Transposed {
+    n: u64,
+    c: u64,
+    in_h: u64,
+    in_w: u64,
+    k: u64,
+    filter_h: u64,
+    filter_w: u64,
+    pad_h: u64,
+    pad_w: u64,
+    stride_h: u64,
+    stride_w: u64,
+    dilation_h: u64,
+    dilation_w: u64,
+    out_pad_h: u64,
+    out_pad_w: u64,
+    bias: bool,
+    layout: Layout,
+    precision: Precision,
+    direction: Direction,
+}
+
+impl Transposed {
+    /// The convolution MIOpen runs (and tunes, under its key) for this one
+    /// (`src/convolution_api.cpp`, `MakeFwdCtxAndProblem` and friends): x and y swap places, so
+    /// the transposed y (`k` channels, the larger image) is the input of an ordinary convolution
+    /// whose output is the transposed x (`c` channels); a transposed forward runs as that
+    /// convolution's backward data, a transposed backward data as its forward, and backward
+    /// weights stays backward weights. Pads, strides and dilations are the same.
+    fn as_miopen_runs_it(&self, input: &str) -> Result<ConvProblem> {
+        let out = |i: u64, s: u64, f: u64, d: u64, p: u64, op: u64| -> u64 {
+            let size = (s * (i - 1) + 1 + d * (f - 1) + op).saturating_sub(2 * p);
+            size.max(1)
+        };
+        let out_h = out(
+            self.in_h,
+            self.stride_h,
+            self.filter_h,
+            self.dilation_h,
+            self.pad_h,
+            self.out_pad_h,
+        );
+        let out_w = out(
+            self.in_w,
+            self.stride_w,
+            self.filter_w,
+            self.dilation_w,
+            self.pad_w,
+            self.out_pad_w,
+        );
+        if out_h > MAX_FIELD_VALUE || out_w > MAX_FIELD_VALUE {
+            return Err(Error::problem(
+                input,
+                format!("-m trans: output {out_h}x{out_w} is larger than MIOpen's int sizes"),
+            ));
+        }
+        let direction = match self.direction {
+            Direction::Forward => Direction::BackwardData,
+            Direction::BackwardData => Direction::Forward,
+            Direction::BackwardWeights => Direction::BackwardWeights,
+        };
+        let raw = Raw {
+            n: self.n,
+            c: self.k,
+            in_h: out_h,
+            in_w: out_w,
+            k: self.c,
+            filter_h: self.filter_h,
+            filter_w: self.filter_w,
+            pad_h: self.pad_h,
+            pad_w: self.pad_w,
+            stride_h: self.stride_h,
+            stride_w: self.stride_w,
+            dilation_h: self.dilation_h,
+            dilation_w: self.dilation_w,
+            groups: 1,
+            bias: self.bias,
+            layout: self.layout,
+            precision: self.precision,
+            direction,
+        };
+        let problem = raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")?;
+        // The ordinary convolution's output is the transposed input again, unless the output
+        // size was clamped to 1 (a filter larger than the padded image): MIOpen cannot run that.
+        if (problem.out_h, problem.out_w) != (self.in_h, self.in_w) {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "-m trans: the padding ({}x{}) leaves no output (MIOpen clamps it to {out_h}x{out_w}, \
+                     whose convolution does not give back the {}x{} input)",
+                    self.pad_h, self.pad_w, self.in_h, self.in_w
+                ),
+            ));
+        }
+        Ok(problem)
     }
 }

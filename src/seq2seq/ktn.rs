@@ -131,28 +131,8 @@ impl Seq2SeqModel for KtnModel {
     }
 }
 
-/// The directories searched for models, in order: the flag, `$TUNEINFER_MODELS`, the project's
-/// `weights/` (next to the executable's crate, or the current directory's), and
-/// `/opt/rocm/share/miopen/db`.
+/// The directories searched for models: [`crate::models::search_dirs`] (`--models DIR` first,
+/// then the default ones).
 pub fn default_model_dirs(flag: Option<&Path>) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(f) = flag {
-        dirs.push(f.to_path_buf());
-        return dirs;
-    }
-    if let Some(env) = std::env::var_os("TUNEINFER_MODELS") {
-        dirs.push(PathBuf::from(env));
-    }
-    dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights"));
-    dirs.push(PathBuf::from("weights"));
-    dirs.push(PathBuf::from("/opt/rocm/share/miopen/db"));
-    // Run from the checkout, ./weights is the project's weights/: search it once.
-    let mut seen: Vec<PathBuf> = Vec::new();
-    dirs.retain(|d| {
-        let key = d.canonicalize().unwrap_or_else(|_| d.clone());
-        let new = !seen.contains(&key);
-        seen.push(key);
-        new
-    });
-    dirs
+    crate::models::search_dirs(flag)
 }

@@ -44,29 +44,61 @@ pub const KNOWN_ARCHES: [&str; 12] = [
     "gfx1102",
 ];
 
-/// Splits a MIOpen database name into (arch, compute units): `gfx906_60` -> (gfx906, 60);
-/// above 64 CUs MIOpen writes the count in hex with no underscore: `gfx90a68` -> (gfx90a, 104),
-/// `gfx942130` -> (gfx942, 304). A plain arch (`gfx906`) or anything else: (name, None).
-pub fn split_db_name(name: &str) -> (&str, Option<u32>) {
+/// The feature parts MIOpen's db id may carry after the arch (`src/target_properties.cpp`,
+/// `InitDbId`: `_nosramecc` for gfx906/gfx908 with sramecc off, `_sramecc` for other arches
+/// with it on, then `_xnack` with xnack on), longest first.
+pub const DB_ID_FEATURES: [&str; 5] = ["_nosramecc_xnack", "_sramecc_xnack", "_nosramecc", "_sramecc", "_xnack"];
+
+/// The feature part at the start of what follows the arch in a database name (`_xnack` of
+/// `_xnacke4`), or "".
+pub fn db_name_features(rest: &str) -> &str {
+    DB_ID_FEATURES
+        .iter()
+        .find(|f| rest.len() >= f.len() && rest[..f.len()].eq_ignore_ascii_case(f))
+        .map_or("", |f| &rest[..f.len()])
+}
+
+/// Splits a MIOpen database name into (arch, db-id features, compute units): `gfx906_60` ->
+/// (gfx906, "", 60); above 64 CUs MIOpen writes the count in hex with no underscore:
+/// `gfx90a68` -> (gfx90a, "", 104), `gfx942130` -> (gfx942, "", 304); with xnack on the db id
+/// is `{arch}_xnack` (`gfx942_xnacke4` -> (gfx942, "_xnack", 228), `gfx90a_xnack6e` -> (gfx90a,
+/// "_xnack", 110), `gfx942_xnack` -> (gfx942, "_xnack", None)). A plain arch (`gfx906`) or
+/// anything else: (name, "", None).
+pub fn split_db_name_features(name: &str) -> (&str, &str, Option<u32>) {
     let lower = name.to_ascii_lowercase();
     for arch in KNOWN_ARCHES {
-        let Some(rest) = lower.strip_prefix(arch) else { continue };
+        let Some(after_arch) = lower.strip_prefix(arch) else {
+            continue;
+        };
         let n = arch.len();
+        let features = db_name_features(after_arch);
+        let rest = &after_arch[features.len()..];
+        let m = n + features.len();
+        if rest.is_empty() && !features.is_empty() {
+            return (&name[..n], &name[n..m], None);
+        }
         if let Some(dec) = rest.strip_prefix('_') {
             if let Ok(cu) = dec.parse::<u32>() {
                 if (1..=64).contains(&cu) && !dec.starts_with('+') {
-                    return (&name[..n], Some(cu));
+                    return (&name[..n], &name[n..m], Some(cu));
                 }
             }
         } else if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_hexdigit()) {
             if let Ok(cu) = u32::from_str_radix(rest, 16) {
                 if cu > 64 {
-                    return (&name[..n], Some(cu));
+                    return (&name[..n], &name[n..m], Some(cu));
                 }
             }
         }
     }
-    (name, None)
+    (name, "", None)
+}
+
+/// Splits a MIOpen database name into (arch, compute units) ([`split_db_name_features`]
+/// without the features: the plain arch's models serve an xnack db id too).
+pub fn split_db_name(name: &str) -> (&str, Option<u32>) {
+    let (arch, _, cu) = split_db_name_features(name);
+    (arch, cu)
 }
 
 impl Target {

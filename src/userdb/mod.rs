@@ -16,10 +16,13 @@ use crate::error::{Error, Result};
 use crate::problem::ConvProblem;
 
 pub mod lock;
+pub mod naming;
 pub mod replace;
 pub mod sqlite;
 pub mod system;
 pub mod text;
+
+pub use naming::{db_basename, default_dir, existing_suffixes, file_name, suffix_from_version};
 
 /// The two file formats of a MIOpen perf database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,94 +47,6 @@ impl Format {
 
 /// MIOpen's schema version of sqlite perf databases (`SQLitePerfDb::MIOPEN_PERFDB_SCHEMA_VER`).
 pub const SQLITE_SCHEMA_VERSION: &str = "1.1.0";
-
-/// MIOpen's database basename of a GPU: `gfx906_60`; above 64 compute units the count in hex
-/// with no underscore (`gfx90a68`, `gfx942130`). `db_id` is the arch as MIOpen's
-/// `TargetProperties::DbId` gives it (`gfx906`, or with a feature suffix such as `_xnack`).
-pub fn db_basename(db_id: &str, compute_units: u32) -> String {
-    if compute_units <= 64 {
-        format!("{db_id}_{compute_units}")
-    } else {
-        format!("{db_id}{compute_units:x}")
-    }
-}
-
-/// The file name of the user perf database.
-pub fn file_name(basename: &str, format: Format, suffix: &str) -> String {
-    match format {
-        Format::Text => format!("{basename}.{suffix}.udb.txt"),
-        Format::Sqlite => format!("{basename}_{SQLITE_SCHEMA_VERSION}.udb"),
-    }
-}
-
-/// The suffix of a text user database from a version the user gave: `3.2.0` (or `3_2_0`)
-/// becomes `HIP.3_2_0`; a suffix with its backend (`HIP.3_2_0_f6d4a1c`) is taken as it is.
-pub fn suffix_from_version(version: &str) -> Result<String> {
-    let bad = || {
-        Error::Usage(format!(
-            "--miopen-version: expected MIOpen's version as its user databases name it, e.g. \
-             3.2.0 (becomes HIP.3_2_0) or HIP.3_2_0_f6d4a1c, got '{version}'"
-        ))
-    };
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
-    if version.is_empty() || !version.chars().all(ok_char) {
-        return Err(bad());
-    }
-    for backend in ["HIP.", "OpenCL.", "HIPOC.", "HIPNOGPU."] {
-        if let Some(rest) = version.strip_prefix(backend) {
-            return if rest.is_empty() {
-                Err(bad())
-            } else {
-                Ok(version.to_string())
-            };
-        }
-    }
-    if !version.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(bad());
-    }
-    Ok(format!("HIP.{}", version.replace('.', "_")))
-}
-
-/// The suffixes of the text user databases of `basename` already in `dir`
-/// (`{basename}.{suffix}.udb.txt`), sorted.
-pub fn existing_suffixes(dir: &Path, basename: &str) -> Result<Vec<String>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let prefix = format!("{basename}.");
-    let mut found = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(suffix) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".udb.txt")) {
-            if !suffix.is_empty() {
-                found.push(suffix.to_string());
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
-/// The directory MIOpen reads user databases from: `$MIOPEN_USER_DB_PATH` (a leading `~`
-/// expanded, as MIOpen's `ExpandUser` does), else `~/.config/miopen`.
-pub fn default_dir() -> Result<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).ok_or_else(|| {
-            Error::Usage("neither --out nor $MIOPEN_USER_DB_PATH is given and $HOME is not set: name the directory with --out DIR".into())
-        })
-    };
-    match std::env::var("MIOPEN_USER_DB_PATH") {
-        Ok(p) if !p.is_empty() => match p.strip_prefix('~') {
-            Some(rest) => Ok(home()?.join(rest.trim_start_matches('/'))),
-            None => Ok(PathBuf::from(p)),
-        },
-        _ => Ok(home()?.join(".config").join("miopen")),
-    }
-}
 
 /// One predicted entry: the problem's 24-field text key, the solver and its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
