@@ -200,7 +200,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         &userdb::system::Choice::parse(args.value("system-db")),
         &userdb::system::DbName {
             basename: &basename,
-            db_id: &db_id,
+            db_id: &gpu.db_id,
             compute_units: cu,
         },
         format == Format::Sqlite,
