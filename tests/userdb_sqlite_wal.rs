@@ -364,6 +364,8 @@ fn a_crashed_miopen_with_its_wal_left_behind_loses_nothing() {
         "the crash left no -wal: the case is not tested"
     );
     // `tuneinfer userdb --format sqlite`, a process of its own, merges into it.
+    let no_system_db = dir.join("no-system-db");
+    std::fs::create_dir_all(&no_system_db).unwrap();
     let input = "conv -n 8 -c 32 -H 14 -W 14 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 1\n\
                  conv -n 8 -c 16 -H 14 -W 14 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 1\n";
     let mut child = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
@@ -377,12 +379,12 @@ fn a_crashed_miopen_with_its_wal_left_behind_loses_nothing() {
             "ConvAsm1x1U",
             "--format",
             "sqlite",
-            "--system-db",
-            "none",
             "--out",
             dir.to_str().unwrap(),
         ])
         .env_remove("TUNEINFER_MODELS")
+        // No system perf db (an empty directory), whatever is installed here.
+        .env("MIOPEN_SYSTEM_DB_PATH", &no_system_db)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
