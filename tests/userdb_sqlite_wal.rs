@@ -176,7 +176,10 @@ impl StandIn {
         let mut line = String::new();
         loop {
             line.clear();
-            assert!(self.output.read_line(&mut line).unwrap() > 0, "the stand-in ended before '{what}'");
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the stand-in ended before '{what}'"
+            );
             // The harness may print `test miopen_stand_in ... ` before it on the same line.
             if let Some(at) = line.find("stand-in: ") {
                 assert_eq!(line[at + "stand-in: ".len()..].trim(), what);
@@ -212,7 +215,11 @@ impl StandIn {
 fn check(db: &Path) -> (String, Vec<(String, String, String)>) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-    let select: Vec<String> = INT_COLUMNS.iter().chain(TEXT_COLUMNS.iter()).map(|c| format!("c.{c}")).collect();
+    let select: Vec<String> = INT_COLUMNS
+        .iter()
+        .chain(TEXT_COLUMNS.iter())
+        .map(|c| format!("c.{c}"))
+        .collect();
     let mut st = conn
         .prepare(&format!(
             "SELECT {}, p.solver, p.params FROM perf_db p JOIN config c ON c.id = p.config ORDER BY p.id",
@@ -242,7 +249,9 @@ fn problem(line: &str) -> ConvProblem {
 
 /// A forward 1x1 problem with `c` input channels, and its hand-built 24-field key.
 fn key_of(c: u32) -> (ConvProblem, String) {
-    let p = problem(&format!("conv -n 8 -c {c} -H 14 -W 14 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 1"));
+    let p = problem(&format!(
+        "conv -n 8 -c {c} -H 14 -W 14 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 1"
+    ));
     let key = format!("2x{c}x14x14x1x1x1x1x64x8x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP32xF");
     (p, key)
 }
@@ -393,14 +402,22 @@ fn a_crashed_miopen_with_its_wal_left_behind_loses_nothing() {
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let o = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let (integrity, rows) = check(&db);
     assert_eq!(integrity, "ok");
     // MIOpen's entries are all there, the one of c=16 kept (not replaced), c=32 added.
     assert!(has(&rows, 16, "ConvAsm1x1U", "1,16,1,64,3,2,1,4"), "{rows:?}");
     assert!(has(&rows, 24, "ConvBinWinogradRxSf3x2", "60"), "{rows:?}");
     let (_, key32) = key_of(32);
-    assert!(rows.iter().any(|r| r.0 == key32 && r.1 == "ConvAsm1x1U"), "{rows:?}\n{stdout}");
+    assert!(
+        rows.iter().any(|r| r.0 == key32 && r.1 == "ConvAsm1x1U"),
+        "{rows:?}\n{stdout}"
+    );
     assert_eq!(rows.len(), 3, "{rows:?}");
     // The backup holds what MIOpen wrote before it crashed.
     let (integrity, rows) = check(&userdb::backup_path(&db));
@@ -427,7 +444,10 @@ fn a_dry_run_sees_the_wal_and_writes_nothing() {
             .unwrap()
             .map(|e| {
                 let e = e.unwrap();
-                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
             })
             .collect();
         v.sort();
@@ -441,7 +461,10 @@ fn a_dry_run_sees_the_wal_and_writes_nothing() {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
         })
         .collect();
     after.sort();
