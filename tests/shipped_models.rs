@@ -34,6 +34,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsm1x1U", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx90a68", "gfx90a68.db.txt.bz2"),
 ];
 
 /// The data-centre databases hold 15,000-50,000 rows per solver: every `n`-th is thousands.
