@@ -18,6 +18,7 @@ mod info;
 mod predict;
 mod train;
 mod userdb;
+mod verdict;
 mod verify;
 
 use crate::error::Error;

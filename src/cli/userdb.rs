@@ -52,6 +52,8 @@ Options:
                        or {basename}.db (with --format sqlite: .db first, else the closest
                        CU count, as MIOpen's sqlite build); none: write every entry
   --dry-run            print what would be written, write nothing
+  --include-unproven   also write the solvers whose model does not beat MIOpen's static
+                       default on its held-out problems (see below)
   --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
                        (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
   --models DIR         a directory of models searched first (as predict)
@@ -67,7 +69,14 @@ version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is hel
 MIOpen and other userdb runs lose nothing; it is refused (nothing written) when another process
 keeps that lock past --lock-wait. A sqlite database is merged in place through SQLite in one
 transaction (the previous version kept as FILE.bak), waiting up to --lock-wait for a MIOpen
-process's write.";
+process's write.
+
+Only models that do better than doing nothing are written: a tuneinfer model whose metadata
+JSON records validation figures (its 'validation': exact match of the beam's first answer and
+of MIOpen's static default on the geometries held out of training) is used only when its exact
+match is higher than the default's; otherwise its solver is skipped and named in the summary
+with both figures. A model without recorded figures (trained on every geometry, 'validation'
+null) and MIOpen's own KTN models are written.";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -85,7 +94,7 @@ const VALUED: &[&str] = &[
     "catalogue",
     "lock-wait",
 ];
-const FLAGS: &[&str] = &["replace", "dry-run"];
+const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven"];
 
 /// Per-solver counts of the summary.
 #[derive(Debug, Default, Clone)]
@@ -219,7 +228,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
 
     // --- Models.
     let configure = super::predict::configure(None, catalogue, threads);
-    let engines = Engines::load(
+    let mut engines = Engines::load(
         solver,
         &LoadOptions {
             arch: &model_arch,
@@ -231,6 +240,16 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     )?;
     if let Some(note) = &engines.note {
         eprintln!("{note}");
+    }
+    // Only models that beat MIOpen's static default on their held-out problems are written.
+    let include_unproven = args.flag("include-unproven");
+    let unproven = super::verdict::unproven(&model_arch, &engines.solver_names(), &dirs)?;
+    if !include_unproven {
+        let mut i = 0;
+        engines.engines.retain(|_| {
+            i += 1;
+            !unproven.iter().any(|(u, _)| *u == i - 1)
+        });
     }
     let names = engines.solver_names();
 
@@ -379,6 +398,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     if no_solver > 0 {
         say!("{no_solver} problem(s) no solver with a model on {model_arch} applies to: nothing written for them");
+    }
+    for (_, u) in &unproven {
+        say!("{}", u.line(&model_arch, include_unproven));
     }
     let tuned: usize = per_solver.iter().map(|c| c.system).sum();
     if tuned > 0 {
