@@ -105,8 +105,20 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The message with every overlong word cut ([`shorten_words`]): an error that quotes a
+    /// huge argument, a binary file's line or a long field never floods a terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let full = Full(self).to_string();
+        f.write_str(&shorten_words(&full))
+    }
+}
+
+/// An error's whole message, before [`shorten_words`].
+struct Full<'a>(&'a Error);
+
+impl fmt::Display for Full<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, detail } => write!(f, "{path}: {detail}"),
             Error::UnsupportedLayer { layer, class, detail } => {
@@ -168,6 +180,39 @@ pub fn quote_short(text: &str) -> String {
         }
     }
     out
+}
+
+/// Longest word (a run of characters without white space) an error message keeps whole.
+pub const WORD_LIMIT: usize = 300;
+
+/// `text` with every word longer than [`WORD_LIMIT`] characters cut to its first
+/// [`QUOTE_LIMIT`] characters and its length named; white space and shorter words are kept.
+pub fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
+    let long = |w: &str| w.chars().nth(WORD_LIMIT).is_some();
+    if !text.split(char::is_whitespace).any(long) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(WORD_LIMIT * 4);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if long(word) {
+            out.extend(word.chars().take(QUOTE_LIMIT));
+            out.push_str(&format!("... ({} characters in all)", word.chars().count()));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.

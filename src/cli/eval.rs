@@ -27,7 +27,7 @@ Options:
                       rows join the nearest neighbour's reference (validation stays
                       --perf-db's)
   --arch ARCH         [gfx906]
-  --solver NAME       [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
+  --solver NAME       [ConvAsm1x1U] one of the solvers listed at the end
   --models DIR        where {arch}_{solver}.safetensors/.json live, searched first (then:
                       $TUNEINFER_MODELS, the project's weights/, ./weights, MIOpen's)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
@@ -42,7 +42,7 @@ Options:
 
 pub(super) fn eval(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        say!("{HELP}");
+        say!("{HELP}\n\nSolvers: {}", super::words::solver_names().join(", "));
         return Ok(0);
     }
     let args = Args::parse(

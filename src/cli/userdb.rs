@@ -113,6 +113,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         say!("{HELP}");
         return Ok(0);
     }
+    super::interrupt::install();
     let args = Args::parse(
         words,
         &Spec {
@@ -135,6 +136,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .into(),
         )
     })?;
+    super::words::check_arch(arch_text, &crate::models::model_dirs(args.value("models").map(Path::new))?)?;
     let gpu = userdb::naming::parse_arch(arch_text)?;
     let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
@@ -263,10 +265,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut entry_keys: HashSet<(String, &'static str)> = HashSet::new();
     let mut no_solver = 0usize;
+    let mut nchw = 0usize;
     let mut progress = Progress::new("userdb");
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
+            nchw += chunk.iter().filter(|c| c.2.layout == crate::problem::Layout::Nchw).count();
             let keys: Vec<String> = chunk.iter().map(|(_, _, p, _)| p.to_db_key()).collect();
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
@@ -344,7 +348,8 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         replace,
         lock_wait,
     };
-    let merged = userdb::merge(&target, &entries, dry_run)?;
+    let (merged, interrupted) = super::interrupt::while_writing(|| userdb::merge(&target, &entries, dry_run));
+    let merged = merged?;
     for (s, name) in names.iter().enumerate() {
         if let Some(&(_, present, replaced)) = merged.counts.by_solver.get(name) {
             per_solver[s].present = present;
@@ -354,9 +359,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
 
     // --- Summary.
     say!(
-        "input {input_label}: {} lines, {} problems ({} repeated, predicted once), {} log lines that are not convolutions skipped, {} bad lines",
+        "input {input_label}: {} lines, {} problems, {} distinct ({} repeated, predicted once), {} log lines that are not convolutions skipped, {} bad lines",
         counts.lines,
         counts.problems,
+        counts.problems - counts.repeated,
         counts.repeated,
         counts.skipped_log_lines,
         bad.count
@@ -398,6 +404,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     if no_solver > 0 {
         say!("{no_solver} problem(s) no solver with a model on {model_arch} applies to: nothing written for them");
+        if let Some(hint) = super::words::nhwc_hint(&names, nchw).filter(|_| !entries.is_empty()) {
+            say!("{hint}");
+        }
     }
     for (_, u) in &unproven {
         say!("{}", u.line(&model_arch, include_unproven));
@@ -426,14 +435,33 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .map(|b| format!("; previous version kept as {}", b.display()))
                 .unwrap_or_default()
         );
-    } else {
-        say!("nothing to write: the database already has every entry");
+    } else if !entries.is_empty() {
+        say!("nothing to write: the database already has every entry (--replace replaces their parameters)");
+    }
+    if entries.is_empty() {
+        let distinct = counts.problems - counts.repeated;
+        say!(
+            "{}",
+            super::words::nothing_applied(&super::words::NothingApplied {
+                distinct,
+                lines: counts.lines,
+                bad: bad.count,
+                nchw,
+                arch: &model_arch,
+                solvers: &names,
+                unproven: unproven.len(),
+                tuned: per_solver.iter().map(|c| c.system).sum(),
+            })
+        );
     }
     if let Some(summary) = bad.summary() {
         eprintln!("{summary}");
-        return Ok(1);
     }
-    Ok(0)
+    if interrupted {
+        eprintln!("interrupted (Ctrl-C) while writing: the write was finished, the database and its .time are consistent");
+        return Ok(super::interrupt::EXIT_INTERRUPTED);
+    }
+    Ok(if bad.count > 0 { 1 } else { 0 })
 }
 
 /// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,
