@@ -83,25 +83,32 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
     }
     let short = crate::error::quote_short(arch_text);
     if !crate::solvers::KNOWN_ARCHES.contains(&base.as_str()) {
-        return Err(Error::Usage(format!(
-            "--arch {short}: not a GPU arch tuneinfer knows ({}); models are found for: {}. \
-             rocminfo's 'Name: gfx...' line names the GPU's arch",
-            crate::solvers::KNOWN_ARCHES.join(", "),
-            arches_with_models(dirs)
-        )));
+        return Err(Error::NoModelForArch {
+            arch: short,
+            solver: "tuneinfer or MIOpen".into(),
+            reason: format!(
+                "not a GPU arch tuneinfer knows ({}); models are found for: {}. rocminfo's \
+                 'Name: gfx...' line names the GPU's arch",
+                crate::solvers::KNOWN_ARCHES.join(", "),
+                arches_with_models(dirs)
+            ),
+        });
     }
     let models = models_by_arch(dirs);
     let has_model = models
         .keys()
         .any(|a| crate::solvers::split_db_name(a).0.eq_ignore_ascii_case(&base));
     if !has_model {
-        return Err(Error::Usage(format!(
-            "--arch {short}: no model of any solver for {base} in the model directories ({}); \
-             models are found for: {}. Train one with 'tuneinfer train', or add a directory with \
-             --models DIR",
-            dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
-            arches_with_models(dirs)
-        )));
+        return Err(Error::NoModelForArch {
+            arch: short,
+            solver: "tuneinfer or MIOpen".into(),
+            reason: format!(
+                "no model of any solver for {base} in the model directories ({}); models are \
+                 found for: {}. Train one with 'tuneinfer train', or add a directory with --models DIR",
+                dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+                arches_with_models(dirs)
+            ),
+        });
     }
     Ok(())
 }
