@@ -253,3 +253,22 @@ impl std::error::Error for Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn overlong_words_are_cut_and_the_rest_kept() {
+        // Hand-derived: a 303-character word ('x' and its quotes) is cut to its first 120
+        // characters and its length named; a 300-character word and the spacing around it are
+        // kept as they are.
+        let long = "a".repeat(301);
+        let kept = "b".repeat(300);
+        let message = format!("bad '{long}'\n  x {kept}");
+        let cut = super::shorten_words(&message);
+        assert_eq!(cut, format!("bad '{}... (303 characters in all)\n  x {kept}", "a".repeat(119)));
+        assert!(matches!(super::shorten_words("short words"), std::borrow::Cow::Borrowed(_)));
+        // Every error's message goes through it.
+        let e = super::Error::Usage(format!("--x: got {long}"));
+        assert_eq!(e.to_string(), format!("--x: got {}... (301 characters in all)", "a".repeat(120)));
+    }
+}
