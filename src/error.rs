@@ -265,10 +265,19 @@ mod tests {
         let kept = "b".repeat(300);
         let message = format!("bad '{long}'\n  x {kept}");
         let cut = super::shorten_words(&message);
-        assert_eq!(cut, format!("bad '{}... (303 characters in all)\n  x {kept}", "a".repeat(119)));
-        assert!(matches!(super::shorten_words("short words"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            cut,
+            format!("bad '{}... (303 characters in all)\n  x {kept}", "a".repeat(119))
+        );
+        assert!(matches!(
+            super::shorten_words("short words"),
+            std::borrow::Cow::Borrowed(_)
+        ));
         // Every error's message goes through it.
         let e = super::Error::Usage(format!("--x: got {long}"));
-        assert_eq!(e.to_string(), format!("--x: got {}... (301 characters in all)", "a".repeat(120)));
+        assert_eq!(
+            e.to_string(),
+            format!("--x: got {}... (301 characters in all)", "a".repeat(120))
+        );
     }
 }

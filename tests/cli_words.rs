@@ -45,8 +45,17 @@ fn text(bytes: &[u8]) -> String {
 /// userdb's options for a dry run into `out` with no system db and a fixed name suffix.
 fn userdb_args<'a>(out: &'a str, arch: &'a str) -> Vec<&'a str> {
     vec![
-        "userdb", "--arch", arch, "--out", out, "--system-db", "none", "--miopen-version", "HIP.3_2_0_",
-        "--device", "cpu",
+        "userdb",
+        "--arch",
+        arch,
+        "--out",
+        out,
+        "--system-db",
+        "none",
+        "--miopen-version",
+        "HIP.3_2_0_",
+        "--device",
+        "cpu",
     ]
 }
 
@@ -66,7 +75,12 @@ fn a_bad_arch_lists_the_supported_ones() {
         assert!(err.contains("gfx906 (ConvAsm1x1U"), "{arch}: {err}");
         assert!(err.contains("gfx942 ("), "{arch}: {err}");
     }
-    let o = run(&["predict", "--arch", "banana", "conv", "-n", "1", "-c", "64", "-H", "7", "-W", "7", "-k", "64"], b"");
+    let o = run(
+        &[
+            "predict", "--arch", "banana", "conv", "-n", "1", "-c", "64", "-H", "7", "-W", "7", "-k", "64",
+        ],
+        b"",
+    );
     assert_eq!(o.status.code(), Some(6));
     assert!(text(&o.stderr).contains("gfx906 (ConvAsm1x1U"), "{}", text(&o.stderr));
 }
@@ -89,7 +103,18 @@ fn errors_quote_at_most_a_few_hundred_characters_of_input() {
     }
     // A bad input line of 70,000 characters.
     let line = format!("conv -n 1 -c 64 -H 7 -W 7 -k 64 -y 1 -x 1 -m {}\n", "z".repeat(70_000));
-    let o = run(&["batch", "--arch", "gfx906", "--solver", "ConvAsm1x1U", "--device", "cpu"], line.as_bytes());
+    let o = run(
+        &[
+            "batch",
+            "--arch",
+            "gfx906",
+            "--solver",
+            "ConvAsm1x1U",
+            "--device",
+            "cpu",
+        ],
+        line.as_bytes(),
+    );
     let err = text(&o.stderr);
     assert!(err.contains("<stdin>:1:"), "{}", &err[..err.len().min(500)]);
     assert!(err.len() < 3_000, "{} bytes", err.len());
@@ -131,7 +156,11 @@ fn userdb_hints_at_nhwc_when_only_nhwc_solvers_have_models() {
     args.extend(["--dry-run", "--models", models.to_str().unwrap()]);
     let o = run(&args, FWD_3X3.as_bytes());
     let stdout = text(&o.stdout);
-    assert!(stdout.contains("no solver with a model applies to these 1 problems"), "{stdout}\n{}", text(&o.stderr));
+    assert!(
+        stdout.contains("no solver with a model applies to these 1 problems"),
+        "{stdout}\n{}",
+        text(&o.stderr)
+    );
     assert!(stdout.contains("take NHWC problems only"), "{stdout}");
     assert!(stdout.contains("channels_last"), "{stdout}");
 }
@@ -165,8 +194,32 @@ fn help_lists_every_solver_and_tells_the_truth_about_f() {
     assert!(help.contains("gfx942 ("), "{help}");
     // ... and it is true: no -F predicts the forward problem alone.
     let o = run(
-        &["predict", "--arch", "gfx906", "--solver", "ConvAsm1x1U", "--device", "cpu", "--system-db", "none", "conv", "-n", "16",
-          "-c", "64", "-H", "56", "-W", "56", "-k", "256", "-y", "1", "-x", "1"],
+        &[
+            "predict",
+            "--arch",
+            "gfx906",
+            "--solver",
+            "ConvAsm1x1U",
+            "--device",
+            "cpu",
+            "--system-db",
+            "none",
+            "conv",
+            "-n",
+            "16",
+            "-c",
+            "64",
+            "-H",
+            "56",
+            "-W",
+            "56",
+            "-k",
+            "256",
+            "-y",
+            "1",
+            "-x",
+            "1",
+        ],
         b"",
     );
     let stdout = text(&o.stdout);
@@ -176,8 +229,30 @@ fn help_lists_every_solver_and_tells_the_truth_about_f() {
 #[test]
 fn defaults_are_announced() {
     let o = run(
-        &["predict", "--device", "cpu", "--system-db", "none", "conv", "-n", "16", "-c", "64", "-H", "56", "-W", "56", "-k", "256",
-          "-y", "1", "-x", "1", "-F", "1"],
+        &[
+            "predict",
+            "--device",
+            "cpu",
+            "--system-db",
+            "none",
+            "conv",
+            "-n",
+            "16",
+            "-c",
+            "64",
+            "-H",
+            "56",
+            "-W",
+            "56",
+            "-k",
+            "256",
+            "-y",
+            "1",
+            "-x",
+            "1",
+            "-F",
+            "1",
+        ],
         b"",
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -186,8 +261,34 @@ fn defaults_are_announced() {
     assert!(err.contains("no --solver given: using ConvAsm1x1U"), "{err}");
     // Given, they are not announced.
     let o = run(
-        &["predict", "--arch", "gfx906", "--solver", "ConvAsm1x1U", "--device", "cpu", "--system-db", "none", "conv", "-n", "16",
-          "-c", "64", "-H", "56", "-W", "56", "-k", "256", "-y", "1", "-x", "1", "-F", "1"],
+        &[
+            "predict",
+            "--arch",
+            "gfx906",
+            "--solver",
+            "ConvAsm1x1U",
+            "--device",
+            "cpu",
+            "--system-db",
+            "none",
+            "conv",
+            "-n",
+            "16",
+            "-c",
+            "64",
+            "-H",
+            "56",
+            "-W",
+            "56",
+            "-k",
+            "256",
+            "-y",
+            "1",
+            "-x",
+            "1",
+            "-F",
+            "1",
+        ],
         b"",
     );
     assert!(!text(&o.stderr).contains("no --"), "{}", text(&o.stderr));
@@ -200,12 +301,27 @@ fn bench_counts_refused_problems_apart() {
     // ConvAsm1x1U applies to the 1x1 problem only.
     std::fs::write(&input, format!("{FWD_1X1}{FWD_3X3}{FWD_3X3}")).unwrap();
     let o = run(
-        &["bench", "--arch", "gfx906", "--solver", "ConvAsm1x1U", "--devices", "cpu", "--latency", "0", "--input",
-          input.to_str().unwrap()],
+        &[
+            "bench",
+            "--arch",
+            "gfx906",
+            "--solver",
+            "ConvAsm1x1U",
+            "--devices",
+            "cpu",
+            "--latency",
+            "0",
+            "--input",
+            input.to_str().unwrap(),
+        ],
         b"",
     );
     let stdout = text(&o.stdout);
-    assert!(stdout.contains("1 problems predicted; 2 refused by ConvAsm1x1U"), "{stdout}\n{}", text(&o.stderr));
+    assert!(
+        stdout.contains("1 problems predicted; 2 refused by ConvAsm1x1U"),
+        "{stdout}\n{}",
+        text(&o.stderr)
+    );
 }
 
 /// A big text user db: `lines` distinct entries.
@@ -238,7 +354,9 @@ fn ctrl_c_while_writing_finishes_the_write_with_its_time_file() {
     let db = dir.join("gfx906_60.HIP.3_2_0_.udb.txt");
     big_db(&db, 400_000);
     let before = std::fs::read_to_string(&db).unwrap();
-    let mut child = command(&userdb_args(dir.to_str().unwrap(), "gfx906_60")).spawn().unwrap();
+    let mut child = command(&userdb_args(dir.to_str().unwrap(), "gfx906_60"))
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     input.write_all(FWD_1X1.as_bytes()).unwrap();
     drop(input);
@@ -260,7 +378,11 @@ fn ctrl_c_while_writing_finishes_the_write_with_its_time_file() {
     let output = child.wait_with_output().unwrap();
     assert!(sent, "the temporary file was never seen: {}", text(&output.stdout));
     assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("the write was finished"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("the write was finished"),
+        "{}",
+        text(&output.stderr)
+    );
     assert_eq!(temps_in(&dir), Vec::<String>::new());
     // The db has the new entry and every old line, and its .time is as new as it.
     let after = std::fs::read_to_string(&db).unwrap();
@@ -276,7 +398,9 @@ fn ctrl_c_while_writing_finishes_the_write_with_its_time_file() {
 #[test]
 fn ctrl_c_before_writing_ends_at_once_with_nothing_written() {
     let dir = temp_dir("sigint-read");
-    let mut child = command(&userdb_args(dir.to_str().unwrap(), "gfx906_60")).spawn().unwrap();
+    let mut child = command(&userdb_args(dir.to_str().unwrap(), "gfx906_60"))
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     // The input stays open: userdb is still reading when the signal comes.
     input.write_all(FWD_1X1.as_bytes()).unwrap();
@@ -287,6 +411,10 @@ fn ctrl_c_before_writing_ends_at_once_with_nothing_written() {
     let output = child.wait_with_output().unwrap();
     drop(input);
     assert_eq!(output.status.code(), Some(130), "{:?}", output.status);
-    assert!(text(&output.stderr).contains("nothing written"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("nothing written"),
+        "{}",
+        text(&output.stderr)
+    );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
 }

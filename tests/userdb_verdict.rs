@@ -54,7 +54,11 @@ fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
             assert_eq!(set, 2, "the shipped model's JSON has both overall rows");
         }
     }
-    std::fs::write(dir.join(format!("{stem}.json")), serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    std::fs::write(
+        dir.join(format!("{stem}.json")),
+        serde_json::to_string_pretty(&json).unwrap(),
+    )
+    .unwrap();
     dir
 }
 
@@ -62,18 +66,27 @@ fn userdb(models: &Path, extra: &[&str]) -> (Output, String) {
     use std::io::Write;
     let out = temp_dir(&format!("out-{}", models.file_name().unwrap().to_string_lossy()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tuneinfer"));
-    cmd.args(["userdb", "--arch", "gfx906_60", "--solver", SOLVER, "--system-db", "none", "--dry-run"])
-        .arg("--models")
-        .arg(models)
-        .arg("--out")
-        .arg(&out)
-        .args(["--device", "cpu", "--miopen-version", "HIP.3_2_0_"])
-        .args(extra)
-        .env_remove("TUNEINFER_MODELS")
-        .env_remove("MIOPEN_USER_DB_PATH")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    cmd.args([
+        "userdb",
+        "--arch",
+        "gfx906_60",
+        "--solver",
+        SOLVER,
+        "--system-db",
+        "none",
+        "--dry-run",
+    ])
+    .arg("--models")
+    .arg(models)
+    .arg("--out")
+    .arg(&out)
+    .args(["--device", "cpu", "--miopen-version", "HIP.3_2_0_"])
+    .args(extra)
+    .env_remove("TUNEINFER_MODELS")
+    .env_remove("MIOPEN_USER_DB_PATH")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     child.stdin.take().unwrap().write_all(PROBLEMS.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
@@ -88,7 +101,9 @@ fn userdb(models: &Path, extra: &[&str]) -> (Output, String) {
 
 /// "would write N entries" of the dry run's summary.
 fn would_write(stdout: &str) -> usize {
-    let at = stdout.find("would write ").unwrap_or_else(|| panic!("no dry-run line:\n{stdout}"));
+    let at = stdout
+        .find("would write ")
+        .unwrap_or_else(|| panic!("no dry-run line:\n{stdout}"));
     stdout[at + "would write ".len()..]
         .split_whitespace()
         .next()
@@ -119,7 +134,10 @@ fn a_model_that_loses_to_the_default_is_not_written_and_named_with_its_figures()
     let tie = model_dir("tie", Some((28.0, 28.0)));
     let (_, stdout) = userdb(&tie, &[]);
     assert_eq!(would_write(&stdout), 0, "{stdout}");
-    assert!(stdout.contains("exact match 28.0% does not beat MIOpen's static default 28.0%"), "{stdout}");
+    assert!(
+        stdout.contains("exact match 28.0% does not beat MIOpen's static default 28.0%"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -23,7 +23,10 @@ impl Unproven {
             self.verdict.model_exact_pct, self.verdict.default_exact_pct
         );
         if written_anyway {
-            format!("{} on {arch}: written (--include-unproven) although {figures}", self.solver)
+            format!(
+                "{} on {arch}: written (--include-unproven) although {figures}",
+                self.solver
+            )
         } else {
             format!(
                 "{} on {arch}: not written: {figures} (--include-unproven writes it anyway)",

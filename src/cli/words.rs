@@ -41,7 +41,9 @@ pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static 
                     }
                 }
             } else if let Some(stem) = name.strip_suffix("_encoder.ktn.model") {
-                let Some((arch, model)) = stem.split_once('_') else { continue };
+                let Some((arch, model)) = stem.split_once('_') else {
+                    continue;
+                };
                 for s in &solvers {
                     if s.model_name(arch).is_ok_and(|m| m == model) {
                         add(arch, s.name());
@@ -77,7 +79,11 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
     let mut base = base.split(':').next().unwrap_or(base).to_ascii_lowercase();
     if !crate::solvers::KNOWN_ARCHES.contains(&base.as_str()) {
         // A name MIOpen would not write (gfx908_120): its arch part, the rest checked later.
-        if let Some(arch) = base.split('_').next().filter(|a| crate::solvers::KNOWN_ARCHES.contains(a)) {
+        if let Some(arch) = base
+            .split('_')
+            .next()
+            .filter(|a| crate::solvers::KNOWN_ARCHES.contains(a))
+        {
             base = arch.to_string();
         }
     }
@@ -105,7 +111,10 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
             reason: format!(
                 "no model of any solver for {base} in the model directories ({}); models are \
                  found for: {}. Train one with 'tuneinfer train', or add a directory with --models DIR",
-                dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 arches_with_models(dirs)
             ),
         });
@@ -174,7 +183,10 @@ pub(super) fn nothing_applied(n: &NothingApplied<'_>) -> String {
         let what = if n.lines == 0 {
             "the input is empty".to_string()
         } else if n.bad > 0 {
-            format!("none of the input's {} lines is a convolution problem ({} bad; a binary file?)", n.lines, n.bad)
+            format!(
+                "none of the input's {} lines is a convolution problem ({} bad; a binary file?)",
+                n.lines, n.bad
+            )
         } else {
             format!("none of the input's {} lines is a convolution problem", n.lines)
         };
