@@ -405,7 +405,7 @@ fn ctrl_c_before_writing_ends_at_once_with_nothing_written() {
     // The input stays open: userdb is still reading when the signal comes.
     input.write_all(FWD_1X1.as_bytes()).unwrap();
     input.flush().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
