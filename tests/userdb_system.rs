@@ -89,10 +89,19 @@ fn sample() -> (Vec<(String, String)>, Vec<String>) {
     let fwd: Vec<&(String, String)> = all
         .iter()
         .filter(|(k, _)| k.ends_with("xNCHWxFP32xF"))
-        .filter(|(k, _)| solver.check(&target, &tuneinfer::problem::ConvProblem::from_db_key(k).unwrap()).is_ok())
+        .filter(|(k, _)| {
+            solver
+                .check(&target, &tuneinfer::problem::ConvProblem::from_db_key(k).unwrap())
+                .is_ok()
+        })
         .collect();
     assert!(fwd.len() > 100, "{} rows", fwd.len());
-    let tuned: Vec<(String, String)> = fwd.iter().step_by(fwd.len() / 24).take(24).map(|r| (*r).clone()).collect();
+    let tuned: Vec<(String, String)> = fwd
+        .iter()
+        .step_by(fwd.len() / 24)
+        .take(24)
+        .map(|r| (*r).clone())
+        .collect();
     let mut untuned = Vec::new();
     for (key, _) in &tuned {
         let mut fields: Vec<&str> = key.split('x').collect();
@@ -100,7 +109,9 @@ fn sample() -> (Vec<(String, String)>, Vec<String>) {
             fields[9] = n;
             let k = fields.join("x");
             if !keys.contains(k.as_str())
-                && solver.check(&target, &tuneinfer::problem::ConvProblem::from_db_key(&k).unwrap()).is_ok()
+                && solver
+                    .check(&target, &tuneinfer::problem::ConvProblem::from_db_key(&k).unwrap())
+                    .is_ok()
             {
                 untuned.push(k);
                 break;
@@ -177,7 +188,8 @@ fn read_text_udb(path: &Path) -> HashMap<(String, String), String> {
         let (key, items) = line.split_once('=').unwrap();
         for item in items.split(';') {
             let (solver, params) = item.split_once(':').unwrap();
-            out.entry((key.to_string(), solver.to_string())).or_insert(params.to_string());
+            out.entry((key.to_string(), solver.to_string()))
+                .or_insert(params.to_string());
         }
     }
     out
@@ -206,7 +218,17 @@ const VERSION: &str = "HIP.3_2_0_36bb7fd4a";
 
 fn userdb_args<'a>(out: &'a str, format: &'a str) -> Vec<&'a str> {
     let mut args = vec![
-        "userdb", "--arch", "gfx906_60", "--device", "cpu", "--solver", SOLVER, "--out", out, "--format", format,
+        "userdb",
+        "--arch",
+        "gfx906_60",
+        "--device",
+        "cpu",
+        "--solver",
+        SOLVER,
+        "--out",
+        out,
+        "--format",
+        format,
     ];
     if format == "text" {
         args.extend(["--miopen-version", VERSION]);
@@ -232,14 +254,23 @@ fn read_udb(out: &Path, format: &str) -> HashMap<(String, String), String> {
 fn userdb_leaves_what_the_system_db_tuned_in_every_form() {
     let root = temp_dir("userdb");
     let (tuned, untuned) = sample();
-    let input: String = tuned.iter().map(|(k, _)| k.clone()).chain(untuned.iter().cloned()).map(|k| k + "\n").collect();
+    let input: String = tuned
+        .iter()
+        .map(|(k, _)| k.clone())
+        .chain(untuned.iter().cloned())
+        .map(|k| k + "\n")
+        .collect();
     for (i, (form, dir, file)) in system_dirs(&root, &tuned).into_iter().enumerate() {
         // Both user formats: text for some system forms, sqlite for others.
         let format = if i % 2 == 0 { "text" } else { "sqlite" };
         let out = root.join(format!("udb-{i}"));
         let out_s = out.to_str().unwrap();
         // No --system-db: found in $MIOPEN_SYSTEM_DB_PATH as MIOpen finds it.
-        let o = run(&userdb_args(out_s, format), &[("MIOPEN_SYSTEM_DB_PATH", dir.to_str().unwrap())], &input);
+        let o = run(
+            &userdb_args(out_s, format),
+            &[("MIOPEN_SYSTEM_DB_PATH", dir.to_str().unwrap())],
+            &input,
+        );
         let stdout = text(&o.stdout);
         assert_eq!(o.status.code(), Some(0), "{form}: {stdout}{}", text(&o.stderr));
         assert!(
@@ -258,7 +289,10 @@ fn userdb_leaves_what_the_system_db_tuned_in_every_form() {
             .iter()
             .filter(|k| written.contains_key(&((*k).clone(), SOLVER.to_string())))
             .count();
-        assert!(new >= untuned.len() / 2, "{form}: only {new} untuned problems written\n{stdout}");
+        assert!(
+            new >= untuned.len() / 2,
+            "{form}: only {new} untuned problems written\n{stdout}"
+        );
         // --system-db FILE names the same file: the same result in a new directory.
         let out2 = root.join(format!("udb-{i}-named"));
         let mut args = userdb_args(out2.to_str().unwrap(), format);
@@ -281,7 +315,10 @@ fn userdb_leaves_what_the_system_db_tuned_in_every_form() {
             .iter()
             .filter(|(k, _)| all.contains_key(&(k.clone(), SOLVER.to_string())))
             .count();
-        assert!(hidden >= tuned.len() / 2, "{form}: only {hidden} tuned problems predicted with --system-db none");
+        assert!(
+            hidden >= tuned.len() / 2,
+            "{form}: only {hidden} tuned problems predicted with --system-db none"
+        );
     }
     let _ = std::fs::remove_dir_all(&root);
 }
@@ -290,7 +327,12 @@ fn userdb_leaves_what_the_system_db_tuned_in_every_form() {
 fn predict_and_batch_answer_the_tuned_value_itself() {
     let root = temp_dir("predict");
     let (tuned, untuned) = sample();
-    let input: String = tuned.iter().map(|(k, _)| k.clone()).chain(untuned.iter().cloned()).map(|k| k + "\n").collect();
+    let input: String = tuned
+        .iter()
+        .map(|(k, _)| k.clone())
+        .chain(untuned.iter().cloned())
+        .map(|k| k + "\n")
+        .collect();
     let params: HashMap<&str, &str> = tuned.iter().map(|(k, p)| (k.as_str(), p.as_str())).collect();
     for (form, dir, _) in system_dirs(&root, &tuned) {
         let env = [("MIOPEN_SYSTEM_DB_PATH", dir.to_str().unwrap())];
@@ -316,20 +358,49 @@ fn predict_and_batch_answer_the_tuned_value_itself() {
         assert_eq!(seen, tuned.len(), "{form}:\n{out}");
         // predict: the tuned value alone on stdout, marked on stderr.
         let (key, p) = &tuned[3];
-        let o = run(&["predict", "--arch", "gfx906", "--cu", "60", "--device", "cpu", key], &env, "");
+        let o = run(
+            &["predict", "--arch", "gfx906", "--cu", "60", "--device", "cpu", key],
+            &env,
+            "",
+        );
         assert_eq!(o.status.code(), Some(0), "{form}: {}", text(&o.stderr));
         assert_eq!(text(&o.stdout).trim(), p.as_str(), "{form}");
         assert!(text(&o.stderr).contains("perf-db"), "{form}: {}", text(&o.stderr));
         // --solver all: rows name the source.
-        let o = run(&["predict", "--arch", "gfx906_60", "--device", "cpu", "--solver", "all", key], &env, "");
+        let o = run(
+            &[
+                "predict",
+                "--arch",
+                "gfx906_60",
+                "--device",
+                "cpu",
+                "--solver",
+                "all",
+                key,
+            ],
+            &env,
+            "",
+        );
         let out = text(&o.stdout);
         assert!(
-            out.lines().any(|l| l.split('\t').collect::<Vec<_>>()[1..] == [SOLVER, "1", p, "", "perf-db"]),
+            out.lines()
+                .any(|l| l.split('\t').collect::<Vec<_>>()[1..] == [SOLVER, "1", p, "", "perf-db"]),
             "{form}:\n{out}"
         );
         // --system-db none: a prediction, not the lookup.
         let o = run(
-            &["predict", "--arch", "gfx906_60", "--device", "cpu", "--system-db", "none", "--solver", "all", key],
+            &[
+                "predict",
+                "--arch",
+                "gfx906_60",
+                "--device",
+                "cpu",
+                "--system-db",
+                "none",
+                "--solver",
+                "all",
+                key,
+            ],
             &env,
             "",
         );
@@ -359,7 +430,13 @@ fn the_system_db_is_found_where_miopen_finds_it() {
     std::fs::create_dir_all(&db_dir).unwrap();
     std::fs::write(db_dir.join("gfx906_60.db.txt"), text_db(&tuned)).unwrap();
     let stdout = dry(&[], &[("ROCM_PATH", rocm.to_str().unwrap())]);
-    assert!(stdout.contains(&format!("system perf db: {}", db_dir.join("gfx906_60.db.txt").display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "system perf db: {}",
+            db_dir.join("gfx906_60.db.txt").display()
+        )),
+        "{stdout}"
+    );
     assert_eq!(system_column(&stdout), tuned.len());
     // ... by the libMIOpen.so a program loads ($LD_LIBRARY_PATH first) ...
     let other = root.join("other-rocm");
@@ -375,7 +452,13 @@ fn the_system_db_is_found_where_miopen_finds_it() {
             ("LD_LIBRARY_PATH", other.join("lib").to_str().unwrap()),
         ],
     );
-    assert!(stdout.contains(&format!("system perf db: {}", other_db.join("gfx906_60.db.txt.bz2").display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "system perf db: {}",
+            other_db.join("gfx906_60.db.txt.bz2").display()
+        )),
+        "{stdout}"
+    );
     assert_eq!(system_column(&stdout), 5);
     // ... and $MIOPEN_SYSTEM_DB_PATH before any install.
     let sys = root.join("sys");
@@ -383,9 +466,15 @@ fn the_system_db_is_found_where_miopen_finds_it() {
     std::os::unix::fs::symlink(system_sqlite(), sys.join("gfx906_60.db")).unwrap();
     let stdout = dry(
         &[],
-        &[("ROCM_PATH", rocm.to_str().unwrap()), ("MIOPEN_SYSTEM_DB_PATH", sys.to_str().unwrap())],
+        &[
+            ("ROCM_PATH", rocm.to_str().unwrap()),
+            ("MIOPEN_SYSTEM_DB_PATH", sys.to_str().unwrap()),
+        ],
     );
-    assert!(stdout.contains(&format!("system perf db: {}", sys.join("gfx906_60.db").display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("system perf db: {}", sys.join("gfx906_60.db").display())),
+        "{stdout}"
+    );
     // None there: said so, and everything is predicted.
     let empty = root.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
@@ -395,7 +484,17 @@ fn the_system_db_is_found_where_miopen_finds_it() {
     // MIOpen's sqlite build takes the *.db of the closest CU count when the exact one is
     // missing (gfx906_64 -> gfx906_60.db); its text build's search never matches.
     let sq = |format: &str| {
-        let mut args = vec!["userdb", "--arch", "gfx906_64", "--device", "cpu", "--solver", SOLVER, "--out", out_s];
+        let mut args = vec![
+            "userdb",
+            "--arch",
+            "gfx906_64",
+            "--device",
+            "cpu",
+            "--solver",
+            SOLVER,
+            "--out",
+            out_s,
+        ];
         args.extend(["--format", format, "--dry-run"]);
         if format == "text" {
             args.extend(["--miopen-version", VERSION]);
@@ -405,7 +504,10 @@ fn the_system_db_is_found_where_miopen_finds_it() {
         text(&o.stdout)
     };
     let stdout = sq("sqlite");
-    assert!(stdout.contains(&format!("system perf db: {}", sys.join("gfx906_60.db").display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("system perf db: {}", sys.join("gfx906_60.db").display())),
+        "{stdout}"
+    );
     assert!(stdout.contains("closest compute-unit count"), "{stdout}");
     let stdout = sq("text");
     assert!(stdout.contains("system perf db: none found for gfx906_64"), "{stdout}");
@@ -414,7 +516,11 @@ fn the_system_db_is_found_where_miopen_finds_it() {
     args.extend(["--system-db", "/nonexistent/gfx906_60.db"]);
     let o = run(&args, &[], &input);
     assert_ne!(o.status.code(), Some(0));
-    assert!(text(&o.stderr).contains("/nonexistent/gfx906_60.db"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("/nonexistent/gfx906_60.db"),
+        "{}",
+        text(&o.stderr)
+    );
     assert!(!out.exists(), "a failed run wrote {out:?}");
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -17,7 +17,8 @@ beside ../shared (so `../shared/miopen/...` paths resolve).
 
     tools/readme_examples.py            # build first: cargo build --release
     tools/readme_examples.py docs/cli.md README.md     # only these pages
-Exit status 1 when any example differs (the differences are printed), 0 when all agree.
+It also checks that the README's support table is what tools/support_table.py makes of weights/.
+Exit status 1 when any example (or the table) differs (the differences are printed), 0 when all agree.
 """
 
 import os
@@ -120,7 +121,7 @@ def run_page(page, env, counts, has_gpu):
     os.symlink(SHARED, scratch / "shared")
     for name in ("include", "examples", "target"):
         os.symlink(ROOT / name, work / name)
-    shown = page.relative_to(ROOT)
+    shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
     has_python = None
     for kind, command, expected in examples(page.read_text()):
         if kind == "file":
@@ -176,6 +177,9 @@ def main():
     has_gpu = gpu_ready(env)
     for page in chosen:
         run_page(page, env, counts, has_gpu)
+    if ROOT / "README.md" in chosen:
+        table = subprocess.run([sys.executable, str(ROOT / "tools" / "support_table.py"), "--check"])
+        counts["failed"] += table.returncode != 0
     print(
         f"{counts['ran']} examples run on {len(chosen)} pages, {counts['failed']} differ"
         + (f", {counts['skipped']} skipped" if counts["skipped"] else "")

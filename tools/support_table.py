@@ -30,6 +30,8 @@ GPUS = {
     "gfx906_60": "MI50, Radeon VII",
     "gfx906_64": "MI60",
     "gfx908": "MI100",
+    "gfx90878": "MI100",
+    "gfx90a68": "MI210",
     "gfx90a": "MI210, MI250X",
     "gfx942": "MI300X, MI300A",
     "gfx942130": "MI300X",
@@ -94,7 +96,7 @@ def rows():
             ]
         out.append(
             (base_arch(arch), arch, solver)
-            + (f"{shown} ({gpu})" if gpu else shown, f"`{solver}`", f"tuneinfer's, {members} members, {trained}")
+            + (f"{shown} ({gpu})" if gpu else shown, f"`{solver}`", f"tuneinfer's, {members} member{'s' if members != 1 else ''}, {trained}")
             + tuple(figures)
         )
     for arch, solver in MIOPEN_MODELS:

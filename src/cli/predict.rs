@@ -375,7 +375,15 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
     let Some(cu) = cu else {
         if let Choice::File(_) = choice {
             // A named file needs no name.
-            return resolve(&choice, &DbName { basename: base, db_id: base, compute_units: 0 }, false);
+            return resolve(
+                &choice,
+                &DbName {
+                    basename: base,
+                    db_id: base,
+                    compute_units: 0,
+                },
+                false,
+            );
         }
         return Ok(Resolved {
             db: None,

@@ -55,6 +55,9 @@ pub struct DataReport {
     /// The rule-violating rows by the first parameter at which no valid config remains (the
     /// solver's `param_names`): where in the config the rules reject the tuned value.
     pub violations_at: BTreeMap<String, usize>,
+    /// The malformed problems by the reader's reason (e.g. a 3-D key, which tuneinfer's 2-D
+    /// solvers do not take), numbers as `N`.
+    pub malformed_reasons: BTreeMap<String, usize>,
 }
 
 impl DataReport {
@@ -65,6 +68,7 @@ impl DataReport {
             .not_applicable_reasons
             .iter()
             .map(|(r, &n)| (n, format!("{n} not applicable: {r}")))
+            .chain(self.malformed_reasons.iter().map(|(r, &n)| (n, format!("{n} malformed problems: {r}"))))
             .chain(
                 self.violations_at
                     .iter()
@@ -190,6 +194,9 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         used_per_source: vec![0; sources.len()],
         ..DataReport::default()
     };
+    for (_, why) in sources.iter().flat_map(|r| r.rejected.iter()) {
+        *report.malformed_reasons.entry(numbers_as_n(why)).or_default() += 1;
+    }
     // The parameters of each problem kept so far and the source they came from.
     let mut seen: HashMap<ConvProblem, (Vec<i64>, usize)> = HashMap::new();
     // The source of each problem as a sqlite database keys it: a text key's stride-2 backward
@@ -343,6 +350,26 @@ pub fn three_way_split(samples: &[Sample], val_fraction: f64, es_fraction: f64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn report_gives_every_unused_row_its_reason() {
+        // A 3-D key (17 dash fields), a stride-2 ConvAsm1x1U problem (its model is stride 1
+        // only), a config whose first value is outside the rules, and one usable row.
+        let text = "\
+            64-1-7-7-1x1x1-64-1-7-7-1-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
+            64-14-14-1x1-64-7-7-8-0x0-2x2-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
+            64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:5,4,2,1,1,2,1,1\n\
+            64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,1,1,1,1,1,1\n";
+        let rows = textdb::solver_rows_from_text(text, "ConvAsm1x1U");
+        let solver = crate::solvers::tunable(crate::solvers::by_name("ConvAsm1x1U").unwrap()).unwrap();
+        let ds = build(&rows, solver, &Target::new("gfx906"));
+        let r = &ds.report;
+        assert_eq!((r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations), (4, 1, 1, 1, 1));
+        let reasons = r.reasons().join("\n");
+        assert!(reasons.contains("1 malformed problems:") && reasons.contains("3-D"), "{reasons}");
+        assert!(reasons.contains("1 not applicable: stride"), "{reasons}");
+        assert!(reasons.contains("1 rule violations, first failing at parameter 1"), "{reasons}");
+    }
 
     #[test]
     fn numbers_as_n_keeps_words() {

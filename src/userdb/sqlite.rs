@@ -128,7 +128,9 @@ pub fn merge_in_place(
     conn.busy_timeout(busy).map_err(&db)?;
     // A file that is not a database fails here, before anything is written.
     let has_tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master WHERE type='table'", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type='table'", [], |r| {
+            r.get(0)
+        })
         .map_err(&db)?;
     if has_tables == 0 {
         // Outside a transaction (a journal mode cannot change inside one); a no-op when another
@@ -173,7 +175,11 @@ pub fn merge_in_place(
         }
         None => None,
     };
-    Ok(InPlace { counts, written, backup })
+    Ok(InPlace {
+        counts,
+        written,
+        backup,
+    })
 }
 
 /// A consistent copy of the database `conn` has open (its committed `-wal` content included),
@@ -184,7 +190,10 @@ fn snapshot(conn: &Connection, path: &Path) -> Result<std::path::PathBuf> {
     let staging = std::path::PathBuf::from(name);
     let _ = std::fs::remove_file(&staging);
     let target = staging.to_str().ok_or_else(|| {
-        Error::io(&staging, std::io::Error::other("is not a UTF-8 path: SQLite cannot be given it"))
+        Error::io(
+            &staging,
+            std::io::Error::other("is not a UTF-8 path: SQLite cannot be given it"),
+        )
     })?;
     if let Err(e) = conn.execute("VACUUM INTO ?1", [target]) {
         let _ = std::fs::remove_file(&staging);
@@ -216,7 +225,9 @@ pub fn dry_run(path: &Path, entries: &[(PerfDbConfigRow, &Entry)], replace: bool
                 })
                 .or_else(|_| Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE))
                 .map_err(&db)?;
-            let target = scratch.to_str().ok_or_else(|| Error::io(&scratch, std::io::Error::other("not UTF-8")))?;
+            let target = scratch
+                .to_str()
+                .ok_or_else(|| Error::io(&scratch, std::io::Error::other("not UTF-8")))?;
             conn.execute("VACUUM INTO ?1", [target]).map_err(&db)?;
         }
         merge(&scratch, entries, replace)
@@ -280,7 +291,9 @@ fn merge_conn(
         let mut insert_perf = tx
             .prepare("INSERT INTO perf_db (solver, config, params) VALUES (?1, ?2, ?3)")
             .map_err(&db)?;
-        let mut update_perf = tx.prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2").map_err(&db)?;
+        let mut update_perf = tx
+            .prepare("UPDATE perf_db SET params = ?1 WHERE id = ?2")
+            .map_err(&db)?;
         // A (key, solver) given twice: the first one counts.
         let mut given: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
         for (row, entry) in entries {

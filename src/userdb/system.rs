@@ -211,7 +211,7 @@ impl SystemDb {
     }
 
     /// How many (problem, solver) entries it holds.
-    pub fn len(&self) -> Result<usize> {
+    pub fn entry_count(&self) -> Result<usize> {
         match &self.backing {
             Backing::Text(entries) => Ok(entries.values().map(Vec::len).sum()),
             Backing::Sqlite { conn, .. } => conn
@@ -253,7 +253,7 @@ pub fn resolve(choice: &Choice, name: &DbName<'_>, sqlite_build: bool) -> Result
             "system perf db: {} ({}, {} tuned entries{how})",
             db.path.display(),
             db.form.as_str(),
-            db.len()?
+            db.entry_count()?
         ))
     };
     match choice {
@@ -335,7 +335,10 @@ fn install_roots() -> Vec<(PathBuf, String)> {
                 // MIOpen takes the canonical path of the library (symlinks resolved).
                 let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
                 if let Some(root) = dir.parent() {
-                    roots.push((root.to_path_buf(), format!("the install of {}/libMIOpen.so", dir.display())));
+                    roots.push((
+                        root.to_path_buf(),
+                        format!("the install of {}/libMIOpen.so", dir.display()),
+                    ));
                 }
             }
         }
@@ -394,7 +397,9 @@ pub fn find_in_dir(dir: &Path, name: &DbName<'_>, sqlite_build: bool) -> Option<
         if path.extension().and_then(|e| e.to_str()) != Some("db") || !path.is_file() {
             continue;
         }
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
         if !stem.starts_with(name.db_id) {
             continue;
         }
