@@ -32,6 +32,8 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvAsm1x1U", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
 ];
 
 /// The data-centre databases hold 15,000-50,000 rows per solver: every `n`-th is thousands.

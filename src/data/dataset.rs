@@ -195,7 +195,7 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         ..DataReport::default()
     };
     for (_, why) in sources.iter().flat_map(|r| r.rejected.iter()) {
-        *report.malformed_reasons.entry(numbers_as_n(why)).or_default() += 1;
+        *report.malformed_reasons.entry(without_quotes(why)).or_default() += 1;
     }
     // The parameters of each problem kept so far and the source they came from.
     let mut seen: HashMap<ConvProblem, (Vec<i64>, usize)> = HashMap::new();
@@ -270,6 +270,36 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         report,
         data_hash: crate::format::sha256::hex(&h.finish()),
     }
+}
+
+/// `text` with each long quoted input ('...', e.g. the offending key) shortened to '…', so that one
+/// reason is one line however many keys it rejected.
+fn without_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut parts = text.split('\'');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let rest: Vec<&str> = parts.collect();
+    for (i, part) in rest.iter().enumerate() {
+        // Odd pieces are inside quotes (when the quote closes).
+        if i % 2 == 0 && i + 1 < rest.len() {
+            // A long quote is the input itself; a short one ('-') is part of the message.
+            if part.chars().count() > 24 {
+                out.push_str("'…'");
+            } else {
+                out.push('\'');
+                out.push_str(part);
+                out.push('\'');
+            }
+        } else if i % 2 == 1 {
+            out.push_str(part);
+        } else {
+            out.push('\'');
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// `text` with every number that is not part of a word (`gfx90a`, `FP16` stay) replaced by `N`,
@@ -367,6 +397,7 @@ mod tests {
         assert_eq!((r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations), (4, 1, 1, 1, 1));
         let reasons = r.reasons().join("\n");
         assert!(reasons.contains("1 malformed problems:") && reasons.contains("3-D"), "{reasons}");
+        assert!(reasons.contains("invalid problem '…': expected 15 '-'-separated"), "{reasons}");
         assert!(reasons.contains("1 not applicable: stride"), "{reasons}");
         assert!(reasons.contains("1 rule violations, first failing at parameter 1"), "{reasons}");
     }
