@@ -105,8 +105,20 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The message with every overlong word cut ([`shorten_words`]): an error that quotes a
+    /// huge argument, a binary file's line or a long field never floods a terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let full = Full(self).to_string();
+        f.write_str(&shorten_words(&full))
+    }
+}
+
+/// An error's whole message, before [`shorten_words`].
+struct Full<'a>(&'a Error);
+
+impl fmt::Display for Full<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, detail } => write!(f, "{path}: {detail}"),
             Error::UnsupportedLayer { layer, class, detail } => {
@@ -170,6 +182,39 @@ pub fn quote_short(text: &str) -> String {
     out
 }
 
+/// Longest word (a run of characters without white space) an error message keeps whole.
+pub const WORD_LIMIT: usize = 300;
+
+/// `text` with every word longer than [`WORD_LIMIT`] characters cut to its first
+/// [`QUOTE_LIMIT`] characters and its length named; white space and shorter words are kept.
+pub fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
+    let long = |w: &str| w.chars().nth(WORD_LIMIT).is_some();
+    if !text.split(char::is_whitespace).any(long) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(WORD_LIMIT * 4);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if long(word) {
+            out.extend(word.chars().take(QUOTE_LIMIT));
+            out.push_str(&format!("... ({} characters in all)", word.chars().count()));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    std::borrow::Cow::Owned(out)
+}
+
 /// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
 pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
     format!("{arch}_{solver}.safetensors + .json")
@@ -206,5 +251,33 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn overlong_words_are_cut_and_the_rest_kept() {
+        // Hand-derived: a 303-character word ('x' and its quotes) is cut to its first 120
+        // characters and its length named; a 300-character word and the spacing around it are
+        // kept as they are.
+        let long = "a".repeat(301);
+        let kept = "b".repeat(300);
+        let message = format!("bad '{long}'\n  x {kept}");
+        let cut = super::shorten_words(&message);
+        assert_eq!(
+            cut,
+            format!("bad '{}... (303 characters in all)\n  x {kept}", "a".repeat(119))
+        );
+        assert!(matches!(
+            super::shorten_words("short words"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // Every error's message goes through it.
+        let e = super::Error::Usage(format!("--x: got {long}"));
+        assert_eq!(
+            e.to_string(),
+            format!("--x: got {}... (301 characters in all)", "a".repeat(120))
+        );
     }
 }

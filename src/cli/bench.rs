@@ -18,7 +18,7 @@ Usage: tuneinfer bench [OPTIONS]
 
 Loads the model on each device, then times the same batch of problems there twice: the first
 run pays the one-time costs (pipelines compiled, buffers allocated, constant data built), the
-repeat shows the steady state; predictions per second are the repeat's. Then how many answers equal the first
+repeat shows the steady state; predictions per second are the repeat's, over the problems predicted (those the solver refused, as not applicable, are counted apart). Then how many answers equal the first
 device's. Problems: --input FILE (one perf-db key or MIOpenDriver line per line), else N random
 applicable ConvAsm1x1U problems (seed 1). A device named in --devices that cannot load the model
 fails the command (after the table; with the default list a missing GPU is only a row), and a
@@ -71,11 +71,18 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
     )?;
     if let Some(extra) = args.rest.first() {
         return Err(Error::Usage(format!(
-            "bench takes no positional argument ('{extra}'); use --input FILE for problems"
+            "bench takes no positional argument ('{}'); use --input FILE for problems",
+            crate::error::quote_short(extra)
         )));
     }
-    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
-    let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
+    let arch = args.value("arch").unwrap_or_else(|| {
+        super::words::announce_default("arch", super::DEFAULT_ARCH, "--arch names the GPU");
+        super::DEFAULT_ARCH
+    });
+    let solver = args.value("solver").unwrap_or_else(|| {
+        super::words::announce_default("solver", "ConvAsm1x1U", "--solver NAME picks another");
+        "ConvAsm1x1U"
+    });
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     // None: the loaded model's default decoding (`--decode auto`).
     let forced_mode = match (args.value("beam"), args.value("decode")) {
@@ -201,15 +208,28 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         let start = Instant::now();
         let results = engine.predict_batch(&problems, mode);
         let secs = start.elapsed().as_secs_f64();
+        // Problems the solver refused (it does not apply) are counted apart, not as predictions.
+        let refused = results
+            .iter()
+            .filter(|r| matches!(r, Err(Error::NotApplicable { .. } | Error::InvalidProblem { .. })))
+            .count();
+        let failed = results.iter().filter(|r| r.is_err()).count() - refused;
+        let predicted = problems.len() - refused - failed;
         say!(
             "{:6} {:>8.3} {:>9.3} {:>9.3} {:>14.0}  {}",
             device_label(device),
             load_secs,
             first_secs,
             secs,
-            problems.len() as f64 / secs.max(1e-9),
+            predicted as f64 / secs.max(1e-9),
             engine.device_name()
         );
+        if refused + failed > 0 {
+            say!(
+                "       {predicted} problems predicted; {refused} refused by {solver} (it does not apply to them), {failed} failed: \
+                 not counted in the rate"
+            );
+        }
         if let Some(Err(e)) = results.first().filter(|_| results.iter().all(Result::is_err)) {
             say!("       every prediction failed; the first: {e}");
             all_failed = true;

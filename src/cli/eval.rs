@@ -27,7 +27,7 @@ Options:
                       rows join the nearest neighbour's reference (validation stays
                       --perf-db's)
   --arch ARCH         [gfx906]
-  --solver NAME       [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
+  --solver NAME       [ConvAsm1x1U] one of the solvers listed at the end
   --models DIR        where {arch}_{solver}.safetensors/.json live, searched first (then:
                       $TUNEINFER_MODELS, the project's weights/, ./weights, MIOpen's)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
@@ -42,7 +42,7 @@ Options:
 
 pub(super) fn eval(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        say!("{HELP}");
+        say!("{HELP}\n\nSolvers: {}", super::words::solver_names().join(", "));
         return Ok(0);
     }
     let args = Args::parse(
@@ -71,8 +71,14 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let perf_db = args
         .value("perf-db")
         .ok_or_else(|| Error::Usage("eval needs --perf-db FILE (see --help)".into()))?;
-    let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
-    let solver = crate::solvers::by_name(args.value("solver").unwrap_or("ConvAsm1x1U"))?;
+    let arch = args.value("arch").unwrap_or_else(|| {
+        super::words::announce_default("arch", super::DEFAULT_ARCH, "--arch names the model's GPU");
+        super::DEFAULT_ARCH
+    });
+    let solver = crate::solvers::by_name(args.value("solver").unwrap_or_else(|| {
+        super::words::announce_default("solver", "ConvAsm1x1U", "--solver NAME picks another");
+        "ConvAsm1x1U"
+    }))?;
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {

@@ -15,9 +15,12 @@ mod args;
 mod bench;
 mod eval;
 mod info;
+mod interrupt;
 mod predict;
 mod train;
 mod userdb;
+mod verdict;
+mod words;
 mod verify;
 
 use crate::error::Error;

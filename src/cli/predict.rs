@@ -11,15 +11,9 @@ use crate::error::{Error, Result};
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::{parse_line, ConvProblem, InputLine};
 
-const COMMON_OPTIONS: &str = "  --arch ARCH        GPU architecture of the model (default: gfx906; the project ships
-                     gfx906 and gfx900 models of ConvAsm1x1U and ConvAsmBwdWrW1x1 in weights/)
-  --solver NAME|all  MIOpen solver (default: ConvAsm1x1U; also ConvAsmBwdWrW1x1,
-                     ConvAsmBwdWrW3x3, ConvOclDirectFwd, ConvBinWinogradRxSf2x3,
-                     ConvBinWinogradRxSf3x2, and ConvHipImplicitGemmGroupFwdXdlops,
-                     ConvHipImplicitGemmGroupBwdXdlops, ConvHipImplicitGemmGroupWrwXdlops on
-                     gfx90a/gfx942, NHWC, FP32/FP16); 'all': every solver with a model on
-                     --arch that applies to the problem, each with its default decoding
-  --models DIR       a directory of models searched first, before the default ones
+/// The options of `predict` and `batch` after `--arch` and `--solver`, whose lines are made
+/// from the solver and model lists ([`super::words::arch_solver_help`]).
+const COMMON_OPTIONS: &str = "  --models DIR       a directory of models searched first, before the default ones
                      (it adds to them, never hides them): tuneinfer's
                      {arch}_{solver}.safetensors + .json or MIOpen's
                      {arch}_{model}_*.ktn.model (e.g. ../shared/miopen/models for gfx908);
@@ -58,8 +52,8 @@ or MIOpen's 24-field text key, e.g.
   2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW
 or MIOpenDriver arguments (the rest of the command line), e.g.
   convfp16 -n 256 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -F 1
-(-F is MIOpenDriver's: 1 forward, 2 backward data, 4 backward weights, sums of them; 0 or no
--F: all three), or a line of a MIOpen log (MIOPEN_ENABLE_LOGGING_CMD=1), e.g.
+(-F is MIOpenDriver's: 1 forward, 2 backward data, 4 backward weights, sums of them, 0 all
+three; no -F: forward only), or a line of a MIOpen log (MIOPEN_ENABLE_LOGGING_CMD=1), e.g.
   MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver conv -n 128 -c 3 ... -F 1 -t 1
 Grouped NHWC problems: a key ending in '-NHWC-FP16-F_g16', or '-g 16 --in_layout NHWC'.
 
@@ -163,10 +157,26 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
         None => None,
         Some(_) => Some(args.positive("threads", 1, 1024)?),
     };
+    let dirs = crate::models::model_dirs(args.value("models").map(Path::new))?;
+    let arch = match args.value("arch") {
+        Some(a) => a,
+        None => {
+            super::words::announce_default("arch", super::DEFAULT_ARCH, "--arch names the GPU");
+            super::DEFAULT_ARCH
+        }
+    };
+    super::words::check_arch(arch, &dirs)?;
+    let solver = match args.value("solver") {
+        Some(s) => s,
+        None => {
+            super::words::announce_default("solver", "ConvAsm1x1U", "--solver all: every solver with a model");
+            "ConvAsm1x1U"
+        }
+    };
     Ok(Settings {
-        arch: args.value("arch").unwrap_or(super::DEFAULT_ARCH),
-        solver: SolverChoice::parse(args.value("solver").unwrap_or("ConvAsm1x1U")),
-        dirs: crate::models::model_dirs(args.value("models").map(Path::new))?,
+        arch,
+        solver: SolverChoice::parse(solver),
+        dirs,
         mode,
         compute_units,
         device: DeviceChoice::parse(args.value("device").unwrap_or("auto"))?,
@@ -228,7 +238,7 @@ pub(super) fn configure(
 
 pub(super) fn predict(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        say!("{PREDICT_HELP}\n{COMMON_OPTIONS}");
+        say!("{PREDICT_HELP}\n{}\n{COMMON_OPTIONS}", super::words::arch_solver_help());
         return Ok(0);
     }
     let args = Args::parse(
@@ -725,7 +735,8 @@ impl Progress {
     }
 
     pub fn tick(&mut self, reader: &LineReader, predicted: usize) {
-        if !self.enabled || self.last.elapsed().as_secs_f64() < 5.0 {
+        // Runs over a few seconds: a line a second on a terminal; nothing when stderr is not one.
+        if !self.enabled || self.start.elapsed().as_secs_f64() < 3.0 || self.last.elapsed().as_secs_f64() < 1.0 {
             return;
         }
         self.last = std::time::Instant::now();
@@ -753,7 +764,7 @@ impl Progress {
 
 pub(super) fn batch(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        say!("{BATCH_HELP}\n{COMMON_OPTIONS}");
+        say!("{BATCH_HELP}\n{}\n{COMMON_OPTIONS}", super::words::arch_solver_help());
         return Ok(0);
     }
     let args = Args::parse(

@@ -22,7 +22,7 @@ Options (defaults in brackets):
                              added after --perf-db's, newest first; a problem tuned in several
                              keeps the newest parameters (conflicts are counted)
   --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
-  --solver NAME              [ConvAsm1x1U; also ConvAsmBwdWrW1x1]
+  --solver NAME              [ConvAsm1x1U] one of the solvers listed at the end
   --out DIR                  where the model files go [weights]
   --checkpoint FILE          [OUT/{arch}_{solver}.checkpoint.safetensors]
   --resume FILE              continue from a checkpoint (same data and sizes)
@@ -173,7 +173,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
 
 pub(super) fn train(words: &[String]) -> Result<i32> {
     if wants_help(words) {
-        say!("{HELP}");
+        say!("{HELP}\n\nSolvers: {}", super::words::solver_names().join(", "));
         return Ok(0);
     }
     let args = Args::parse(

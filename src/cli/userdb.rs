@@ -52,6 +52,8 @@ Options:
                        or {basename}.db (with --format sqlite: .db first, else the closest
                        CU count, as MIOpen's sqlite build); none: write every entry
   --dry-run            print what would be written, write nothing
+  --include-unproven   also write the solvers whose model does not beat MIOpen's static
+                       default on its held-out problems (see below)
   --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
                        (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
   --models DIR         a directory of models searched first (as predict)
@@ -67,7 +69,14 @@ version kept as FILE.bak, its permissions kept) while MIOpen's lock on it is hel
 MIOpen and other userdb runs lose nothing; it is refused (nothing written) when another process
 keeps that lock past --lock-wait. A sqlite database is merged in place through SQLite in one
 transaction (the previous version kept as FILE.bak), waiting up to --lock-wait for a MIOpen
-process's write.";
+process's write.
+
+Only models that do better than doing nothing are written: a tuneinfer model whose metadata
+JSON records validation figures (its 'validation': exact match of the beam's first answer and
+of MIOpen's static default on the geometries held out of training) is used only when its exact
+match is higher than the default's; otherwise its solver is skipped and named in the summary
+with both figures. A model without recorded figures (trained on every geometry, 'validation'
+null) and MIOpen's own KTN models are written.";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -85,7 +94,7 @@ const VALUED: &[&str] = &[
     "catalogue",
     "lock-wait",
 ];
-const FLAGS: &[&str] = &["replace", "dry-run"];
+const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven"];
 
 /// Per-solver counts of the summary.
 #[derive(Debug, Default, Clone)]
@@ -104,6 +113,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         say!("{HELP}");
         return Ok(0);
     }
+    super::interrupt::install();
     let args = Args::parse(
         words,
         &Spec {
@@ -126,6 +136,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .into(),
         )
     })?;
+    super::words::check_arch(arch_text, &crate::models::model_dirs(args.value("models").map(Path::new))?)?;
     let gpu = userdb::naming::parse_arch(arch_text)?;
     let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
@@ -219,7 +230,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
 
     // --- Models.
     let configure = super::predict::configure(None, catalogue, threads);
-    let engines = Engines::load(
+    let mut engines = Engines::load(
         solver,
         &LoadOptions {
             arch: &model_arch,
@@ -231,6 +242,16 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     )?;
     if let Some(note) = &engines.note {
         eprintln!("{note}");
+    }
+    // Only models that beat MIOpen's static default on their held-out problems are written.
+    let include_unproven = args.flag("include-unproven");
+    let unproven = super::verdict::unproven(&model_arch, &engines.solver_names(), &dirs)?;
+    if !include_unproven {
+        let mut i = 0;
+        engines.engines.retain(|_| {
+            i += 1;
+            !unproven.iter().any(|(u, _)| *u == i - 1)
+        });
     }
     let names = engines.solver_names();
 
@@ -244,10 +265,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut entry_keys: HashSet<(String, &'static str)> = HashSet::new();
     let mut no_solver = 0usize;
+    let mut nchw = 0usize;
     let mut progress = Progress::new("userdb");
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
+            nchw += chunk.iter().filter(|c| c.2.layout == crate::problem::Layout::Nchw).count();
             let keys: Vec<String> = chunk.iter().map(|(_, _, p, _)| p.to_db_key()).collect();
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
@@ -325,7 +348,8 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         replace,
         lock_wait,
     };
-    let merged = userdb::merge(&target, &entries, dry_run)?;
+    let (merged, interrupted) = super::interrupt::while_writing(|| userdb::merge(&target, &entries, dry_run));
+    let merged = merged?;
     for (s, name) in names.iter().enumerate() {
         if let Some(&(_, present, replaced)) = merged.counts.by_solver.get(name) {
             per_solver[s].present = present;
@@ -335,9 +359,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
 
     // --- Summary.
     say!(
-        "input {input_label}: {} lines, {} problems ({} repeated, predicted once), {} log lines that are not convolutions skipped, {} bad lines",
+        "input {input_label}: {} lines, {} problems, {} distinct ({} repeated, predicted once), {} log lines that are not convolutions skipped, {} bad lines",
         counts.lines,
         counts.problems,
+        counts.problems - counts.repeated,
         counts.repeated,
         counts.skipped_log_lines,
         bad.count
@@ -379,6 +404,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     if no_solver > 0 {
         say!("{no_solver} problem(s) no solver with a model on {model_arch} applies to: nothing written for them");
+        if let Some(hint) = super::words::nhwc_hint(&names, nchw).filter(|_| !entries.is_empty()) {
+            say!("{hint}");
+        }
+    }
+    for (_, u) in &unproven {
+        say!("{}", u.line(&model_arch, include_unproven));
     }
     let tuned: usize = per_solver.iter().map(|c| c.system).sum();
     if tuned > 0 {
@@ -404,14 +435,33 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .map(|b| format!("; previous version kept as {}", b.display()))
                 .unwrap_or_default()
         );
-    } else {
-        say!("nothing to write: the database already has every entry");
+    } else if !entries.is_empty() {
+        say!("nothing to write: the database already has every entry (--replace replaces their parameters)");
+    }
+    if entries.is_empty() {
+        let distinct = counts.problems - counts.repeated;
+        say!(
+            "{}",
+            super::words::nothing_applied(&super::words::NothingApplied {
+                distinct,
+                lines: counts.lines,
+                bad: bad.count,
+                nchw,
+                arch: &model_arch,
+                solvers: &names,
+                unproven: unproven.len(),
+                tuned: per_solver.iter().map(|c| c.system).sum(),
+            })
+        );
     }
     if let Some(summary) = bad.summary() {
         eprintln!("{summary}");
-        return Ok(1);
     }
-    Ok(0)
+    if interrupted {
+        eprintln!("interrupted (Ctrl-C) while writing: the write was finished, the database and its .time are consistent");
+        return Ok(super::interrupt::EXIT_INTERRUPTED);
+    }
+    Ok(if bad.count > 0 { 1 } else { 0 })
 }
 
 /// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,

@@ -1,0 +1,64 @@
+//! Which models `userdb` writes: only those that beat MIOpen's static default on their
+//! held-out problems (issue 24, "never worse than doing nothing").
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::eval::Verdict;
+use crate::models::{locate, Located};
+
+/// A loaded solver whose model's recorded validation figures do not beat MIOpen's static
+/// default.
+#[derive(Debug, Clone)]
+pub(super) struct Unproven {
+    pub solver: &'static str,
+    pub verdict: Verdict,
+}
+
+impl Unproven {
+    /// The summary line: what was not written and why, and how to write it anyway.
+    pub fn line(&self, arch: &str, written_anyway: bool) -> String {
+        let figures = format!(
+            "its model's exact match {:.1}% does not beat MIOpen's static default {:.1}% on held-out problems",
+            self.verdict.model_exact_pct, self.verdict.default_exact_pct
+        );
+        if written_anyway {
+            format!(
+                "{} on {arch}: written (--include-unproven) although {figures}",
+                self.solver
+            )
+        } else {
+            format!(
+                "{} on {arch}: not written: {figures} (--include-unproven writes it anyway)",
+                self.solver
+            )
+        }
+    }
+}
+
+/// The verdict of the model `solver` uses on `arch`, found as the engines found it
+/// ([`locate`]): tuneinfer's own model's metadata JSON figures; None for a model without
+/// recorded figures (trained on every geometry) and for MIOpen's KTN models.
+pub(super) fn verdict_of(arch: &str, solver: &'static str, dirs: &[PathBuf]) -> Result<Option<Verdict>> {
+    let solver = crate::solvers::by_name(solver)?;
+    match locate(arch, solver, dirs)? {
+        Located::Attention(files, _) => {
+            let (info, _) = crate::format::weights::read_info(&files.metadata)?;
+            Ok(Verdict::from_metrics(&info.metrics))
+        }
+        Located::Ktn(_) => Ok(None),
+    }
+}
+
+/// The solvers of `names` whose models do not beat the default, with their index in `names`.
+pub(super) fn unproven(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Unproven)>> {
+    let mut out = Vec::new();
+    for (i, &solver) in names.iter().enumerate() {
+        if let Some(verdict) = verdict_of(arch, solver, dirs)? {
+            if !verdict.beats_default() {
+                out.push((i, Unproven { solver, verdict }));
+            }
+        }
+    }
+    Ok(out)
+}

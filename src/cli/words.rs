@@ -1,0 +1,243 @@
+//! Words shared by the commands: the solver and arch lists of `--help` and of errors, made
+//! from the solver list and the models found (never written by hand), and the notes that say
+//! which default was used.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// Every solver's name, in [`crate::solvers::all`] order.
+pub(super) fn solver_names() -> Vec<&'static str> {
+    crate::solvers::all().iter().map(|s| s.name()).collect()
+}
+
+/// The models in `dirs`, as arch -> solvers: tuneinfer's `{arch}_{solver}.safetensors` (the
+/// arch as the file names it: `gfx906`, `gfx906_64`) and MIOpen's
+/// `{arch}_{model}_encoder.ktn.model` (the solvers whose model name that is on the arch).
+pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static str>> {
+    let solvers = crate::solvers::all();
+    let mut out: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+    let mut add = |arch: &str, solver: &'static str| {
+        let list = out.entry(arch.to_string()).or_default();
+        if !list.contains(&solver) {
+            list.push(solver);
+        }
+    };
+    for dir in dirs {
+        let Ok(read) = std::fs::read_dir(dir) else { continue };
+        for entry in read.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(stem) = name.strip_suffix(".safetensors") {
+                if stem.ends_with(".checkpoint") {
+                    continue;
+                }
+                for s in &solvers {
+                    if let Some(arch) = stem.strip_suffix(s.name()).and_then(|a| a.strip_suffix('_')) {
+                        if !arch.is_empty() {
+                            add(arch, s.name());
+                        }
+                    }
+                }
+            } else if let Some(stem) = name.strip_suffix("_encoder.ktn.model") {
+                let Some((arch, model)) = stem.split_once('_') else {
+                    continue;
+                };
+                for s in &solvers {
+                    if s.model_name(arch).is_ok_and(|m| m == model) {
+                        add(arch, s.name());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// "gfx900 (4 solvers), gfx906 (7), ...": the arches with models in `dirs`.
+pub(super) fn arches_with_models(dirs: &[PathBuf]) -> String {
+    let mut models = models_by_arch(dirs);
+    let order = solver_names();
+    for solvers in models.values_mut() {
+        solvers.sort_by_key(|s| order.iter().position(|o| o == s));
+    }
+    if models.is_empty() {
+        return "none found".into();
+    }
+    models
+        .iter()
+        .map(|(arch, solvers)| format!("{arch} ({})", solvers.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Checks `--arch`'s arch part before anything is loaded: an arch MIOpen names its databases
+/// by, with at least one model in `dirs`; the error lists the supported ones.
+pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
+    let (base, _, _) = crate::solvers::split_db_name_features(arch_text);
+    let mut base = base.split(':').next().unwrap_or(base).to_ascii_lowercase();
+    if !crate::solvers::KNOWN_ARCHES.contains(&base.as_str()) {
+        // A name MIOpen would not write (gfx908_120): its arch part, the rest checked later.
+        if let Some(arch) = base
+            .split('_')
+            .next()
+            .filter(|a| crate::solvers::KNOWN_ARCHES.contains(a))
+        {
+            base = arch.to_string();
+        }
+    }
+    let short = crate::error::quote_short(arch_text);
+    if !crate::solvers::KNOWN_ARCHES.contains(&base.as_str()) {
+        return Err(Error::NoModelForArch {
+            arch: short,
+            solver: "tuneinfer or MIOpen".into(),
+            reason: format!(
+                "not a GPU arch tuneinfer knows ({}); models are found for: {}. rocminfo's \
+                 'Name: gfx...' line names the GPU's arch",
+                crate::solvers::KNOWN_ARCHES.join(", "),
+                arches_with_models(dirs)
+            ),
+        });
+    }
+    let models = models_by_arch(dirs);
+    let has_model = models
+        .keys()
+        .any(|a| crate::solvers::split_db_name(a).0.eq_ignore_ascii_case(&base));
+    if !has_model {
+        return Err(Error::NoModelForArch {
+            arch: short,
+            solver: "tuneinfer or MIOpen".into(),
+            reason: format!(
+                "no model of any solver for {base} in the model directories ({}); models are \
+                 found for: {}. Train one with 'tuneinfer train', or add a directory with --models DIR",
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                arches_with_models(dirs)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Says on stderr that an option was not given and which default is used.
+pub(super) fn announce_default(option: &str, value: &str, why: &str) {
+    eprintln!("note: no --{option} given: using {value} ({why})");
+}
+
+/// The `--arch` and `--solver` lines of `predict`/`batch --help`, from the solver list and the
+/// models found in the default search.
+pub(super) fn arch_solver_help() -> String {
+    let dirs = crate::models::search_dirs(None);
+    let wrap = |text: &str| -> String {
+        let mut out = String::new();
+        let mut line = String::new();
+        for word in text.split(' ') {
+            if !line.is_empty() && line.len() + 1 + word.len() > 68 {
+                out.push_str(&format!("\n                     {line}"));
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() {
+            out.push_str(&format!("\n                     {line}"));
+        }
+        out
+    };
+    format!(
+        "  --arch ARCH        GPU architecture of the model (default: {}); models found:{}\n  \
+         --solver NAME|all  MIOpen solver (default: ConvAsm1x1U): one of{}\n                     \
+         'all': every solver with a model on --arch that applies to the problem, each with\n                     \
+         its default decoding; the ConvHipImplicitGemmGroup*Xdlops (composable_kernel) and\n                     \
+         *NHWC solvers take NHWC problems only (--in_layout NHWC, or a key ending -NHWC-...)",
+        super::DEFAULT_ARCH,
+        wrap(&arches_with_models(&dirs)),
+        wrap(&(solver_names().join(", ") + ";")),
+    )
+}
+
+/// What `userdb` knows when it has no entry to write.
+pub(super) struct NothingApplied<'a> {
+    /// Distinct problems read.
+    pub distinct: usize,
+    pub lines: usize,
+    pub bad: usize,
+    /// Distinct NCHW problems.
+    pub nchw: usize,
+    pub arch: &'a str,
+    pub solvers: &'a [&'static str],
+    /// Solvers left out because their model does not beat the default.
+    pub unproven: usize,
+    /// (problem, solver) pairs tuned in the system perf db.
+    pub tuned: usize,
+}
+
+/// `userdb`'s last line when there was no entry to write: why, and what to do next.
+pub(super) fn nothing_applied(n: &NothingApplied<'_>) -> String {
+    if n.distinct == 0 {
+        let what = if n.lines == 0 {
+            "the input is empty".to_string()
+        } else if n.bad > 0 {
+            format!(
+                "none of the input's {} lines is a convolution problem ({} bad; a binary file?)",
+                n.lines, n.bad
+            )
+        } else {
+            format!("none of the input's {} lines is a convolution problem", n.lines)
+        };
+        return format!(
+            "nothing to write: {what}. Give a MIOpen log (run the network with \
+             MIOPEN_ENABLE_LOGGING_CMD=1 and keep its stderr) or problem lines with --input FILE"
+        );
+    }
+    let mut out = format!(
+        "nothing to write: no solver with a model applies to these {} problems on {}",
+        n.distinct, n.arch
+    );
+    if n.tuned > 0 {
+        out.push_str(&format!(
+            " ({} (problem, solver) pairs are tuned in MIOpen's system perf db: MIOpen uses those)",
+            n.tuned
+        ));
+    }
+    if n.solvers.is_empty() && n.unproven > 0 {
+        out.push_str(
+            "; every solver with a model was left out as not beating MIOpen's static default \
+             (--include-unproven writes them)",
+        );
+    } else if let Some(hint) = nhwc_hint(n.solvers, n.nchw) {
+        out.push_str(&format!("\n{hint}"));
+    } else {
+        out.push_str(&format!(
+            " (solvers with a model: {}; 'tuneinfer predict --solver NAME PROBLEM' says why one does not apply)",
+            n.solvers.join(", ")
+        ));
+    }
+    out
+}
+
+/// The solvers that take NHWC problems only: composable_kernel's (MIOpen runs NCHW problems
+/// through transposes for the GTC `*NHWC` ones, not for these).
+fn nhwc_only(solver: &str) -> bool {
+    solver.starts_with("ConvHipImplicitGemmGroup")
+}
+
+/// A hint when NCHW problems met solvers that take NHWC only (gfx90a and gfx942 logs of
+/// PyTorch's default layout).
+pub(super) fn nhwc_hint(solvers: &[&'static str], nchw: usize) -> Option<String> {
+    let only: Vec<&str> = solvers.iter().copied().filter(|s| nhwc_only(s)).collect();
+    if only.is_empty() || nchw == 0 {
+        return None;
+    }
+    Some(format!(
+        "hint: {nchw} problem(s) are NCHW (PyTorch's default layout), and {} take NHWC problems \
+         only: run the network in channels-last (model.to(memory_format=torch.channels_last) and \
+         its inputs likewise) and log it again, so MIOpen runs NHWC convolutions these solvers apply to",
+        only.join(", ")
+    ))
+}

@@ -1,0 +1,163 @@
+//! `userdb` writes only models that beat MIOpen's static default on their held-out problems
+//! (issue 24, "never worse than doing nothing"): a real model copied into a temporary model
+//! directory with its recorded `validation` figures edited (the JSON's `tensors_sha256` covers
+//! only the `.safetensors`), once losing and once winning.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SOLVER: &str = "ConvOclDirectFwd";
+
+/// Forward 3x3 problems ConvOclDirectFwd applies to on gfx906.
+const PROBLEMS: &str = "\
+conv -n 16 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1
+conv -n 32 -c 128 -H 28 -W 28 -k 128 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1
+conv -n 8 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1
+";
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-verdict-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A model directory holding the shipped gfx906 ConvOclDirectFwd model with its overall
+/// "model, beam" and "MIOpen static default" exact figures set to `model` and `default`
+/// (`None`: the `validation` figures removed, as a model trained on every geometry).
+fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
+    let dir = temp_dir(name);
+    let weights = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let stem = format!("gfx906_{SOLVER}");
+    std::fs::copy(
+        weights.join(format!("{stem}.safetensors")),
+        dir.join(format!("{stem}.safetensors")),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(weights.join(format!("{stem}.json"))).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    match figures {
+        None => json["validation"] = serde_json::Value::Null,
+        Some((model, default)) => {
+            let methods = json["validation"]["methods"].as_array_mut().unwrap();
+            let mut set = 0;
+            for row in methods.iter_mut().filter(|r| r["kind"].is_null()) {
+                let method = row["method"].as_str().unwrap().to_string();
+                if method.starts_with("model, beam") {
+                    row["exact_pct"] = model.into();
+                    set += 1;
+                } else if method.starts_with("MIOpen static default") {
+                    row["exact_pct"] = default.into();
+                    set += 1;
+                }
+            }
+            assert_eq!(set, 2, "the shipped model's JSON has both overall rows");
+        }
+    }
+    std::fs::write(
+        dir.join(format!("{stem}.json")),
+        serde_json::to_string_pretty(&json).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+fn userdb(models: &Path, extra: &[&str]) -> (Output, String) {
+    use std::io::Write;
+    let out = temp_dir(&format!("out-{}", models.file_name().unwrap().to_string_lossy()));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tuneinfer"));
+    cmd.args([
+        "userdb",
+        "--arch",
+        "gfx906_60",
+        "--solver",
+        SOLVER,
+        "--system-db",
+        "none",
+        "--dry-run",
+    ])
+    .arg("--models")
+    .arg(models)
+    .arg("--out")
+    .arg(&out)
+    .args(["--device", "cpu", "--miopen-version", "HIP.3_2_0_"])
+    .args(extra)
+    .env_remove("TUNEINFER_MODELS")
+    .env_remove("MIOPEN_USER_DB_PATH")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(PROBLEMS.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, stdout)
+}
+
+/// "would write N entries" of the dry run's summary.
+fn would_write(stdout: &str) -> usize {
+    let at = stdout
+        .find("would write ")
+        .unwrap_or_else(|| panic!("no dry-run line:\n{stdout}"));
+    stdout[at + "would write ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_model_that_loses_to_the_default_is_not_written_and_named_with_its_figures() {
+    let dir = model_dir("losing", Some((3.1, 4.0)));
+    let (_, stdout) = userdb(&dir, &[]);
+    assert!(
+        stdout.contains(&format!(
+            "{SOLVER} on gfx906_60: not written: its model's exact match 3.1% does not beat MIOpen's \
+             static default 4.0% on held-out problems (--include-unproven writes it anyway)"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(would_write(&stdout), 0, "{stdout}");
+
+    // --include-unproven writes it anyway, and says so.
+    let (_, stdout) = userdb(&dir, &["--include-unproven"]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+    assert!(stdout.contains("written (--include-unproven) although"), "{stdout}");
+
+    // A tie does not beat the default either.
+    let tie = model_dir("tie", Some((28.0, 28.0)));
+    let (_, stdout) = userdb(&tie, &[]);
+    assert_eq!(would_write(&stdout), 0, "{stdout}");
+    assert!(
+        stdout.contains("exact match 28.0% does not beat MIOpen's static default 28.0%"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_model_that_beats_the_default_or_has_no_figures_is_written() {
+    for (name, figures) in [("winning", Some((30.0, 4.0))), ("unrecorded", None)] {
+        let dir = model_dir(name, figures);
+        let (_, stdout) = userdb(&dir, &[]);
+        assert_eq!(would_write(&stdout), 3, "{name}: {stdout}");
+        assert!(!stdout.contains("not written:"), "{name}: {stdout}");
+    }
+}
+
+#[test]
+fn help_says_how_the_models_written_are_chosen() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(["userdb", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("--include-unproven"), "{help}");
+    assert!(help.contains("static default"), "{help}");
+    assert!(help.contains("KTN"), "{help}");
+}
