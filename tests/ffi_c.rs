@@ -239,11 +239,16 @@ fn c_example_prints_what_the_cli_prints_on_the_readme_examples() {
         let got = run(predict_c(), &words[1..]);
         let shown = words.join(" ");
         assert_eq!(text(&got.stdout), text(&expected.stdout), "stdout of {shown}");
-        // The CLI's per-problem note (`Solver::problem_note`, e.g. that MIOpen transposes an NCHW
-        // problem for the GTC solvers) is the CLI's own: the ABI returns answers, not advice.
+        // The CLI's notes are its own: the per-problem one (`Solver::problem_note`, e.g. that
+        // MIOpen transposes an NCHW problem for the GTC solvers), the system perf db it looked up
+        // (the ABI predicts; it does not look up MIOpen's tuned values) and a default it used.
         let cli_stderr: String = text(&expected.stderr)
             .lines()
-            .filter(|l| !l.starts_with("note: NCHW problem:"))
+            .filter(|l| {
+                !l.starts_with("note: NCHW problem:")
+                    && !l.starts_with("note: system perf db")
+                    && !l.starts_with("note: no --")
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         assert_eq!(text(&got.stderr), cli_stderr, "stderr of {shown}");
