@@ -28,13 +28,37 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx942", "gfx942130.db"),
     ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx942", "gfx942130.db"),
     // MIOpen 3.5.1's data-centre databases (issue 24).
-    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx90a68", "gfx90a68.db.txt.bz2"),
-    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "gfx90878", "gfx90878.db.txt.bz2"),
+    (
+        "ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC",
+        "gfx90a68",
+        "gfx90a68.db.txt.bz2",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC",
+        "gfx90878",
+        "gfx90878.db.txt.bz2",
+    ),
     ("ConvAsm1x1U", "gfx90878", "gfx90878.db.txt.bz2"),
-    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    (
+        "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
+        "gfx90a68",
+        "gfx90a68.db.txt.bz2",
+    ),
 ];
 
 /// The data-centre databases hold 15,000-50,000 rows per solver: every `n`-th is thousands.

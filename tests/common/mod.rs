@@ -254,7 +254,16 @@ pub fn corpus_models() -> Vec<(String, String, Vec<PathBuf>, bool)> {
         false,
     )];
     for s in tuneinfer::solvers::all().into_iter().filter(|s| s.tunable().is_some()) {
-        for arch in ["gfx906", "gfx906_64", "gfx900", "gfx1030", "gfx942", "gfx90878", "gfx90a68", "gfx942130"] {
+        for arch in [
+            "gfx906",
+            "gfx906_64",
+            "gfx900",
+            "gfx1030",
+            "gfx942",
+            "gfx90878",
+            "gfx90a68",
+            "gfx942130",
+        ] {
             if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
                 runs.push((s.name().to_string(), arch.to_string(), vec![weights.clone()], true));
             }
