@@ -34,6 +34,11 @@ BIN = ROOT / "target" / "release" / "tuneinfer"
 SHARED = (ROOT / ".." / "shared").resolve()
 
 
+# `--update`: an example that differs (and has no `...` line) is rewritten with what it prints;
+# review the diff before committing it.
+UPDATE = "--update" in sys.argv[1:]
+
+
 def pages():
     """README.md, then every docs/*.md in name order."""
     return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
@@ -123,6 +128,7 @@ def run_page(page, env, counts, has_gpu):
         os.symlink(ROOT / name, work / name)
     shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
     has_python = None
+    updates = []
     for kind, command, expected in examples(page.read_text()):
         if kind == "file":
             (work / command).write_text("\n".join(expected) + "\n")
@@ -156,6 +162,11 @@ def run_page(page, env, counts, has_gpu):
                 print(f"FAILED (exit {proc.returncode}): {shown}: $ {command}")
             continue
         if not matches(expected, got):
+            if UPDATE and "..." not in [e.strip() for e in expected]:
+                counts["updated"] += 1
+                updates.append((command, expected, got))
+                print(f"UPDATED: {shown}: $ {command}")
+                continue
             counts["failed"] += 1
             print(f"DIFFERS: {shown}: $ {command}")
             for line in expected:
@@ -164,16 +175,27 @@ def run_page(page, env, counts, has_gpu):
             for line in got:
                 if line not in expected:
                     print(f"  prints: {line}")
+    if updates:
+        text, at = page.read_text(), 0
+        for command, expected, got in updates:
+            old = "\n".join([f"$ {command}"] + expected) + "\n"
+            new = "\n".join([f"$ {command}"] + got) + "\n"
+            i = text.find(old, at)
+            if i < 0:
+                continue
+            text = text[:i] + new + text[i + len(old) :]
+            at = i + len(new)
+        page.write_text(text)
 
 
 def main():
     if not BIN.is_file():
         sys.exit(f"{BIN} not found: run cargo build --release first")
-    chosen = [pathlib.Path(a).resolve() for a in sys.argv[1:]] or pages()
+    chosen = [pathlib.Path(a).resolve() for a in sys.argv[1:] if a != "--update"] or pages()
     env = dict(os.environ)
     env.pop("TUNEINFER_MODELS", None)
     env["PATH"] = f"{BIN.parent}:{env['PATH']}"
-    counts = {"ran": 0, "failed": 0, "skipped": 0}
+    counts = {"ran": 0, "failed": 0, "skipped": 0, "updated": 0}
     has_gpu = gpu_ready(env)
     for page in chosen:
         run_page(page, env, counts, has_gpu)
@@ -183,6 +205,7 @@ def main():
     print(
         f"{counts['ran']} examples run on {len(chosen)} pages, {counts['failed']} differ"
         + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+        + (f", {counts['updated']} rewritten with what they print (--update)" if counts["updated"] else "")
     )
     sys.exit(1 if counts["failed"] else 0)
 
