@@ -221,14 +221,24 @@ impl EvalTable {
         let canon = |i: usize, c: &[i64]| solver.canonical(&target, &validation[i].problem, c);
         let winners: Vec<(Vec<i64>, Vec<i64>)> = shared
             .iter()
-            .map(|&i| (canon(i, &validation[i].config), canon(i, &second[&validation[i].problem])))
+            .map(|&i| {
+                (
+                    canon(i, &validation[i].config),
+                    canon(i, &second[&validation[i].problem]),
+                )
+            })
             .collect();
         let agree = winners.iter().filter(|(a, b)| a == b).count();
         let rows = self
             .first_answers
             .iter()
             .map(|(method, answers)| {
-                let mut row = TwoRunRow { method: method.clone(), first: 0, second: 0, either: 0 };
+                let mut row = TwoRunRow {
+                    method: method.clone(),
+                    first: 0,
+                    second: 0,
+                    either: 0,
+                };
                 for (&i, (a, b)) in shared.iter().zip(&winners) {
                     if let Some(got) = answers.get(i).and_then(|x| x.as_ref()).map(|c| canon(i, c)) {
                         row.first += usize::from(&got == a);
@@ -239,7 +249,12 @@ impl EvalTable {
                 row
             })
             .collect();
-        self.second_run = Some(TwoRuns { source: source.to_string(), shared: shared.len(), agree, rows });
+        self.second_run = Some(TwoRuns {
+            source: source.to_string(),
+            shared: shared.len(),
+            agree,
+            rows,
+        });
     }
 
     pub fn to_json(&self) -> Value {
@@ -295,7 +310,9 @@ impl Verdict {
         let overall = |prefix: &str| {
             rows.iter().find(|r| {
                 r.get("kind").is_none_or(Value::is_null)
-                    && r.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with(prefix))
+                    && r.get("method")
+                        .and_then(Value::as_str)
+                        .is_some_and(|m| m.starts_with(prefix))
             })
         };
         let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
@@ -612,9 +629,18 @@ mod tests {
         // Three validation problems; the second run tuned two of them: it agrees on `a`
         // and picked another winner for `b`. The method answers a's winner, b's second-run
         // winner, and c (not shared, not counted).
-        let a = sample("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 2, 1, 1, 2, 1, 1]);
-        let b = sample("64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 1, 1, 1, 1, 1, 1]);
-        let c = sample("64-28-28-1x1-64-28-28-8-0x0-1x1-1x1-0-NCHW-FP32-F", [1, 4, 1, 1, 1, 1, 1, 1]);
+        let a = sample(
+            "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 2, 1, 1, 2, 1, 1],
+        );
+        let b = sample(
+            "64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 1, 1, 1, 1, 1, 1],
+        );
+        let c = sample(
+            "64-28-28-1x1-64-28-28-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 1, 1, 1, 1, 1, 1],
+        );
         let second: std::collections::HashMap<_, _> = [
             (a.problem.clone(), a.config.clone()),
             (b.problem.clone(), vec![1, 4, 1, 1, 1, 2, 1, 2]),
@@ -630,14 +656,26 @@ mod tests {
             notes: Vec::new(),
             first_answers: vec![(
                 "m".into(),
-                vec![Some(a.config.clone()), Some(vec![1, 4, 1, 1, 1, 2, 1, 2]), Some(c.config.clone())],
+                vec![
+                    Some(a.config.clone()),
+                    Some(vec![1, 4, 1, 1, 1, 2, 1, 2]),
+                    Some(c.config.clone()),
+                ],
             )],
             second_run: None,
         };
         table.compare_second_run("run2", &ASM, &[a, b, c], &second);
         let t = table.second_run.as_ref().unwrap();
         assert_eq!((t.shared, t.agree), (2, 1));
-        assert_eq!(t.rows[0], TwoRunRow { method: "m".into(), first: 1, second: 2, either: 2 });
+        assert_eq!(
+            t.rows[0],
+            TwoRunRow {
+                method: "m".into(),
+                first: 1,
+                second: 2,
+                either: 2
+            }
+        );
         assert!(table.to_text().contains("agree on 50.0%"));
     }
 
@@ -651,7 +689,10 @@ mod tests {
             {"method": "nearest neighbour (valid, k=16)", "kind": null, "exact_pct": 20.0, "problems": 10},
         ]});
         let v = Verdict::from_metrics(&metrics).unwrap();
-        assert_eq!((v.model_exact_pct, v.default_exact_pct, v.neighbour_exact_pct), (40.0, 45.0, Some(20.0)));
+        assert_eq!(
+            (v.model_exact_pct, v.default_exact_pct, v.neighbour_exact_pct),
+            (40.0, 45.0, Some(20.0))
+        );
         assert!(!v.beats_default());
         assert_eq!(Verdict::from_metrics(&Value::Null), None);
     }

@@ -359,7 +359,10 @@ fn bad_input_names_the_reason() {
     }
     for arch in ["gfx908", "gfx90878"] {
         let e = FWD.applicable(&Target::new(arch), &bf16).unwrap_err().to_string();
-        assert!(e.contains("BF16 on gfx908") && e.contains("gfx90a and gfx94x only"), "{arch}: {e}");
+        assert!(
+            e.contains("BF16 on gfx908") && e.contains("gfx90a and gfx94x only"),
+            "{arch}: {e}"
+        );
     }
     // Groups: not applicable at this commit.
     let e = err(&FWD, "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F_g2");

@@ -134,8 +134,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
             solver.name(),
             &crate::solvers::Target::new(arch),
         )?;
-        let winners: std::collections::HashMap<_, _> =
-            ds.samples.into_iter().map(|s| (s.problem, s.config)).collect();
+        let winners: std::collections::HashMap<_, _> = ds.samples.into_iter().map(|s| (s.problem, s.config)).collect();
         let tunable = crate::solvers::tunable(solver)?;
         table.compare_second_run(second, tunable, &prep.validation, &winners);
     }
@@ -144,7 +143,10 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     }
     if half_dir.is_some() {
         weights::set_validation(&files, &table.to_json())?;
-        eprintln!("stored {} (f16) with these figures as its validation", files.tensors.display());
+        eprintln!(
+            "stored {} (f16) with these figures as its validation",
+            files.tensors.display()
+        );
     }
     let text = if args.flag("json") {
         format!("{}\n", table.to_json())

@@ -20,8 +20,8 @@ mod predict;
 mod train;
 mod userdb;
 mod verdict;
-mod words;
 mod verify;
+mod words;
 
 use crate::error::Error;
 

@@ -192,7 +192,13 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     let opts = options(&args)?;
     if args.flag("data-report") {
         let prep = train::prepare(&opts)?;
-        say!("{} {} in {}: {}", opts.arch, opts.solver, opts.perf_db.display(), prep.dataset.report.summary());
+        say!(
+            "{} {} in {}: {}",
+            opts.arch,
+            opts.solver,
+            opts.perf_db.display(),
+            prep.dataset.report.summary()
+        );
         for reason in prep.dataset.report.reasons() {
             say!("  {reason}");
         }

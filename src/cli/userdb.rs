@@ -136,7 +136,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .into(),
         )
     })?;
-    super::words::check_arch(arch_text, &crate::models::model_dirs(args.value("models").map(Path::new))?)?;
+    super::words::check_arch(
+        arch_text,
+        &crate::models::model_dirs(args.value("models").map(Path::new))?,
+    )?;
     let gpu = userdb::naming::parse_arch(arch_text)?;
     let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
@@ -270,7 +273,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
-            nchw += chunk.iter().filter(|c| c.2.layout == crate::problem::Layout::Nchw).count();
+            nchw += chunk
+                .iter()
+                .filter(|c| c.2.layout == crate::problem::Layout::Nchw)
+                .count();
             let keys: Vec<String> = chunk.iter().map(|(_, _, p, _)| p.to_db_key()).collect();
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
@@ -458,7 +464,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         eprintln!("{summary}");
     }
     if interrupted {
-        eprintln!("interrupted (Ctrl-C) while writing: the write was finished, the database and its .time are consistent");
+        eprintln!(
+            "interrupted (Ctrl-C) while writing: the write was finished, the database and its .time are consistent"
+        );
         return Ok(super::interrupt::EXIT_INTERRUPTED);
     }
     Ok(if bad.count > 0 { 1 } else { 0 })

@@ -68,7 +68,11 @@ impl DataReport {
             .not_applicable_reasons
             .iter()
             .map(|(r, &n)| (n, format!("{n} not applicable: {r}")))
-            .chain(self.malformed_reasons.iter().map(|(r, &n)| (n, format!("{n} malformed problems: {r}"))))
+            .chain(
+                self.malformed_reasons
+                    .iter()
+                    .map(|(r, &n)| (n, format!("{n} malformed problems: {r}"))),
+            )
             .chain(
                 self.violations_at
                     .iter()
@@ -94,7 +98,10 @@ impl DataReport {
             self.conflicting_duplicates
         );
         if self.default_requests > 0 {
-            s.push_str(&format!(", {} default requests (no tuned values)", self.default_requests));
+            s.push_str(&format!(
+                ", {} default requests (no tuned values)",
+                self.default_requests
+            ));
         }
         if self.used_per_source.len() > 1 {
             let per: Vec<String> = self.used_per_source.iter().map(|n| n.to_string()).collect();
@@ -229,7 +236,9 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         let rules = solver.rules(target, &row.problem);
         if !rules.is_valid(&config) {
             report.rule_violations += 1;
-            let at = (1..=config.len()).find(|&k| !rules.prefix_valid(&config[..k])).unwrap_or(config.len());
+            let at = (1..=config.len())
+                .find(|&k| !rules.prefix_valid(&config[..k]))
+                .unwrap_or(config.len());
             let name = solver.param_names().get(at - 1).copied().unwrap_or("(whole config)");
             *report.violations_at.entry(format!("{at} ({name})")).or_default() += 1;
             continue;
@@ -394,17 +403,32 @@ mod tests {
         let solver = crate::solvers::tunable(crate::solvers::by_name("ConvAsm1x1U").unwrap()).unwrap();
         let ds = build(&rows, solver, &Target::new("gfx906"));
         let r = &ds.report;
-        assert_eq!((r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations), (4, 1, 1, 1, 1));
+        assert_eq!(
+            (r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations),
+            (4, 1, 1, 1, 1)
+        );
         let reasons = r.reasons().join("\n");
-        assert!(reasons.contains("1 malformed problems:") && reasons.contains("3-D"), "{reasons}");
-        assert!(reasons.contains("invalid problem '…': expected 15 '-'-separated"), "{reasons}");
+        assert!(
+            reasons.contains("1 malformed problems:") && reasons.contains("3-D"),
+            "{reasons}"
+        );
+        assert!(
+            reasons.contains("invalid problem '…': expected 15 '-'-separated"),
+            "{reasons}"
+        );
         assert!(reasons.contains("1 not applicable: stride"), "{reasons}");
-        assert!(reasons.contains("1 rule violations, first failing at parameter 1"), "{reasons}");
+        assert!(
+            reasons.contains("1 rule violations, first failing at parameter 1"),
+            "{reasons}"
+        );
     }
 
     #[test]
     fn numbers_as_n_keeps_words() {
-        assert_eq!(numbers_as_n("C=17 on gfx90a, FP16 needs K % 4 == 0 (1x1)"), "C=N on gfx90a, FP16 needs K % N == N (Nx1)");
+        assert_eq!(
+            numbers_as_n("C=17 on gfx90a, FP16 needs K % 4 == 0 (1x1)"),
+            "C=N on gfx90a, FP16 needs K % N == N (Nx1)"
+        );
         assert_eq!(numbers_as_n("120 CUs"), "N CUs");
         assert_eq!(numbers_as_n(""), "");
     }

@@ -125,7 +125,10 @@ mod tests {
         assert!(is_bzip2(&bytes));
         std::fs::write(&packed, &bytes).unwrap();
         assert_eq!(read_text(&packed).unwrap(), text);
-        assert_eq!(solver_rows(&packed, "ConvAsm1x1U").unwrap().rows, solver_rows(&plain, "ConvAsm1x1U").unwrap().rows);
+        assert_eq!(
+            solver_rows(&packed, "ConvAsm1x1U").unwrap().rows,
+            solver_rows(&plain, "ConvAsm1x1U").unwrap().rows
+        );
         // A truncated bzip2 file is an error naming the file, not a panic or an empty db.
         std::fs::write(&packed, &bytes[..bytes.len() / 2]).unwrap();
         let err = read_text(&packed).unwrap_err().to_string();
