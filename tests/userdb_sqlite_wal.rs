@@ -10,37 +10,16 @@
 //! perf_db(config, solver, params) VALUES((SELECT id FROM config WHERE ...), ?, ?)`). Entries
 //! are checked with plain SQL, their keys built by hand from the columns.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
+use common::CONFIG_INT_COLUMNS as INT_COLUMNS;
 use tuneinfer::problem::{parse_line, ConvProblem, InputLine};
 use tuneinfer::userdb::{self, Entry, Format, Target};
 
-/// The integer columns of MIOpen's `config` table, in the order of the 24-field key.
-const INT_COLUMNS: [&str; 21] = [
-    "spatial_dim",
-    "in_channels",
-    "in_h",
-    "in_w",
-    "in_d",
-    "fil_h",
-    "fil_w",
-    "fil_d",
-    "out_channels",
-    "batchsize",
-    "pad_h",
-    "pad_w",
-    "pad_d",
-    "conv_stride_h",
-    "conv_stride_w",
-    "conv_stride_d",
-    "dilation_h",
-    "dilation_w",
-    "dilation_d",
-    "bias",
-    "group_count",
-];
 const TEXT_COLUMNS: [&str; 3] = ["layout", "data_type", "direction"];
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -16,32 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const SOLVER: &str = "ConvAsm1x1U";
+use common::CONFIG_INT_COLUMNS as INT_COLUMNS;
 
-/// The integer columns of MIOpen's `config` table in the order of the 24-field key.
-const INT_COLUMNS: [&str; 21] = [
-    "spatial_dim",
-    "in_channels",
-    "in_h",
-    "in_w",
-    "in_d",
-    "fil_h",
-    "fil_w",
-    "fil_d",
-    "out_channels",
-    "batchsize",
-    "pad_h",
-    "pad_w",
-    "pad_d",
-    "conv_stride_h",
-    "conv_stride_w",
-    "conv_stride_d",
-    "dilation_h",
-    "dilation_w",
-    "dilation_d",
-    "bias",
-    "group_count",
-];
+const SOLVER: &str = "ConvAsm1x1U";
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tuneinfer-sysdb-{name}-{}", std::process::id()));

@@ -297,3 +297,32 @@ pub fn asm1x1u_hard_and_sample(
     let (hard_ones, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(hard);
     (hard_ones, rest.into_iter().step_by(every.max(1)).collect())
 }
+
+/// The integer columns of MIOpen's sqlite `config` table in the order of its 24-field text key
+/// (`ProblemDescription::Visit`, `src/include/miopen/conv/problem_description.hpp`; the three
+/// text columns layout, data_type and direction follow), for tests that read or build MIOpen's
+/// sqlite perf databases.
+#[allow(dead_code)]
+pub const CONFIG_INT_COLUMNS: [&str; 21] = [
+    "spatial_dim",
+    "in_channels",
+    "in_h",
+    "in_w",
+    "in_d",
+    "fil_h",
+    "fil_w",
+    "fil_d",
+    "out_channels",
+    "batchsize",
+    "pad_h",
+    "pad_w",
+    "pad_d",
+    "conv_stride_h",
+    "conv_stride_w",
+    "conv_stride_d",
+    "dilation_h",
+    "dilation_w",
+    "dilation_d",
+    "bias",
+    "group_count",
+];
