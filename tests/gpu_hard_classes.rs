@@ -1,5 +1,6 @@
 //! MIOpen's gfx908 ConvAsm1x1U model on the GPU against the CPU where the look-ahead works
-//! hardest: every applicable problem of the shared perf databases with K or C below 16 or N = 1
+//! hardest: every 3rd applicable problem of the shared perf databases with K or C below 16 or N = 1
+//! (every one with `TUNEINFER_ALL_HARD=1`, `tools/gpu_hard_all.sh`)
 //! (issue #14: on lavapipe these came back as the static default at beam 4 and 16 while the
 //! memoised WGSL look-ahead ran past llvmpipe's loop budget), plus every 40th of the rest, in
 //! MIOpen's greedy walk, beam 4 and beam 16: identical configs and sources. And the WGSL
@@ -29,10 +30,11 @@ fn problems() -> (Vec<ConvProblem>, Vec<ConvProblem>) {
 }
 
 #[test]
-fn gpu_gives_the_cpu_configs_on_every_hard_problem() {
+fn gpu_gives_the_cpu_configs_on_the_hard_problems() {
     let Some(ctx) = common::gpu() else { return };
     let (hard_ones, sample) = problems();
     assert!(hard_ones.len() > 1000, "only {} hard problems", hard_ones.len());
+    let hard_ones = common::hard_share(hard_ones, 3);
     let n_hard = hard_ones.len();
     let mut problems = hard_ones;
     problems.extend(sample);

@@ -4,11 +4,16 @@
 # find-db wins each solver has on that GPU). Each cell holds out 20% of the geometries for
 # `tuneinfer eval` (the default --val-fraction), so the shipped files are the evaluated ones.
 #
-#   tools/train_datacentre.sh OUT_DIR [CELL...]     CELL = dbname:solver, e.g. gfx90a68:ConvAsmBwdWrW1x1
+#   tools/train_datacentre.sh OUT_DIR [CELL...]     CELL = dbname:solver[:arch], e.g. gfx90a68:ConvAsmBwdWrW1x1
+#
+# dbname names DATA/dbname.db.txt.bz2 or, where that is absent, the sqlite DATA/dbname.db; arch
+# (default: dbname) is the --arch the model is trained and named for, e.g.
+# gfx906_60:ConvMlirIgemmFwd:gfx906 writes OUT_DIR/gfx906_ConvMlirIgemmFwd.json.
 #
 # Without CELLs it trains the whole queue below. Logs go to OUT_DIR/{arch}_{solver}.log.
 # Environment: MEMBERS (default 1), EPOCHS (40), PATIENCE (6), MEMBER_LIMIT_S (420, per member),
-# TUNEINFER (the binary, default target/release/tuneinfer), DATA (../shared/miopen/perfdb).
+# TUNEINFER (the binary, default target/release/tuneinfer), DATA (../shared/miopen/perfdb), NICE (0:
+# build other things at nice 15 or more meanwhile, or they take half the cores from training).
 set -euo pipefail
 out=${1:?usage: tools/train_datacentre.sh OUT_DIR [dbname:solver ...]}
 shift
@@ -22,6 +27,10 @@ mkdir -p "$out"
 
 GTC=ConvAsmImplicitGemmGTCDynamic
 queue=(
+  gfx90878:ConvMlirIgemmFwdXdlops gfx906_60:ConvMlirIgemmFwd:gfx906 gfx90878:ConvMlirIgemmBwdXdlops
+  gfx90a68:ConvMlirIgemmFwdXdlops gfx906_60:ConvMlirIgemmBwd:gfx906 gfx90a68:ConvMlirIgemmBwdXdlops
+  gfx906_60:ConvMlirIgemmWrW:gfx906 gfx90878:ConvMlirIgemmWrWXdlops gfx90a68:ConvMlirIgemmWrWXdlops
+  gfx1030_36:ConvBinWinogradRxSf3x2:gfx1030
   gfx90a68:${GTC}WrwXdlopsNHWC gfx90a68:${GTC}BwdXdlopsNHWC gfx90a68:${GTC}FwdXdlopsNHWC
   gfx90878:${GTC}WrwXdlopsNHWC gfx90878:ConvAsmBwdWrW1x1 gfx90878:${GTC}BwdXdlopsNHWC
   gfx90878:ConvOclDirectFwd gfx90878:${GTC}FwdXdlopsNHWC gfx90878:ConvAsm1x1U
@@ -35,13 +44,15 @@ queue=(
 [ $# -gt 0 ] && queue=("$@")
 
 for cell in "${queue[@]}"; do
-  db=${cell%%:*}
-  solver=${cell#*:}
-  name=${db}_${solver}
+  IFS=: read -r db solver arch <<<"$cell"
+  arch=${arch:-$db}
+  name=${arch}_${solver}
+  file="$data/$db.db.txt.bz2"
+  [ -f "$file" ] || file="$data/$db.db"
   if [ -f "$out/$name.json" ]; then echo "skip $name (done)"; continue; fi
   echo "$(date +%T) train $name"
   start=$(date +%s)
-  if nice -n 10 "$bin" train --perf-db "$data/$db.db.txt.bz2" --arch "$db" --solver "$solver" \
+  if nice -n "${NICE:-0}" "$bin" train --perf-db "$file" --arch "$arch" --solver "$solver" \
       --members "$members" --epochs "$epochs" --patience "$patience" --time-limit "$limit" \
       --out "$out" --checkpoint "$out/$name.ckpt.safetensors" >"$out/$name.log" 2>&1; then
     echo "$(date +%T) done $name in $(( $(date +%s) - start )) s"
