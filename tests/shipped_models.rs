@@ -61,6 +61,13 @@ const SHIPPED: &[(&str, &str, &str)] = &[
         "gfx90a68",
         "gfx90a68.db.txt.bz2",
     ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+        "gfx90a68",
+        "gfx90a68.db.txt.bz2",
+    ),
+    // Winograd RxS f3x2 on gfx1030 (issue 27).
+    ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
     // the data-centre ones.
     ("ConvMlirIgemmFwd", "gfx906", "gfx906_60.db"),
