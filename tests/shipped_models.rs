@@ -66,6 +66,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
         "gfx90a68",
         "gfx90a68.db.txt.bz2",
     ),
+    ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
     ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
