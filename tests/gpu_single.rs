@@ -1,7 +1,7 @@
 //! The single-dispatch latency path (`gpu::single`, `shaders/single_predict.wgsl`: the encoder,
 //! every decoder step and MIOpen's greedy walk in one dispatch of one workgroup) against its CPU
 //! twin, `Predictor` with `DecodeMode::Miopen`, on MIOpen's gfx908 ConvAsm1x1U model: every
-//! 4th hard problem of the shared perf databases (K or C below 16, N = 1, odd sizes; all of them
+//! 8th hard problem of the shared perf databases (K or C below 16, N = 1, odd sizes; all of them
 //! with `TUNEINFER_ALL_HARD=1`, `tools/gpu_hard_all.sh`) plus every 40th of the rest, one problem a dispatch and in dispatches of 4 and 8; the problems whose
 //! walks are hardest by name. llvmpipe cuts an invocation's loops past 65,535 iterations
 //! silently (wrong answers, no error), so identical configs on these are what catches a cut;
@@ -61,7 +61,7 @@ fn single_dispatch_gives_the_cpu_configs_on_the_hard_problems() {
     let Some((cpu, single)) = load() else { return };
     let (hard_ones, sample) = problems();
     assert!(hard_ones.len() > 1000, "only {} hard problems", hard_ones.len());
-    let hard_ones = common::hard_share(hard_ones, 4);
+    let hard_ones = common::hard_share(hard_ones, 8);
     let n_hard = hard_ones.len();
     let mut problems = hard_ones;
     problems.extend(sample);

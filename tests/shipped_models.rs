@@ -1,8 +1,9 @@
-//! The models in `weights/` for every tunable solver: over thousands of real perf-db problems per
-//! (solver, arch), every answer of MIOpen's greedy walk, a beam and the default decoding is a
-//! valid config of that solver (its own rules) or, where the model finds none, exactly MIOpen's
-//! static default, and the GPU (lavapipe in CI) gives the CPU's
-//! configs on a few hundred of them.
+//! The models in `weights/` for every tunable solver: over ~2,000 real perf-db problems per
+//! (solver, arch) (all of a smaller database's), every answer of MIOpen's greedy walk and of the
+//! default decoding's first four is a valid config of that solver (its own rules) or, where the
+//! model finds none, exactly MIOpen's static default; and the GPU (lavapipe in CI) gives the
+//! CPU's configs on a few hundred of them for the newest model of each solver (every model with
+//! `TUNEINFER_ALL_MODELS=1`).
 
 mod common;
 
@@ -67,6 +68,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
         "gfx90a68.db.txt.bz2",
     ),
     ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
     ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
@@ -82,10 +84,27 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvMlirIgemmWrWXdlops", "gfx90a68", "gfx90a68.db.txt.bz2"),
 ];
 
-/// Problems per model for the validity property (on the CPU: greedy, beam 4 and the default
-/// decoding) and for GPU == CPU (lavapipe: greedy and beam 4).
+/// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver (the last
+/// in [`SHIPPED`]; the GPU code a model runs is its solver's, the weights and vocabulary
+/// differ), or every one with `TUNEINFER_ALL_MODELS=1` (about a minute of lavapipe per model;
+/// `tools/gpu_vs_cpu.sh` compares every model on whole databases).
+fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
+    if std::env::var_os("TUNEINFER_ALL_MODELS").is_some_and(|v| v == "1") {
+        return SHIPPED.iter().collect();
+    }
+    let mut out: Vec<&(&str, &str, &str)> = Vec::new();
+    for entry in SHIPPED.iter().rev() {
+        if !out.iter().any(|e| e.0 == entry.0) {
+            out.push(entry);
+        }
+    }
+    out
+}
+
+/// Problems per model for the validity property (on the CPU: greedy and the default decoding's
+/// first four answers) and for GPU == CPU (lavapipe: greedy and beam 4).
 const VALIDITY_PROBLEMS: usize = 2_000;
-const GPU_PROBLEMS: usize = 300;
+const GPU_PROBLEMS: usize = 200;
 
 fn weights_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
@@ -167,12 +186,15 @@ fn every_answer_of_every_decoding_is_valid() {
         // Thousands per model (all of the smaller databases' rows), spread over the database.
         let problems = problems(tunable, arch, db, VALIDITY_PROBLEMS, true);
         assert!(problems.len() >= 500, "{name} {arch}: only {} problems", problems.len());
-        let modes = [
-            DecodeMode::Miopen,
-            DecodeMode::Beam { width: 4, top: 4 },
-            pred.default_mode(),
-        ];
+        // MIOpen's greedy walk, and the default decoding (the beam `predict` and `userdb` use)
+        // with its first four answers.
+        let beam = match pred.default_mode() {
+            DecodeMode::Beam { width, .. } => DecodeMode::Beam { width, top: 4 },
+            other => other,
+        };
+        let modes = [DecodeMode::Miopen, beam];
         for mode in modes {
+            let started = std::time::Instant::now();
             let answers = pred.predict_batch(&problems, mode);
             let mut from_model = 0;
             for (p, a) in problems.iter().zip(&answers) {
@@ -200,8 +222,9 @@ fn every_answer_of_every_decoding_is_valid() {
                 from_model += usize::from(a[0].source == tuneinfer::Source::Model);
             }
             println!(
-                "{name} {arch} {mode:?}: {} problems, {from_model} answered by the model (the rest: the default), all valid",
-                problems.len()
+                "{name} {arch} {mode:?}: {} problems, {from_model} answered by the model (the rest: the default), all valid ({:.1} s)",
+                problems.len(),
+                started.elapsed().as_secs_f64()
             );
             // MIOpen's walk falls back to the default where "-1" ranks first; the beam rarely.
             assert!(
@@ -216,7 +239,7 @@ fn every_answer_of_every_decoding_is_valid() {
 #[test]
 fn gpu_gives_the_cpu_configs() {
     let Some(ctx) = common::gpu() else { return };
-    for &(name, arch, db) in SHIPPED {
+    for &(name, arch, db) in gpu_checked() {
         let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
         let dirs = vec![weights_dir()];
         let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
@@ -225,13 +248,15 @@ fn gpu_gives_the_cpu_configs() {
         let problems = problems(tunable, arch, db, GPU_PROBLEMS, true);
         assert!(problems.len() >= 200, "{name} {arch}: only {} problems", problems.len());
         for mode in [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }] {
+            let started = std::time::Instant::now();
             let want = cpu.predict_batch(&problems, mode);
             let got = gpu.predict_batch(&problems, mode);
             let (same, worst) =
                 common::assert_same_predictions(&format!("{name} {arch} {mode:?}"), &problems, &want, &got);
             println!(
-                "{name} {arch} {mode:?}: {same} of {} identical; worst score difference {worst:e}",
-                problems.len()
+                "{name} {arch} {mode:?}: {same} of {} identical; worst score difference {worst:e} ({:.1} s)",
+                problems.len(),
+                started.elapsed().as_secs_f64()
             );
             assert_eq!(same, problems.len());
             assert!(worst <= 1e-4, "{name} {arch} {mode:?}: score difference {worst}");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The lavapipe GPU == CPU tests of the greedy paths (single dispatch, fused step, batched look-
 # ahead) on every hard problem of the shared perf databases (K or C below 16, N = 1, odd sizes)
-# instead of the share `cargo test` takes (every 3rd or 4th): about 15 minutes of lavapipe.
+# instead of the share `cargo test` takes (every 3rd, 4th or 8th): most of an hour of lavapipe on this
+# 2-core machine (gpu_single alone ran 23 minutes).
 #   tools/gpu_hard_all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
