@@ -67,6 +67,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
         "gfx90a68",
         "gfx90a68.db.txt.bz2",
     ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+        "gfx90878",
+        "gfx90878.db.txt.bz2",
+    ),
     ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
