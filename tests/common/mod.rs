@@ -330,7 +330,10 @@ pub const CONFIG_INT_COLUMNS: [&str; 21] = [
 /// Every `every`-th of a hard class, spread over it, for the lavapipe tests that check a GPU
 /// path against the CPU problem by problem (each takes minutes on the whole class); with
 /// `TUNEINFER_ALL_HARD=1` the whole class (`tools/gpu_hard_all.sh`).
-pub fn hard_share(hard_ones: Vec<tuneinfer::problem::ConvProblem>, every: usize) -> Vec<tuneinfer::problem::ConvProblem> {
+pub fn hard_share(
+    hard_ones: Vec<tuneinfer::problem::ConvProblem>,
+    every: usize,
+) -> Vec<tuneinfer::problem::ConvProblem> {
     if std::env::var_os("TUNEINFER_ALL_HARD").is_some_and(|v| v == "1") {
         return hard_ones;
     }
