@@ -299,7 +299,21 @@ pub struct Verdict {
     pub model_exact_pct: f64,
     pub default_exact_pct: f64,
     pub neighbour_exact_pct: Option<f64>,
+    /// [`DEFAULT_WHERE_VALID`]'s exact match, where recorded (models evaluated since it exists).
+    pub default_where_valid_pct: Option<f64>,
     pub problems: u64,
+}
+
+/// Where `userdb` writes a model's answers, by its recorded figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Every problem the solver applies to: the model beats the default and the mix.
+    Everywhere,
+    /// Only problems whose MIOpen static default the solver's rules reject: the mix
+    /// ([`DEFAULT_WHERE_VALID`]) beats both the model everywhere and the default.
+    WhereDefaultInvalid,
+    /// Nowhere: neither beats MIOpen's default.
+    Nowhere,
 }
 
 impl Verdict {
@@ -321,8 +335,22 @@ impl Verdict {
             model_exact_pct: exact(model)?,
             default_exact_pct: exact(overall("MIOpen static default")?)?,
             neighbour_exact_pct: overall("nearest neighbour").and_then(exact),
+            default_where_valid_pct: overall(DEFAULT_WHERE_VALID).and_then(exact),
             problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
         })
+    }
+
+    /// Where to write the model: everywhere when it beats the default and is not beaten by
+    /// the mix; only where the default is invalid when the mix beats both; else nowhere.
+    pub fn policy(&self) -> Policy {
+        let mix = self.default_where_valid_pct.unwrap_or(f64::NEG_INFINITY);
+        if mix > self.model_exact_pct && mix > self.default_exact_pct {
+            Policy::WhereDefaultInvalid
+        } else if self.beats_default() {
+            Policy::Everywhere
+        } else {
+            Policy::Nowhere
+        }
     }
 
     /// The model's answer is the tuned best more often than MIOpen's static default: writing
@@ -434,6 +462,32 @@ pub fn by_kind(
         .collect()
 }
 
+/// The name of [`default_where_valid`]'s row in an evaluation (and a model's JSON).
+pub const DEFAULT_WHERE_VALID: &str = "default where valid, else model";
+
+/// Per problem: MIOpen's static default where the solver's rules accept it (it is in the
+/// space the tuner searched), else the model's ranked answers. `userdb` writes a model this way
+/// when that beats both the model everywhere and the default everywhere ([`Verdict::policy`]).
+pub fn default_where_valid(
+    solver: &dyn Tunable,
+    target: &Target,
+    samples: &[Sample],
+    model: &[Vec<Vec<i64>>],
+) -> Vec<Vec<Vec<i64>>> {
+    samples
+        .iter()
+        .zip(model)
+        .map(|(s, ranked)| {
+            let default = solver.static_default(target, &s.problem);
+            if solver.rules(target, &s.problem).is_valid(&default) {
+                vec![default]
+            } else {
+                ranked.clone()
+            }
+        })
+        .collect()
+}
+
 /// MIOpen's KTN model of the solver that `eval` compares with: its arch and the predictor.
 pub struct MiopenModel<'a> {
     pub arch: &'a str,
@@ -457,6 +511,7 @@ pub fn evaluate(
         MethodScores::score(name, solver, &target, validation, answers)
     };
     let mut methods = Vec::new();
+    let mut model_ranked: Option<Vec<Vec<Vec<i64>>>> = None;
     let beam_mode = DecodeMode::Beam { width: beam, top: beam };
     if let Some(m) = model {
         let greedy = predictor_answers(m, solver, validation, DecodeMode::Beam { width: 1, top: 1 });
@@ -464,6 +519,7 @@ pub fn evaluate(
         let ranked = predictor_answers(m, solver, validation, beam_mode);
         methods.push(score(&format!("model, beam {beam}"), &ranked));
         methods.extend(by_kind(&format!("beam {beam}"), solver, &target, validation, &ranked));
+        model_ranked = Some(ranked);
     }
     let defaults: Vec<Vec<Vec<i64>>> = validation
         .iter()
@@ -471,6 +527,13 @@ pub fn evaluate(
         .collect();
     methods.push(score("MIOpen static default", &defaults));
     methods.extend(by_kind("static default", solver, &target, validation, &defaults));
+    if let Some(ranked) = &model_ranked {
+        // The policy `userdb` can choose for a model that loses to the default where the
+        // default is in the tuned space: leave those problems to MIOpen, write the rest.
+        let mixed = default_where_valid(solver, &target, validation, ranked);
+        methods.push(score(DEFAULT_WHERE_VALID, &mixed));
+        methods.extend(by_kind("default/model", solver, &target, validation, &mixed));
+    }
     let nn: Vec<Vec<Vec<i64>>> = validation
         .iter()
         .map(|s| nearest_neighbours(solver, &target, reference, s, 16))
@@ -694,7 +757,103 @@ mod tests {
             (40.0, 45.0, Some(20.0))
         );
         assert!(!v.beats_default());
+        // No mix recorded (a model evaluated before it existed): the plain verdict.
+        assert_eq!((v.default_where_valid_pct, v.policy()), (None, Policy::Nowhere));
         assert_eq!(Verdict::from_metrics(&Value::Null), None);
+    }
+
+    #[test]
+    fn policy_picks_the_best_of_model_mix_and_default() {
+        let v = |model, default, mix| Verdict {
+            model_exact_pct: model,
+            default_exact_pct: default,
+            neighbour_exact_pct: None,
+            default_where_valid_pct: mix,
+            problems: 10,
+        };
+        // MI100's GTC backward-data: the default wins where valid, the model elsewhere.
+        assert_eq!(v(60.4, 72.6, Some(78.0)).policy(), Policy::WhereDefaultInvalid);
+        // The model beats the mix and the default: everywhere.
+        assert_eq!(v(64.6, 56.4, Some(60.0)).policy(), Policy::Everywhere);
+        // A tie with the model is not a reason to leave problems to the default.
+        assert_eq!(v(64.6, 56.4, Some(64.6)).policy(), Policy::Everywhere);
+        // The mix only ties the default: nothing is gained by writing.
+        assert_eq!(v(20.0, 30.0, Some(30.0)).policy(), Policy::Nowhere);
+        assert_eq!(v(20.0, 30.0, None).policy(), Policy::Nowhere);
+        // Read back from recorded rows by name.
+        let metrics = json!({"methods": [
+            {"method": "model, beam 16", "kind": null, "exact_pct": 40.0, "problems": 10},
+            {"method": "MIOpen static default", "kind": null, "exact_pct": 45.0, "problems": 10},
+            {"method": DEFAULT_WHERE_VALID, "kind": null, "exact_pct": 50.0, "problems": 10},
+            {"method": "default/model, F FP32 (4)", "kind": "F FP32", "exact_pct": 90.0, "problems": 4},
+        ]});
+        let r = Verdict::from_metrics(&metrics).unwrap();
+        assert_eq!(
+            (r.default_where_valid_pct, r.policy()),
+            (Some(50.0), Policy::WhereDefaultInvalid)
+        );
+    }
+
+    /// A one-parameter solver for hand-derived mixes: a config is valid when it divides the
+    /// problem's K; the static default is 3.
+    struct DividesK;
+    struct DividesKRules(i64);
+    impl crate::solvers::IntRules for DividesKRules {
+        fn config_len(&self) -> usize {
+            1
+        }
+        fn prefix_valid(&self, prefix: &[i64]) -> bool {
+            prefix.len() <= 1 && prefix.iter().all(|&v| v > 0 && self.0 % v == 0)
+        }
+    }
+    impl Tunable for DividesK {
+        fn solver_name(&self) -> &'static str {
+            "DividesK"
+        }
+        fn param_names(&self) -> &'static [&'static str] {
+            &["v"]
+        }
+        fn applicable(&self, _t: &Target, _p: &ConvProblem) -> Result<()> {
+            Ok(())
+        }
+        fn rules(&self, _t: &Target, p: &ConvProblem) -> Box<dyn crate::solvers::IntRules> {
+            Box::new(DividesKRules(p.k as i64))
+        }
+        fn static_default(&self, _t: &Target, _p: &ConvProblem) -> Vec<i64> {
+            vec![3]
+        }
+        fn feature_names(&self) -> [&'static str; crate::solvers::NUM_FEATURES] {
+            [""; crate::solvers::NUM_FEATURES]
+        }
+        fn features(&self, _p: &ConvProblem) -> [f32; crate::solvers::NUM_FEATURES] {
+            [0.0; crate::solvers::NUM_FEATURES]
+        }
+        fn workload_kind(&self) -> (&'static [crate::problem::Direction], u64) {
+            (&[crate::problem::Direction::Forward], 1)
+        }
+    }
+
+    #[test]
+    fn default_where_valid_takes_the_default_only_where_the_rules_accept_it() {
+        let one = |key: &str, best: i64| Sample {
+            source_id: 0,
+            problem: ConvProblem::from_perfdb_key(key).unwrap(),
+            config: vec![best],
+        };
+        // K = 6 (3 divides it: the default stands), K = 8 (it does not: the model's list).
+        let samples = vec![
+            one("16-7-7-1x1-6-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F", 2),
+            one("16-7-7-1x1-8-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F", 4),
+            one("16-7-7-1x1-12-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F", 3),
+        ];
+        assert_eq!(samples[0].problem.k, 6, "key order: C-H-W-FyxFx-K-...");
+        let model = vec![vec![vec![2], vec![1]], vec![vec![4], vec![2]], vec![vec![4]]];
+        let mixed = default_where_valid(&DividesK, &gfx906(), &samples, &model);
+        assert_eq!(mixed, vec![vec![vec![3]], vec![vec![4], vec![2]], vec![vec![3]]]);
+        // Exact: the model 2 of 3 (problems 1 and 2), the default 1 of 3 (problem 3), the mix
+        // 2 of 3 (problems 2 and 3).
+        let exact = |a: &[Vec<Vec<i64>>]| MethodScores::score("m", &DividesK, &gfx906(), &samples, a).exact;
+        assert_eq!((exact(&model), exact(&mixed)), (2, 2));
     }
 
     #[test]

@@ -26,9 +26,15 @@ fn temp_dir(name: &str) -> PathBuf {
 /// "model, beam" and "MIOpen static default" exact figures set to `model` and `default`
 /// (`None`: the `validation` figures removed, as a model trained on every geometry).
 fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
+    model_dir_with(name, SOLVER, figures, None)
+}
+
+/// [`model_dir`] for `solver`'s gfx906 model, with the row of the policy "MIOpen's default where
+/// it is valid, else the model" added at `mix` when given.
+fn model_dir_with(name: &str, solver: &str, figures: Option<(f64, f64)>, mix: Option<f64>) -> PathBuf {
     let dir = temp_dir(name);
     let weights = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights");
-    let stem = format!("gfx906_{SOLVER}");
+    let stem = format!("gfx906_{solver}");
     std::fs::copy(
         weights.join(format!("{stem}.safetensors")),
         dir.join(format!("{stem}.safetensors")),
@@ -52,6 +58,12 @@ fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
                 }
             }
             assert_eq!(set, 2, "the shipped model's JSON has both overall rows");
+            methods.retain(|r| !r["method"].as_str().unwrap().starts_with("default where valid"));
+            if let Some(mix) = mix {
+                methods.push(serde_json::json!({
+                    "method": "default where valid, else model", "kind": null, "exact_pct": mix, "problems": 100
+                }));
+            }
         }
     }
     std::fs::write(
@@ -63,6 +75,10 @@ fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
 }
 
 fn userdb(models: &Path, extra: &[&str]) -> (Output, String) {
+    userdb_for(models, SOLVER, extra)
+}
+
+fn userdb_for(models: &Path, solver: &str, extra: &[&str]) -> (Output, String) {
     use std::io::Write;
     let out = temp_dir(&format!("out-{}", models.file_name().unwrap().to_string_lossy()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tuneinfer"));
@@ -71,7 +87,7 @@ fn userdb(models: &Path, extra: &[&str]) -> (Output, String) {
         "--arch",
         "gfx906_60",
         "--solver",
-        SOLVER,
+        solver,
         "--system-db",
         "none",
         "--dry-run",
@@ -148,6 +164,42 @@ fn a_model_that_beats_the_default_or_has_no_figures_is_written() {
         assert_eq!(would_write(&stdout), 3, "{name}: {stdout}");
         assert!(!stdout.contains("not written:"), "{name}: {stdout}");
     }
+}
+
+#[test]
+fn a_model_beaten_by_the_default_where_valid_is_written_only_where_the_default_is_not() {
+    // ConvOclDirectFwd's static default is valid for every problem it applies to (MIOpen's
+    // IsApplicable requires it; ../shared/miopen/solvers/ConvOclDirectFwd.md, section 6: valid
+    // on all 22,113 tuned problems): the mix leaves all three to MIOpen.
+    let dir = model_dir_with("mixed-ocl", SOLVER, Some((20.0, 25.0)), Some(30.0));
+    let (_, stdout) = userdb(&dir, &[]);
+    assert_eq!(would_write(&stdout), 0, "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "{SOLVER} on gfx906_60: written only where MIOpen's static default is not valid for the \
+             problem (3 problem(s) left to the default): on held-out problems that matches the tuned \
+             best 30.0%, the model alone 20.0%, the default alone 25.0%"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not written:"), "{stdout}");
+    // --include-unproven writes the model everywhere.
+    let (_, stdout) = userdb(&dir, &["--include-unproven"]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+
+    // The MLIR solvers' static default is the heuristic request -2,-2,..., never a valid config
+    // (../shared/miopen/solvers/ConvMlirIgemm.md): the mix writes the model's answer everywhere.
+    let mlir = "ConvMlirIgemmFwd";
+    let dir = model_dir_with("mixed-mlir", mlir, Some((20.0, 25.0)), Some(30.0));
+    let (_, stdout) = userdb_for(&dir, mlir, &[]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+    assert!(stdout.contains("(0 problem(s) left to the default)"), "{stdout}");
+
+    // A mix no better than the model: the model everywhere, no mixed line.
+    let dir = model_dir_with("mix-no-better", SOLVER, Some((30.0, 25.0)), Some(30.0));
+    let (_, stdout) = userdb(&dir, &[]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+    assert!(!stdout.contains("written only where"), "{stdout}");
 }
 
 #[test]

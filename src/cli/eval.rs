@@ -37,6 +37,8 @@ Options:
                       the two runs' winners agree and each method's first answer against either
   --store-half DIR    first store the model with f16 tensors in DIR (half the size), then
                       evaluate that copy and record the table as its `validation`
+  --record            write this table into the model's JSON as its `validation` (the
+                      figures `userdb` decides by), e.g. after a new baseline row was added
   --beam K            beam width and answers per problem for top-k [16]
   --json              print JSON instead of the table";
 
@@ -59,7 +61,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "second-run",
                 "store-half",
             ],
-            flags: &["json"],
+            flags: &["json", "record"],
             options_after_positionals: false,
         },
     )?;
@@ -140,6 +142,13 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     }
     for note in &table.notes {
         eprintln!("{note}");
+    }
+    if half_dir.is_none() && args.flag("record") {
+        weights::set_validation(&files, &table.to_json())?;
+        eprintln!(
+            "recorded these figures as the validation of {}",
+            files.metadata.display()
+        );
     }
     if half_dir.is_some() {
         weights::set_validation(&files, &table.to_json())?;

@@ -106,6 +106,9 @@ struct SolverCounts {
     not_applicable: usize,
     no_valid: usize,
     failed: usize,
+    /// Left to MIOpen's static default (valid there; the model's policy is
+    /// [`crate::eval::Policy::WhereDefaultInvalid`]).
+    default: usize,
 }
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
@@ -257,6 +260,13 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         });
     }
     let names = engines.solver_names();
+    // Models that lose to MIOpen's default where it is valid, and beat it elsewhere: written
+    // only where the default is not valid (none with --include-unproven: the model everywhere).
+    let mixed = if include_unproven {
+        Vec::new()
+    } else {
+        super::verdict::where_default_invalid(&model_arch, &names, &dirs)?
+    };
 
     // --- Read, predict, collect, a chunk at a time.
     let input_label = if input_name == "-" { "<stdin>" } else { input_name };
@@ -292,8 +302,13 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                         }
                         None => false,
                     };
+                    let left_to_default =
+                        !tuned && mixed.iter().any(|(m, _)| *m == s) && default_is_valid(engine, problem);
                     if tuned {
                         per_solver[s].system += 1;
+                        answered[i] = true;
+                    } else if left_to_default {
+                        per_solver[s].default += 1;
                         answered[i] = true;
                     } else {
                         todo.push(i);
@@ -417,6 +432,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     for (_, u) in &unproven {
         say!("{}", u.line(&model_arch, include_unproven));
     }
+    for (s, u) in &mixed {
+        say!("{}", u.mixed_line(&model_arch, per_solver[*s].default));
+    }
     let tuned: usize = per_solver.iter().map(|c| c.system).sum();
     if tuned > 0 {
         say!(
@@ -481,5 +499,19 @@ fn valid(engine: &crate::engine::Engine, problem: &ConvProblem, config: &str) ->
             .parse_params(config)
             .is_ok_and(|values| t.rules(&host.target, problem).is_valid(&values)),
         None => true,
+    }
+}
+
+/// Does the solver apply to the problem with MIOpen's static default a valid config of its
+/// rules (what MIOpen runs when the user db has no entry)?
+fn default_is_valid(engine: &crate::engine::Engine, problem: &ConvProblem) -> bool {
+    let host = engine.host();
+    match host.solver.tunable() {
+        Some(t) => {
+            host.solver.check(&host.target, problem).is_ok()
+                && t.rules(&host.target, problem)
+                    .is_valid(&t.static_default(&host.target, problem))
+        }
+        None => false,
     }
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::eval::Verdict;
+use crate::eval::{Policy, Verdict};
 use crate::models::{locate, Located};
 
 /// A loaded solver whose model's recorded validation figures do not beat MIOpen's static
@@ -16,6 +16,19 @@ pub(super) struct Unproven {
 }
 
 impl Unproven {
+    /// The summary line of a solver written only where MIOpen's default is not valid.
+    pub fn mixed_line(&self, arch: &str, left: usize) -> String {
+        format!(
+            "{} on {arch}: written only where MIOpen's static default is not valid for the problem \
+             ({left} problem(s) left to the default): on held-out problems that matches the tuned best \
+             {:.1}%, the model alone {:.1}%, the default alone {:.1}% (--include-unproven writes the model everywhere)",
+            self.solver,
+            self.verdict.default_where_valid_pct.unwrap_or(0.0),
+            self.verdict.model_exact_pct,
+            self.verdict.default_exact_pct
+        )
+    }
+
     /// The summary line: what was not written and why, and how to write it anyway.
     pub fn line(&self, arch: &str, written_anyway: bool) -> String {
         let figures = format!(
@@ -50,15 +63,35 @@ pub(super) fn verdict_of(arch: &str, solver: &'static str, dirs: &[PathBuf]) -> 
     }
 }
 
-/// The solvers of `names` whose models do not beat the default, with their index in `names`.
-pub(super) fn unproven(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Unproven)>> {
+/// The solvers of `names` whose recorded figures give `policy`, with their index in `names`.
+pub(super) fn with_policy(
+    arch: &str,
+    names: &[&'static str],
+    dirs: &[PathBuf],
+    policy: Policy,
+) -> Result<Vec<(usize, Unproven)>> {
     let mut out = Vec::new();
     for (i, &solver) in names.iter().enumerate() {
         if let Some(verdict) = verdict_of(arch, solver, dirs)? {
-            if !verdict.beats_default() {
+            if verdict.policy() == policy {
                 out.push((i, Unproven { solver, verdict }));
             }
         }
     }
     Ok(out)
+}
+
+/// The solvers of `names` whose models do not beat the default, with their index in `names`.
+pub(super) fn unproven(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Unproven)>> {
+    with_policy(arch, names, dirs, Policy::Nowhere)
+}
+
+/// The solvers of `names` written only where MIOpen's static default is not valid
+/// ([`Policy::WhereDefaultInvalid`]), with their index in `names`.
+pub(super) fn where_default_invalid(
+    arch: &str,
+    names: &[&'static str],
+    dirs: &[PathBuf],
+) -> Result<Vec<(usize, Unproven)>> {
+    with_policy(arch, names, dirs, Policy::WhereDefaultInvalid)
 }
