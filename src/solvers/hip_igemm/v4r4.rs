@@ -121,7 +121,7 @@ impl Rules {
 
     /// Rules 4.3-4.5 (section E): the per-thread copy sizes a, b > 0 and the copy cluster
     /// lengths > 0, with each solver's vector lengths.
-    fn copies_ok(&self, bs: i128, m: i128, n: i128, k: i128) -> bool {
+    pub fn copies_ok(&self, bs: i128, m: i128, n: i128, k: i128) -> bool {
         let a = k * m / bs;
         let b = k * n / bs;
         // 4.3.
