@@ -27,6 +27,11 @@ fn every_solver_names_its_gpu_search_and_it_exists() {
         ("ConvMlirIgemmFwdXdlops", GpuSearch::Table),
         ("ConvMlirIgemmBwdXdlops", GpuSearch::Table),
         ("ConvMlirIgemmWrWXdlops", GpuSearch::Table),
+        ("ConvHipImplicitGemmV4R1Fwd", GpuSearch::Table),
+        ("ConvHipImplicitGemmV4R1WrW", GpuSearch::Table),
+        ("ConvHipImplicitGemmV4R4Fwd", GpuSearch::Table),
+        ("ConvHipImplicitGemmV4R4WrW", GpuSearch::Table),
+        ("ConvHipImplicitGemmBwdDataV1R1", GpuSearch::Table),
     ];
     let all = solvers::all();
     assert_eq!(all.len(), expected.len(), "a solver was added: give it a line here");

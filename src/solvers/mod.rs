@@ -15,6 +15,7 @@ pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_bin_winograd_rxs;
 pub mod conv_ocl_direct_fwd;
 pub mod gtc_nhwc;
+pub mod hip_igemm;
 pub mod mlir_igemm;
 pub mod tunable;
 
@@ -241,6 +242,11 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &mlir_igemm::FWD_XDLOPS,
         &mlir_igemm::BWD_XDLOPS,
         &mlir_igemm::WRW_XDLOPS,
+        &hip_igemm::V4R1_FWD,
+        &hip_igemm::V4R1_WRW,
+        &hip_igemm::V4R4_FWD,
+        &hip_igemm::V4R4_WRW,
+        &hip_igemm::BWD_V1R1,
     ]
 }
 

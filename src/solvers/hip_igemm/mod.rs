@@ -1,0 +1,567 @@
+//! MIOpen's non-xdlops HIP implicit-GEMM solvers (composable_kernel's static kernels):
+//! `ConvHipImplicitGemmV4R1Fwd`, `ConvHipImplicitGemmV4R1WrW` (the 16-integer V4R1 config,
+//! [`v4r1`]) and `ConvHipImplicitGemmV4R4Fwd`, `ConvHipImplicitGemmV4R4WrW`,
+//! `ConvHipImplicitGemmBwdDataV1R1` (the 6-integer V4R4 config, [`v4r4`]).
+//!
+//! Everything here follows `../shared/miopen/solvers/ConvHipImplicitGemmV4R1Fwd.md` and
+//! `ConvHipImplicitGemmNonXdlops.md` (ROCm/MIOpen 2d1fd997a); section names below are theirs.
+//!
+//! Direction convention: [`ConvProblem`] keeps C = x's channels, K = y's (dy's), `in_*` = x's
+//! size and `out_*` = y's (dy's) for every direction, so MIOpen's forward quantities are read
+//! straight from it: N = `n`, C = `c`, K = `k`, Hi, Wi = `in_h`, `in_w`, Ho, Wo = `out_h`,
+//! `out_w`, Y, X = `filter_h`, `filter_w`. For B/W rows with stride > 1 the x size is not in the
+//! databases; only never-deciding vector lengths read it (V4R4) and no V4R1 rule does.
+//!
+//! The valid configs of a problem are few (V4R4: at most 36; V4R1: a few hundred of the
+//! 3,359,232 of `IsValidValue`), so the search's constraint is their table over a model's values
+//! (on the GPU `shaders/catalogue_rules.wgsl`), shared between problems with the same
+//! [`v4r4::Rules::table_key`] / [`v4r1::Rules::table_key`].
+
+pub mod v4r1;
+pub mod v4r4;
+
+use crate::error::{Error, Result};
+use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
+use crate::solvers::tunable::{log2_feature, product_below, twos_feature};
+use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
+
+/// Which solver (and so which config type and GEMM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    V4R1Fwd = 0,
+    V4R1WrW = 1,
+    V4R4Fwd = 2,
+    V4R4WrW = 3,
+    BwdDataV1R1 = 4,
+}
+
+impl Kind {
+    /// The 16-integer V4R1 config type (else the 6-integer V4R4 one).
+    pub fn is_v4r1(self) -> bool {
+        matches!(self, Kind::V4R1Fwd | Kind::V4R1WrW)
+    }
+}
+
+/// One of the five solvers.
+pub struct HipIgemmSolver {
+    pub name: &'static str,
+    pub direction: Direction,
+    pub kind: Kind,
+}
+
+pub static V4R1_FWD: HipIgemmSolver = HipIgemmSolver {
+    name: "ConvHipImplicitGemmV4R1Fwd",
+    direction: Direction::Forward,
+    kind: Kind::V4R1Fwd,
+};
+pub static V4R1_WRW: HipIgemmSolver = HipIgemmSolver {
+    name: "ConvHipImplicitGemmV4R1WrW",
+    direction: Direction::BackwardWeights,
+    kind: Kind::V4R1WrW,
+};
+pub static V4R4_FWD: HipIgemmSolver = HipIgemmSolver {
+    name: "ConvHipImplicitGemmV4R4Fwd",
+    direction: Direction::Forward,
+    kind: Kind::V4R4Fwd,
+};
+pub static V4R4_WRW: HipIgemmSolver = HipIgemmSolver {
+    name: "ConvHipImplicitGemmV4R4WrW",
+    direction: Direction::BackwardWeights,
+    kind: Kind::V4R4WrW,
+};
+pub static BWD_V1R1: HipIgemmSolver = HipIgemmSolver {
+    name: "ConvHipImplicitGemmBwdDataV1R1",
+    direction: Direction::BackwardData,
+    kind: Kind::BwdDataV1R1,
+};
+
+/// The five solvers.
+pub fn solvers() -> [&'static HipIgemmSolver; 5] {
+    [&V4R1_FWD, &V4R1_WRW, &V4R4_FWD, &V4R4_WRW, &BWD_V1R1]
+}
+
+/// gcd with gcd(0, y) = y (`implicitgemm_util.hpp:587-618`).
+pub fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// A problem size widened (clamped to MIOpen's `int`).
+fn size(v: u64) -> i128 {
+    i128::from(v.min(MAX_FIELD_VALUE))
+}
+
+/// The arches where MIOpen applies the five: the deprecated-solver allow-list (`solver.cpp:716-732`:
+/// gfx803, gfx900, gfx906, gfx908, gfx90a, gfx103*) intersected with
+/// `IsComposableKernelSupportedHardware` (`implicitgemm_util.hpp:574-584`: gfx803 with exactly 64
+/// CUs, gfx900, gfx906, gfx908, gfx90a, gfx94*, gfx103*). A gfx803 target without a CU count is
+/// taken as the 64-CU part.
+pub fn arch_allowed(target: &Target) -> bool {
+    let a = target.arch.to_ascii_lowercase();
+    matches!(a.as_str(), "gfx900" | "gfx906" | "gfx908" | "gfx90a")
+        || a.starts_with("gfx103")
+        || (a == "gfx803" && target.compute_units.is_none_or(|cu| cu == 64))
+}
+
+/// EPACK (`GetEPackLength(..., false)`): 2 for FP16/BF16, 1 for FP32.
+pub fn epack(p: Precision) -> u64 {
+    if p == Precision::Fp32 {
+        1
+    } else {
+        2
+    }
+}
+
+/// The GEMM of a V4R4-type solver (section C), groups 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Gemm {
+    pub m: i128,
+    pub n: i128,
+    pub k: i128,
+}
+
+impl Gemm {
+    /// V4R4Fwd: (K, N*Ho*Wo, C*Y*X); V4R4WrW: (K, C*Y*X, N*Ho*Wo); BwdDataV1R1: (C*Y*X,
+    /// N*Ho*Wo, K/EPACK). (The V4R1 kinds get the forward one; they do not use it.)
+    pub fn of(kind: Kind, p: &ConvProblem) -> Gemm {
+        let (n, c, k) = (size(p.n), size(p.c), size(p.k));
+        let yx = size(p.filter_h) * size(p.filter_w);
+        let out_px = n * size(p.out_h) * size(p.out_w);
+        match kind {
+            Kind::V4R4WrW => Gemm {
+                m: k,
+                n: c * yx,
+                k: out_px,
+            },
+            Kind::BwdDataV1R1 => Gemm {
+                m: c * yx,
+                n: out_px,
+                k: k / epack(p.precision) as i128,
+            },
+            _ => Gemm {
+                m: k,
+                n: out_px,
+                k: c * yx,
+            },
+        }
+    }
+}
+
+/// (adjusted stride, adjusted dilation, right pad) along one axis (section C: stride' = stride
+/// where the output size is > 1, dil' = dil where the filter size is > 1, rp = max(0, 1 +
+/// (X-1)*dil' + (Wo-1)*stride' - (pad + Wi))).
+fn axis(input: i128, output: i128, filter: i128, pad: i128, stride: i128, dil: i128) -> (i128, i128, i128) {
+    let s = if output > 1 { stride } else { 1 };
+    let d = if filter > 1 { dil } else { 1 };
+    let rp = (1 + (filter - 1) * d + (output - 1) * s - (pad + input)).max(0);
+    (s, d, rp)
+}
+
+/// The B copy's vector bound of a V4R4-type problem (section E, 4.4/4.5): V4R4Fwd and V4R4WrW:
+/// Hi*Wi for a 1x1 filter with unit adjusted strides and no pads, else (WrW) Wo with unit
+/// stride', no pads and dil' 1, else gcd(pad_w, Wi, rp_w, dil_w') with stride_w' 1, else 0
+/// (vB = 1); BwdDataV1R1: Ho*Wo.
+pub fn b_vector_bound(kind: Kind, p: &ConvProblem) -> i128 {
+    let (hi, wi, ho, wo) = (size(p.in_h), size(p.in_w), size(p.out_h), size(p.out_w));
+    if kind == Kind::BwdDataV1R1 {
+        return ho * wo;
+    }
+    let (y, x) = (size(p.filter_h), size(p.filter_w));
+    let (sh, dh, rph) = axis(hi, ho, y, size(p.pad_h), size(p.stride_h), size(p.dilation_h));
+    let (sw, dw, rpw) = axis(wi, wo, x, size(p.pad_w), size(p.stride_w), size(p.dilation_w));
+    let _ = dh;
+    let (ph, pw) = (size(p.pad_h), size(p.pad_w));
+    if y == 1 && x == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && rph == 0 && rpw == 0 {
+        return hi * wi;
+    }
+    if kind == Kind::V4R4WrW && sw == 1 && pw == 0 && rpw == 0 && dw == 1 {
+        return wo;
+    }
+    if sw == 1 {
+        return gcd(gcd(gcd(pw, wi), rpw), dw);
+    }
+    0
+}
+
+/// The V4R1 kernel dimensions (`implicitgemm_util.hpp:94-152`): forward K = K (not divided by
+/// G), C = C/G, N = N, Ho*Wo = y's, Y*X = the filter's; backward weights K = K (dy's channels),
+/// C = N (the batch), N = C/G (x's channels per group), Ho*Wo = the filter's, Y*X = dy's size.
+pub fn kernel_dims(kind: Kind, p: &ConvProblem) -> v4r1::KernelDims {
+    let g = size(p.groups);
+    let filter = size(p.filter_h) * size(p.filter_w);
+    let y_px = size(p.out_h) * size(p.out_w);
+    let half = p.precision != Precision::Fp32;
+    if kind == Kind::V4R1WrW {
+        v4r1::KernelDims {
+            k: size(p.k),
+            c: size(p.n),
+            n: size(p.c).checked_div(g).unwrap_or(0),
+            ho_wo: filter,
+            y_x: y_px,
+            g,
+            half,
+        }
+    } else {
+        v4r1::KernelDims {
+            k: size(p.k),
+            c: size(p.c).checked_div(g).unwrap_or(0),
+            n: size(p.n),
+            ho_wo: y_px,
+            y_x: filter,
+            g,
+            half,
+        }
+    }
+}
+
+/// The rules of one solver for one problem.
+pub enum HipRules {
+    V4R1(v4r1::Rules),
+    V4R4(v4r4::Rules),
+}
+
+impl HipRules {
+    pub fn of(kind: Kind, p: &ConvProblem) -> HipRules {
+        if kind.is_v4r1() {
+            HipRules::V4R1(v4r1::Rules::new(kernel_dims(kind, p)))
+        } else {
+            HipRules::V4R4(v4r4::Rules::new(kind, Gemm::of(kind, p), b_vector_bound(kind, p)))
+        }
+    }
+
+    pub fn default_config(&self) -> Vec<i64> {
+        match self {
+            HipRules::V4R1(r) => r.default_config().to_vec(),
+            HipRules::V4R4(r) => r.default_config().to_vec(),
+        }
+    }
+
+    pub fn table_key(&self) -> u64 {
+        match self {
+            HipRules::V4R1(r) => r.table_key(),
+            HipRules::V4R4(r) => r.table_key(),
+        }
+    }
+
+    pub fn valid_configs(&self) -> Vec<Vec<i64>> {
+        match self {
+            HipRules::V4R1(r) => r.valid_configs().iter().map(|c| c.to_vec()).collect(),
+            HipRules::V4R4(r) => r.valid_configs().iter().map(|c| c.to_vec()).collect(),
+        }
+    }
+}
+
+impl IntRules for HipRules {
+    fn config_len(&self) -> usize {
+        match self {
+            HipRules::V4R1(r) => r.config_len(),
+            HipRules::V4R4(r) => r.config_len(),
+        }
+    }
+    fn prefix_valid(&self, prefix: &[i64]) -> bool {
+        match self {
+            HipRules::V4R1(r) => r.prefix_valid(prefix),
+            HipRules::V4R4(r) => r.prefix_valid(prefix),
+        }
+    }
+    fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
+        match self {
+            HipRules::V4R1(r) => r.completable(prefix, domain),
+            HipRules::V4R4(r) => r.completable(prefix, domain),
+        }
+    }
+}
+
+/// Is every tensor (x, w, y) below 2^31 bytes (`IsIndexRangeLargeEnough`)?
+fn tensors_fit(p: &ConvProblem) -> bool {
+    let b = u128::from(p.precision.bytes());
+    let u = |v: u64| u128::from(v);
+    let cg = u(p.c) / u(p.groups.max(1));
+    product_below(&[u(p.n), u(p.c), u(p.in_h), u(p.in_w), b], 31)
+        && product_below(&[u(p.k), cg, u(p.filter_h), u(p.filter_w), b], 31)
+        && product_below(&[u(p.n), u(p.k), u(p.out_h), u(p.out_w), b], 31)
+}
+
+impl HipIgemmSolver {
+    fn not_applicable(&self, reason: impl Into<String>) -> Error {
+        Error::NotApplicable {
+            solver: self.name.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The rules of this solver for a problem.
+    pub fn hip_rules(&self, p: &ConvProblem) -> HipRules {
+        HipRules::of(self.kind, p)
+    }
+
+    /// MIOpen's `IsApplicable` as far as a problem carries it (V4R1Fwd: ConvHipImplicitGemmV4R1Fwd.md
+    /// section 3; the others: ConvHipImplicitGemmNonXdlops.md sections D and G). Not modelled (a
+    /// problem does not carry them): environment switches, `deterministic`, `use_hip_kernels`,
+    /// packed tensors, cast tensors, 3-D problems (tuneinfer's problems are 2-D).
+    pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        let name = self.name;
+        if !arch_allowed(target) {
+            return Err(self.not_applicable(format!(
+                "arch {}: MIOpen applies {name} only on gfx803 (64 CUs), gfx900, gfx906, gfx908, gfx90a and gfx103x \
+                 (the deprecated-solver list and composable_kernel's hardware)",
+                target.arch
+            )));
+        }
+        if p.direction != self.direction {
+            return Err(self.not_applicable(format!(
+                "direction {}: {name} is the {} solver",
+                p.direction,
+                match self.direction {
+                    Direction::Forward => "forward (F)",
+                    Direction::BackwardData => "backward-data (B)",
+                    Direction::BackwardWeights => "backward-weights (W)",
+                }
+            )));
+        }
+        if p.layout != Layout::Nchw {
+            return Err(self.not_applicable(format!("layout {}: {name} supports only NCHW", p.layout.as_str())));
+        }
+        if [
+            p.n, p.c, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.groups,
+        ]
+        .contains(&0)
+        {
+            return Err(self.not_applicable(format!(
+                "zero size, filter, stride or group count in {p}: every one must be positive"
+            )));
+        }
+        match self.kind {
+            Kind::V4R4Fwd | Kind::V4R4WrW if p.precision != Precision::Fp32 => {
+                return Err(self.not_applicable(format!("data type {}: {name} takes FP32 only", p.precision)));
+            }
+            Kind::BwdDataV1R1 if p.precision == Precision::Fp16 => {
+                return Err(self.not_applicable(format!("data type FP16: {name} takes FP32 (and BF16) only")));
+            }
+            Kind::BwdDataV1R1 if p.precision == Precision::Bf16 => {
+                return Err(self.not_applicable(format!(
+                    "data type BF16: {name} takes it only with MIOPEN_DEBUG_CONV_IMPLICIT_GEMM_HIP_BWD_V1R1 \
+                     explicitly enabled (WORKAROUND_ISSUE_309); by default FP32 only"
+                )));
+            }
+            Kind::V4R1WrW if p.precision == Precision::Fp16 && target.arch.eq_ignore_ascii_case("gfx90a") => {
+                return Err(self.not_applicable(format!(
+                    "FP16 on gfx90a: {name} is off where the fp16-alt attribute is on (the default for W)"
+                )));
+            }
+            _ => {}
+        }
+        if !self.kind.is_v4r1() && p.groups != 1 {
+            return Err(self.not_applicable(format!("group count {}: {name} needs groups 1", p.groups)));
+        }
+        if !tensors_fit(p) {
+            return Err(self.not_applicable(format!(
+                "{p}: a tensor of 2 GiB or more ({name} indexes with 32-bit offsets)"
+            )));
+        }
+        let ep = epack(p.precision);
+        let g = p.groups;
+        let (fy, fx) = (p.filter_h, p.filter_w);
+        let e_multiple = if p.precision == Precision::Fp32 { 8 } else { 16 };
+        // Each check: (holds, what it says).
+        let checks: Vec<(bool, String)> = match self.kind {
+            Kind::V4R1Fwd => {
+                let (n, k, c) = (p.n, p.k / g, p.c / g);
+                let nhw = n.saturating_mul(p.out_h).saturating_mul(p.out_w);
+                vec![
+                    (c % ep == 0, format!("C/G = {c} is not a multiple of EPACK {ep}")),
+                    (n % 8 == 0, format!("N = {n} is not a multiple of 8")),
+                    (nhw % 32 == 0, format!("N*Ho*Wo = {nhw} is not a multiple of 32")),
+                    (
+                        u128::from(nhw) * u128::from(k) % 1024 == 0,
+                        format!("N*Ho*Wo*K/G = {nhw}*{k} is not a multiple of 1024"),
+                    ),
+                    (
+                        c.saturating_mul(fy).saturating_mul(fx) % e_multiple == 0,
+                        format!("C/G*Y*X = {c}*{fy}*{fx} is not a multiple of {e_multiple}"),
+                    ),
+                    (k % 16 == 0, format!("K/G = {k} is not a multiple of 16")),
+                ]
+            }
+            Kind::V4R1WrW => {
+                let (n_eqv, k_eqv, c_eqv) = (p.c / g, p.k / g, p.n);
+                let nyx = n_eqv.saturating_mul(fy).saturating_mul(fx);
+                let chw = c_eqv.saturating_mul(p.out_h).saturating_mul(p.out_w);
+                vec![
+                    (c_eqv % ep == 0, format!("N = {c_eqv} is not a multiple of EPACK {ep}")),
+                    (n_eqv % 8 == 0, format!("C/G = {n_eqv} is not a multiple of 8")),
+                    (nyx % 64 == 0, format!("C/G*Y*X = {nyx} is not a multiple of 64")),
+                    (
+                        chw % e_multiple == 0,
+                        format!("N*Ho*Wo = {chw} is not a multiple of {e_multiple}"),
+                    ),
+                    (k_eqv % 16 == 0, format!("K/G = {k_eqv} is not a multiple of 16")),
+                    (
+                        u128::from(nyx) * u128::from(k_eqv) % 1024 == 0,
+                        format!("C/G*Y*X*K/G = {nyx}*{k_eqv} is not a multiple of 1024"),
+                    ),
+                ]
+            }
+            _ => {
+                let gm = Gemm::of(self.kind, p);
+                let mut v = vec![
+                    (gm.m % 32 == 0, format!("GEMM M = {} is not a multiple of 32", gm.m)),
+                    (gm.n % 32 == 0, format!("GEMM N = {} is not a multiple of 32", gm.n)),
+                    (gm.k % 4 == 0, format!("GEMM K = {} is not a multiple of 4", gm.k)),
+                ];
+                if self.kind == Kind::BwdDataV1R1 {
+                    v.push((p.k % ep == 0, format!("K = {} is not a multiple of EPACK {ep}", p.k)));
+                }
+                v
+            }
+        };
+        if let Some((_, why)) = checks.into_iter().find(|(ok, _)| !ok) {
+            return Err(self.not_applicable(format!("{p}: {why}")));
+        }
+        Ok(())
+    }
+}
+
+/// Names of tuneinfer's model features of the V4R4-type solvers (see [`features`]).
+pub const V4R4_FEATURE_NAMES: [&str; NUM_FEATURES] = [
+    "log2 GEMM M",
+    "log2 GEMM N",
+    "log2 GEMM K",
+    "log2 C",
+    "log2 K",
+    "log2 Ho*Wo",
+    "twos GEMM M",
+    "twos GEMM N",
+    "twos GEMM K",
+    "log2 N",
+    "precision (0 fp32, 1 fp16, 2 bf16)",
+    "log2 Y*X",
+];
+
+/// Names of tuneinfer's model features of the V4R1-type solvers (see [`features`]).
+pub const V4R1_FEATURE_NAMES: [&str; NUM_FEATURES] = [
+    "log2 kernel K",
+    "log2 kernel C",
+    "log2 kernel N",
+    "log2 kernel Ho*Wo",
+    "log2 E",
+    "log2 kernel Y*X",
+    "twos kernel K",
+    "twos E",
+    "twos kernel N*Ho*Wo",
+    "log2 G",
+    "precision (0 fp32, 1 fp16, 2 bf16)",
+    "twos kernel N",
+];
+
+/// tuneinfer's model features. V4R4 type: log2 of the solver's GEMM sizes, of C, K and y's
+/// pixels; the GEMM sizes' power-of-two divisibility (what the tiles must divide); log2 N; the
+/// precision; log2 of the filter's size. V4R1 type: log2 of the kernel dimensions (K, C, N,
+/// Ho*Wo, E, Y*X of [`kernel_dims`]: for W the batch is C and the filter is Ho*Wo), the
+/// divisibility of K, E and N*Ho*Wo (rules 2, 3 and 6), log2 G, the precision and N's
+/// divisibility.
+pub fn features(kind: Kind, p: &ConvProblem) -> [f32; NUM_FEATURES] {
+    let (l, twos) = (log2_feature, twos_feature);
+    let u = |v: i128| u64::try_from(v.max(0)).unwrap_or(u64::MAX);
+    let prec = match p.precision {
+        Precision::Fp32 => 0.0,
+        Precision::Fp16 => 1.0,
+        Precision::Bf16 => 2.0,
+    };
+    if kind.is_v4r1() {
+        let d = kernel_dims(kind, p);
+        [
+            l(u(d.k)),
+            l(u(d.c)),
+            l(u(d.n)),
+            l(u(d.ho_wo)),
+            l(u(d.e())),
+            l(u(d.y_x)),
+            twos(u(d.k)),
+            twos(u(d.e())),
+            twos(u(d.n * d.ho_wo)),
+            l(u(d.g)),
+            prec,
+            twos(u(d.n)),
+        ]
+    } else {
+        let g = Gemm::of(kind, p);
+        [
+            l(u(g.m)),
+            l(u(g.n)),
+            l(u(g.k)),
+            l(p.c),
+            l(p.k),
+            l(p.out_h.saturating_mul(p.out_w)),
+            twos(u(g.m)),
+            twos(u(g.n)),
+            twos(u(g.k)),
+            l(p.n),
+            prec,
+            l(p.filter_h.saturating_mul(p.filter_w)),
+        ]
+    }
+}
+
+impl OwnModelsOnly for HipIgemmSolver {
+    /// At most a few hundred valid configs per problem: the table of them is the constraint (on
+    /// the GPU, `shaders/catalogue_rules.wgsl`).
+    fn table_constraint(&self) -> bool {
+        true
+    }
+
+    /// Problems with equal rule decisions share the table.
+    fn table_key(&self, _target: &Target, problem: &ConvProblem) -> Option<u64> {
+        Some(self.hip_rules(problem).table_key())
+    }
+}
+
+impl Tunable for HipIgemmSolver {
+    fn solver_name(&self) -> &'static str {
+        self.name
+    }
+
+    fn param_names(&self) -> &'static [&'static str] {
+        if self.kind.is_v4r1() {
+            &v4r1::PARAM_NAMES
+        } else {
+            &v4r4::PARAM_NAMES
+        }
+    }
+
+    fn applicable(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        self.check_applicable(target, problem)
+    }
+
+    fn rules(&self, _target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
+        Box::new(self.hip_rules(problem))
+    }
+
+    /// `HeuristicInit`: the first valid config of the solver's default list, else its last.
+    fn static_default(&self, _target: &Target, problem: &ConvProblem) -> Vec<i64> {
+        self.hip_rules(problem).default_config()
+    }
+
+    fn feature_names(&self) -> [&'static str; NUM_FEATURES] {
+        if self.kind.is_v4r1() {
+            V4R1_FEATURE_NAMES
+        } else {
+            V4R4_FEATURE_NAMES
+        }
+    }
+
+    fn features(&self, problem: &ConvProblem) -> [f32; NUM_FEATURES] {
+        features(self.kind, problem)
+    }
+
+    fn workload_kind(&self) -> (&'static [Direction], u64) {
+        match self.direction {
+            Direction::Forward => (&[Direction::Forward], 3),
+            Direction::BackwardData => (&[Direction::BackwardData], 3),
+            Direction::BackwardWeights => (&[Direction::BackwardWeights], 3),
+        }
+    }
+}
