@@ -95,6 +95,9 @@ const SHIPPED: &[(&str, &str, &str)] = &[
 /// differ), or every one with `TUNEINFER_ALL_MODELS=1` (about a minute of lavapipe per model;
 /// `tools/gpu_vs_cpu.sh` compares every model on whole databases).
 fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
+    if let Some(only) = only_models() {
+        return only;
+    }
     if std::env::var_os("TUNEINFER_ALL_MODELS").is_some_and(|v| v == "1") {
         return SHIPPED.iter().collect();
     }
@@ -105,6 +108,23 @@ fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
         }
     }
     out
+}
+
+/// `TUNEINFER_SHIPPED=arch:solver,...` (e.g. `gfx90a68:ConvOclDirectFwd`): only those models,
+/// for both tests (`tools/shipped_check.sh` checks newly trained models this way).
+fn only_models() -> Option<Vec<&'static (&'static str, &'static str, &'static str)>> {
+    let list = std::env::var("TUNEINFER_SHIPPED").ok().filter(|v| !v.is_empty())?;
+    let wanted: Vec<&str> = list.split(',').collect();
+    let chosen: Vec<_> = SHIPPED
+        .iter()
+        .filter(|(solver, arch, _)| wanted.contains(&format!("{arch}:{solver}").as_str()))
+        .collect();
+    assert_eq!(
+        chosen.len(),
+        wanted.len(),
+        "TUNEINFER_SHIPPED={list}: not every model is in SHIPPED"
+    );
+    Some(chosen)
 }
 
 /// Problems per model for the validity property (on the CPU: greedy and the default decoding's
@@ -184,7 +204,8 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool)
 
 #[test]
 fn every_answer_of_every_decoding_is_valid() {
-    for &(name, arch, db) in SHIPPED {
+    let models = only_models().unwrap_or_else(|| SHIPPED.iter().collect());
+    for &&(name, arch, db) in &models {
         let solver = solvers::by_name(name).unwrap();
         let tunable = solvers::tunable(solver).unwrap();
         let target = Target::new(arch);

@@ -749,7 +749,8 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
     let _ = common::perfdb_dir();
     let k = "64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F";
-    let mut answers = Vec::new();
+    // gfx942130 has a model of its own (MIOpen 3.5.1's rows) beside gfx942's (the sqlite
+    // database's), so the two answers may differ; both are n_groups within 304 CUs.
     for arch in ["gfx942", "gfx942130"] {
         let (rc, out, err) = cli(&[
             "predict",
@@ -764,9 +765,7 @@ fn cli_predicts_with_the_arch_alone_and_refuses_bad_input() {
         assert_eq!(rc, 0, "{arch}: {err}");
         let v: i64 = out.trim().parse().unwrap_or_else(|_| panic!("{arch}: '{out}'"));
         assert!((1..=304).contains(&v), "{arch}: {v}");
-        answers.push(v);
     }
-    assert_eq!(answers[0], answers[1], "gfx942130 is gfx942's database");
     // Fewer CUs: every ranked answer within them.
     let (rc, out, err) = cli(&[
         "predict",

@@ -31,8 +31,8 @@ def pct(m):
 
 
 def main(paths):
-    print("| solver | arch | kind | problems | model | nearest neighbour | static default | model - NN | model top-4 |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| solver | arch | kind | problems | model | nearest neighbour | static default | default where valid, else model | model - NN | model top-4 |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     extras = []
     for path in paths:
         t = json.load(open(path))
@@ -41,14 +41,16 @@ def main(paths):
         beam = overall(ms, "model, beam")
         nn = overall(ms, "nearest neighbour")
         sd = overall(ms, "MIOpen static default")
-        rows = [("all", beam, nn, sd)]
+        mix = overall(ms, "default where valid")
+        rows = [("all", beam, nn, sd, mix)]
         mk, nk, sk = kinds(ms, "beam"), kinds(ms, "nearest neighbour"), kinds(ms, "static default")
+        xk = kinds(ms, "default/model")
         if len(mk) > 1:
-            rows += [(k, mk[k], nk.get(k), sk.get(k)) for k in sorted(mk)]
-        for kind, m, n, s in rows:
+            rows += [(k, mk[k], nk.get(k), sk.get(k), xk.get(k)) for k in sorted(mk)]
+        for kind, m, n, s, x in rows:
             gap = "-" if m is None or n is None else f"{m['exact_pct'] - n['exact_pct']:+.1f}"
             top4 = "-" if m is None else f"{m['top4_pct']:.1f}"
-            print(f"| {solver} | {t['arch']} | {kind} | {m['problems'] if m else '-'} | {pct(m)} | {pct(n)} | {pct(s)} | {gap} | {top4} |")
+            print(f"| {solver} | {t['arch']} | {kind} | {m['problems'] if m else '-'} | {pct(m)} | {pct(n)} | {pct(s)} | {pct(x)} | {gap} | {top4} |")
         for m in ms:
             if m["method"].startswith("MIOpen KTN") and m.get("kind") is None:
                 extras.append(f"- {t['arch']} {t['solver']}: {m['method']}: exact {m['exact_pct']:.1f}, "

@@ -53,7 +53,8 @@ Options:
                        CU count, as MIOpen's sqlite build); none: write every entry
   --dry-run            print what would be written, write nothing
   --include-unproven   also write the solvers whose model does not beat MIOpen's static
-                       default on its held-out problems (see below)
+                       default on its held-out problems, and write every model everywhere
+                       (see below)
   --lock-wait SECS     how long to wait for MIOpen's lock on the file while another process
                        (MIOpen, or another userdb) holds it (default: 10; 0: do not wait)
   --models DIR         a directory of models searched first (as predict)
@@ -75,8 +76,11 @@ Only models that do better than doing nothing are written: a tuneinfer model who
 JSON records validation figures (its 'validation': exact match of the beam's first answer and
 of MIOpen's static default on the geometries held out of training) is used only when its exact
 match is higher than the default's; otherwise its solver is skipped and named in the summary
-with both figures. A model without recorded figures (trained on every geometry, 'validation'
-null) and MIOpen's own KTN models are written.";
+with both figures. When the figures record that MIOpen's default where it is valid, else the
+model, beats both the model alone and the default alone, the model is written only for the
+problems whose default the solver's rules reject (the rest is left to MIOpen's default; the
+summary says how many). A model without recorded figures (trained on every geometry,
+'validation' null) and MIOpen's own KTN models are written.";
 
 const VALUED: &[&str] = &[
     "arch",

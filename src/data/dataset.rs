@@ -312,25 +312,32 @@ fn without_quotes(text: &str) -> String {
 }
 
 /// `text` with every number that is not part of a word (`gfx90a`, `FP16` stay) replaced by `N`,
-/// so that messages naming a problem's sizes group by rule.
+/// so that messages naming a problem's sizes group by rule. A number followed by a unit (`2 GiB`,
+/// `32-bit`) is a limit of the rule, not a size of the problem, and stays.
 pub fn numbers_as_n(text: &str) -> String {
+    const UNITS: [&str; 6] = [" GiB", " MiB", " KiB", " bytes", "-bit", " bit"];
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    let mut prev: Option<char> = None;
-    // Inside a run of digits: whether it is being replaced (it began after a non-letter).
-    let mut run: Option<bool> = None;
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            let replace = *run.get_or_insert(!prev.is_some_and(|p| p.is_alphabetic() || p == '_'));
-            if !replace {
-                out.push(c);
-            } else if prev.is_none_or(|p| !p.is_ascii_digit()) {
-                out.push('N');
-            }
-        } else {
-            run = None;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if !c.is_ascii_digit() {
             out.push(c);
+            i += 1;
+            continue;
         }
-        prev = Some(c);
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        let run: String = chars[start..i].iter().collect();
+        let in_word = start > 0 && (chars[start - 1].is_alphabetic() || chars[start - 1] == '_');
+        let rest: String = chars[i..].iter().take(8).collect();
+        if in_word || UNITS.iter().any(|u| rest.starts_with(u)) {
+            out.push_str(&run);
+        } else {
+            out.push('N');
+        }
     }
     out
 }
@@ -430,6 +437,11 @@ mod tests {
             "C=N on gfx90a, FP16 needs K % N == N (Nx1)"
         );
         assert_eq!(numbers_as_n("120 CUs"), "N CUs");
+        // A rule's limit stays; the problem's sizes go.
+        assert_eq!(
+            numbers_as_n("64-7-7-1x1: a tensor of 2 GiB or more (X indexes with 32-bit offsets)"),
+            "N-N-N-Nx1: a tensor of 2 GiB or more (X indexes with 32-bit offsets)"
+        );
         assert_eq!(numbers_as_n(""), "");
     }
     use crate::data::perfdb::TunedRow;
