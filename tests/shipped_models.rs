@@ -75,6 +75,12 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvBinWinogradRxSf3x2", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvAsmBwdWrW3x3", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvBinWinogradRxSf2x3", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvBinWinogradRxSf3x2", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvAsm1x1U", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    ("ConvAsmBwdWrW1x1", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    ("ConvBinWinogradRxSf2x3", "gfx942130", "gfx942130.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
     ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
