@@ -76,6 +76,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvBinWinogradRxSf3x2", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvAsmBwdWrW3x3", "gfx90878", "gfx90878.db.txt.bz2"),
+    (
+        "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
+        "gfx90878",
+        "gfx90878.db.txt.bz2",
+    ),
     ("ConvBinWinogradRxSf2x3", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvBinWinogradRxSf3x2", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvAsm1x1U", "gfx90a68", "gfx90a68.db.txt.bz2"),
