@@ -88,6 +88,13 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvBinWinogradRxSf2x3", "gfx942130", "gfx942130.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
     ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
+    // The non-xdlops HIP implicit GEMM solvers (issue 27) where a model beats the neighbour.
+    ("ConvHipImplicitGemmBwdDataV1R1", "gfx900", "gfx900_56.db"),
+    ("ConvHipImplicitGemmV4R4Fwd", "gfx900", "gfx900_56.db"),
+    ("ConvHipImplicitGemmBwdDataV1R1", "gfx906", "gfx906_60.db"),
+    ("ConvHipImplicitGemmV4R1Fwd", "gfx906", "gfx906_60.db"),
+    ("ConvHipImplicitGemmV4R1Fwd", "gfx1030", "gfx1030_36.db"),
+    ("ConvHipImplicitGemmV4R1WrW", "gfx1030", "gfx1030_36.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
     // the data-centre ones.
     ("ConvMlirIgemmFwd", "gfx906", "gfx906_60.db"),
