@@ -8,45 +8,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use tuneinfer::data::dataset::{build, read_rows};
 use tuneinfer::gpu::GpuPredictor;
-use tuneinfer::problem::ConvProblem;
-use tuneinfer::solvers::{self, Target};
-use tuneinfer::train::{self, TrainOptions};
+use tuneinfer::solvers;
 use tuneinfer::{DecodeMode, Predictor, Source};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tuneinfer-test-hip-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Trains a tiny model of `solver` on `db` (600 rows, 2 epochs) into a fresh directory.
-fn tiny_model(db: &str, arch: &str, solver: &str) -> PathBuf {
-    let dir = temp_dir(solver);
-    let mut o = TrainOptions::new(&common::perfdb_dir().join(db), arch, solver, &dir);
-    o.max_rows = Some(600);
-    o.hidden = 16;
-    o.embed = 8;
-    o.batch = 16;
-    o.epochs = 2;
-    o.threads = 1;
-    o.verbose = false;
-    train::train(&o, None).unwrap_or_else(|e| panic!("{solver}: {e}"));
-    dir
-}
-
-/// Every `step`-th distinct applicable problem of the solver's tuned rows in `db`.
-fn problems(db: &str, arch: &str, solver: &str, step: usize) -> Vec<ConvProblem> {
-    let s = solvers::by_name(solver).unwrap();
-    let t = s.tunable().unwrap();
-    let rows = read_rows(&common::perfdb_dir().join(db), solver).unwrap();
-    let ds = build(&rows, t, &Target::new(arch));
-    ds.samples.iter().step_by(step).map(|s| s.problem.clone()).collect()
-}
 
 #[test]
 fn trained_models_answer_valid_configs_and_the_gpu_gives_the_cpu_configs() {
@@ -54,8 +18,8 @@ fn trained_models_answer_valid_configs_and_the_gpu_gives_the_cpu_configs() {
         ("gfx906_60.db", "gfx906", "ConvHipImplicitGemmV4R1Fwd", 9),
         ("gfx90878.db.txt.bz2", "gfx908", "ConvHipImplicitGemmV4R4WrW", 25),
     ] {
-        let dir = tiny_model(db, arch, solver);
-        let problems = problems(db, arch, solver, step);
+        let dir = common::tiny_model("hip", db, arch, solver);
+        let problems = common::tuned_problems(db, arch, solver, step);
         assert!(problems.len() >= 300, "{solver}: {} problems", problems.len());
         let cpu = Predictor::load(arch, solver, std::slice::from_ref(&dir)).unwrap_or_else(|e| panic!("{e}"));
         let tunable = solvers::tunable(cpu.solver).unwrap();

@@ -339,3 +339,31 @@ pub fn hard_share(
     }
     hard_ones.into_iter().step_by(every.max(1)).collect()
 }
+
+/// Trains a tiny model of `solver` on the shared database `db` (600 rows, 2 epochs, hidden 16)
+/// into a fresh temporary directory named after `tag` and the solver, and returns it: enough to
+/// exercise a solver's search on the CPU and the GPU before (or without) a shipped model.
+pub fn tiny_model(tag: &str, db: &str, arch: &str, solver: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-test-{tag}-{solver}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut o = tuneinfer::train::TrainOptions::new(&perfdb_dir().join(db), arch, solver, &dir);
+    o.max_rows = Some(600);
+    o.hidden = 16;
+    o.embed = 8;
+    o.batch = 16;
+    o.epochs = 2;
+    o.threads = 1;
+    o.verbose = false;
+    tuneinfer::train::train(&o, None).unwrap_or_else(|e| panic!("{solver}: {e}"));
+    dir
+}
+
+/// Every `step`-th distinct applicable problem of the solver's tuned rows in the shared `db`.
+pub fn tuned_problems(db: &str, arch: &str, solver: &str, step: usize) -> Vec<tuneinfer::problem::ConvProblem> {
+    let s = tuneinfer::solvers::by_name(solver).unwrap();
+    let t = s.tunable().unwrap();
+    let rows = tuneinfer::data::dataset::read_rows(&perfdb_dir().join(db), solver).unwrap();
+    let ds = tuneinfer::data::dataset::build(&rows, t, &tuneinfer::solvers::Target::new(arch));
+    ds.samples.iter().step_by(step).map(|s| s.problem.clone()).collect()
+}
