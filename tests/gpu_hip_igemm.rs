@@ -1,5 +1,5 @@
-//! The non-xdlops HIP implicit-GEMM solvers with a model: a tiny model trained here (no model of
-//! them is shipped yet) answers only configs the rules accept on a few hundred tuned problems
+//! The non-xdlops HIP implicit-GEMM solvers with a model: a tiny model trained here (independent of
+//! the shipped ones) answers only configs the rules accept on a few hundred tuned problems
 //! (V4R1 type: ConvHipImplicitGemmV4R1Fwd on gfx906; V4R4 type: ConvHipImplicitGemmV4R4WrW on
 //! gfx908), and the GPU, which checks the solvers' table of valid configs with
 //! `shaders/catalogue_rules.wgsl`, gives exactly the CPU's configs (MIOpen's greedy walk and

@@ -1,5 +1,5 @@
-//! The MLIR implicit-GEMM solvers with a model: a tiny model trained here (no model of them is
-//! shipped yet) answers only configs the rules accept (never the heuristic request) on a few
+//! The MLIR implicit-GEMM solvers with a model: a tiny model trained here (independent of the
+//! shipped ones) answers only configs the rules accept (never the heuristic request) on a few
 //! hundred tuned problems, and the GPU, which checks the solvers' table of valid configs with
 //! `shaders/catalogue_rules.wgsl`, gives exactly the CPU's configs (MIOpen's greedy walk and
 //! beam 4). Without a GPU adapter the GPU comparison is skipped (CI: lavapipe).
