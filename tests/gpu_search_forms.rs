@@ -13,6 +13,7 @@ fn every_solver_names_its_gpu_search_and_it_exists() {
         ("ConvAsmBwdWrW1x1", GpuSearch::Rules("conv_asm_bwd_wrw_1x1_rules")),
         ("ConvAsmBwdWrW3x3", GpuSearch::Rules("conv_asm_bwd_wrw_3x3_rules")),
         ("ConvOclDirectFwd", GpuSearch::Rules("conv_ocl_direct_fwd_rules")),
+        ("ConvOclDirectFwd1x1", GpuSearch::Table),
         ("ConvBinWinogradRxSf2x3", GpuSearch::Table),
         ("ConvBinWinogradRxSf3x2", GpuSearch::Table),
         ("ConvHipImplicitGemmGroupFwdXdlops", GpuSearch::Table),

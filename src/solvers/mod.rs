@@ -14,6 +14,7 @@ pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_bin_winograd_rxs;
 pub mod conv_ocl_direct_fwd;
+pub mod conv_ocl_direct_fwd1x1;
 pub mod gtc_nhwc;
 pub mod hip_igemm;
 pub mod mlir_igemm;
@@ -228,6 +229,7 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
         &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
         &conv_ocl_direct_fwd::ConvOclDirectFwdSolver,
+        &conv_ocl_direct_fwd1x1::ConvOclDirectFwd1x1Solver,
         &conv_bin_winograd_rxs::F2X3,
         &conv_bin_winograd_rxs::F3X2,
         &ck::FWD,
