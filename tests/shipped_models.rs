@@ -95,6 +95,8 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmV4R1Fwd", "gfx906", "gfx906_60.db"),
     ("ConvHipImplicitGemmV4R1Fwd", "gfx1030", "gfx1030_36.db"),
     ("ConvHipImplicitGemmV4R1WrW", "gfx1030", "gfx1030_36.db"),
+    ("ConvOclDirectFwd1x1", "gfx900", "gfx900_56.db"),
+    ("ConvOclDirectFwd1x1", "gfx906", "gfx906_60.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
     // the data-centre ones.
     ("ConvMlirIgemmFwd", "gfx906", "gfx906_60.db"),
