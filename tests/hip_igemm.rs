@@ -14,7 +14,7 @@ use tuneinfer::data::dataset::{build, read_rows};
 use tuneinfer::data::perfdb::SolverRows;
 use tuneinfer::data::textdb;
 use tuneinfer::problem::ConvProblem;
-use tuneinfer::search::{Constraint, Vocabulary};
+use tuneinfer::search::Vocabulary;
 use tuneinfer::solvers::hip_igemm::{self, v4r1, v4r4, Gemm, HipIgemmSolver, Kind};
 use tuneinfer::solvers::{self, IntRules, Target, Tunable};
 
