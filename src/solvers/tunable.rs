@@ -197,6 +197,44 @@ pub fn memoised_completable<K: std::hash::Hash + Eq>(
     search.from(&mut buf, prefix.len())
 }
 
+/// Every config over the per-position `domain` (first position slowest) that `accepts`: a
+/// depth-first walk that extends a prefix only when `accepts(prefix)` holds, where every shorter
+/// prefix was accepted (so a caller may check only the last position's rules). For solvers
+/// whose valid configs are few enough to list (the table-constraint solvers).
+pub fn valid_configs_over<const N: usize>(domain: &[&[i64]; N], accepts: &dyn Fn(&[i64]) -> bool) -> Vec<[i64; N]> {
+    fn walk<const N: usize>(
+        domain: &[&[i64]; N],
+        accepts: &dyn Fn(&[i64]) -> bool,
+        depth: usize,
+        c: &mut [i64; N],
+        out: &mut Vec<[i64; N]>,
+    ) {
+        if depth == N {
+            out.push(*c);
+            return;
+        }
+        for &v in domain[depth] {
+            c[depth] = v;
+            if accepts(&c[..=depth]) {
+                walk(domain, accepts, depth + 1, c, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(domain, accepts, 0, &mut [0i64; N], &mut out);
+    out
+}
+
+/// Is there a valid config that starts with `prefix` and whose later values are all in
+/// `domain`? Exact: a scan of the valid configs (an [`IntRules::completable`] for solvers that
+/// list them, [`valid_configs_over`]).
+pub fn completable_in(configs: &[impl AsRef<[i64]>], prefix: &[i64], domain: &[i64]) -> bool {
+    configs.iter().any(|c| {
+        let c = c.as_ref();
+        prefix.len() <= c.len() && c[..prefix.len()] == *prefix && c[prefix.len()..].iter().all(|v| domain.contains(v))
+    })
+}
+
 /// Parses `count` comma-separated integers (the default [`Tunable::parse_params`]).
 pub fn parse_int_list(solver: &str, names: &[&str], s: &str) -> Result<Vec<i64>> {
     let what = format!("{solver} config '{s}'");

@@ -10,6 +10,7 @@
 //! a config invalid.
 
 use super::{gcd, Gemm, Kind};
+use crate::solvers::tunable::{completable_in, valid_configs_over};
 use crate::solvers::IntRules;
 
 /// Number of tuning parameters.
@@ -229,22 +230,7 @@ impl Rules {
 
     /// Every valid config (over `IsValidValue`'s domain), in domain order.
     pub fn valid_configs(&self) -> Vec<[i64; NUM_PARAMS]> {
-        let mut out = Vec::new();
-        let mut c = [0i64; NUM_PARAMS];
-        fn walk(r: &Rules, c: &mut [i64; NUM_PARAMS], depth: usize, out: &mut Vec<[i64; NUM_PARAMS]>) {
-            if depth == NUM_PARAMS {
-                out.push(*c);
-                return;
-            }
-            for &x in DOMAIN[depth] {
-                c[depth] = x;
-                if r.prefix_valid(&c[..=depth]) {
-                    walk(r, c, depth + 1, out);
-                }
-            }
-        }
-        walk(self, &mut c, 0, &mut out);
-        out
+        valid_configs_over(&DOMAIN, &|p| self.prefix_valid(p))
     }
 
     /// MIOpen's `HeuristicInit` (section F): the first valid config of [`DEFAULTS`], else the
@@ -297,10 +283,6 @@ impl IntRules for Rules {
         if !self.prefix_valid(prefix) {
             return false;
         }
-        let len = prefix.len();
-        self.valid
-            .get_or_init(|| self.valid_configs())
-            .iter()
-            .any(|c| c[..len] == *prefix && c[len..].iter().all(|v| domain.contains(v)))
+        completable_in(self.valid.get_or_init(|| self.valid_configs()), prefix, domain)
     }
 }

@@ -11,6 +11,7 @@
 
 use std::sync::OnceLock;
 
+use crate::solvers::tunable::{completable_in, valid_configs_over};
 use crate::solvers::IntRules;
 
 /// Number of parameters.
@@ -137,33 +138,7 @@ pub fn lds_bytes(c: &[i64]) -> i128 {
 /// (first field slowest): 264 configs.
 pub fn valid_configs() -> &'static [[i64; NUM_PARAMS]] {
     static CONFIGS: OnceLock<Vec<[i64; NUM_PARAMS]>> = OnceLock::new();
-    CONFIGS.get_or_init(|| {
-        let mut out = Vec::new();
-        let mut c = [0i64; NUM_PARAMS];
-        fn walk(depth: usize, c: &mut [i64; NUM_PARAMS], out: &mut Vec<[i64; NUM_PARAMS]>) {
-            if depth == NUM_PARAMS {
-                out.push(*c);
-                return;
-            }
-            for &v in DOMAIN[depth] {
-                c[depth] = v;
-                if Rules.prefix_valid(&c[..=depth]) {
-                    walk(depth + 1, c, out);
-                }
-            }
-        }
-        walk(0, &mut c, &mut out);
-        out
-    })
-}
-
-/// Is there a valid config that starts with `prefix` and whose later values are all in
-/// `domain`? Exact: a scan of the valid configs.
-pub fn completable_in(configs: &[impl AsRef<[i64]>], prefix: &[i64], domain: &[i64]) -> bool {
-    configs.iter().any(|c| {
-        let c = c.as_ref();
-        prefix.len() <= c.len() && c[..prefix.len()] == *prefix && c[prefix.len()..].iter().all(|v| domain.contains(v))
-    })
+    CONFIGS.get_or_init(|| valid_configs_over(&DOMAIN, &|p| Rules.prefix_valid(p)))
 }
 
 impl IntRules for Rules {

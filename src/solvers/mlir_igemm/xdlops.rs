@@ -19,6 +19,7 @@
 use std::sync::OnceLock;
 
 use super::DataType;
+use crate::solvers::tunable::{completable_in, valid_configs_over};
 use crate::solvers::IntRules;
 
 /// Number of parameters.
@@ -203,30 +204,8 @@ impl Rules {
         CONFIGS[slot].get_or_init(|| {
             let mut domain = DOMAIN;
             domain[K] = self.k_domain();
-            let mut out = Vec::new();
-            let mut c = [0i64; NUM_PARAMS];
-            self.walk(&domain, 0, &mut c, &mut out);
-            out
+            valid_configs_over(&domain, &|p| self.prefix_valid(p))
         })
-    }
-
-    fn walk(
-        &self,
-        domain: &[&[i64]; NUM_PARAMS],
-        depth: usize,
-        c: &mut [i64; NUM_PARAMS],
-        out: &mut Vec<[i64; NUM_PARAMS]>,
-    ) {
-        if depth == NUM_PARAMS {
-            out.push(*c);
-            return;
-        }
-        for &v in domain[depth] {
-            c[depth] = v;
-            if self.prefix_valid(&c[..=depth]) {
-                self.walk(domain, depth + 1, c, out);
-            }
-        }
     }
 }
 
@@ -240,6 +219,6 @@ impl IntRules for Rules {
     }
 
     fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
-        self.prefix_valid(prefix) && super::rules::completable_in(self.valid_configs(), prefix, domain)
+        self.prefix_valid(prefix) && completable_in(self.valid_configs(), prefix, domain)
     }
 }
