@@ -350,24 +350,6 @@ fn v4r1_default_is_the_first_valid_step() {
 // ---------------------------------------------------------------------------------------------
 // Look-ahead and the table constraint
 
-fn plain_completable(r: &dyn IntRules, prefix: &mut Vec<i64>, domain: &[i64]) -> bool {
-    if !r.prefix_valid(prefix) {
-        return false;
-    }
-    if prefix.len() == r.config_len() {
-        return true;
-    }
-    for &v in domain {
-        prefix.push(v);
-        let found = plain_completable(r, prefix, domain);
-        prefix.pop();
-        if found {
-            return true;
-        }
-    }
-    false
-}
-
 #[test]
 fn look_ahead_equals_plain_search() {
     let full: Vec<i64> = vec![1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -390,22 +372,13 @@ fn look_ahead_equals_plain_search() {
             p.direction = s.direction;
             let r = s.hip_rules(&p);
             for domain in &domains {
-                // Valid prefixes up to 9 values, every 5th of them.
-                let mut frontier = vec![Vec::new()];
+                // Valid prefixes up to 9 values, every 5th of each length.
+                let depth = 9.min(r.config_len());
+                let prefixes = common::valid_prefixes(&r, domain, depth);
                 let mut checked = 0;
-                for _ in 0..9.min(r.config_len()) {
-                    let mut next = Vec::new();
-                    for q in &frontier {
-                        for &v in domain {
-                            let mut q2: Vec<i64> = q.clone();
-                            q2.push(v);
-                            if r.prefix_valid(&q2) {
-                                next.push(q2);
-                            }
-                        }
-                    }
-                    for q in next.iter().step_by(5) {
-                        let want = plain_completable(&r, &mut q.clone(), domain);
+                for len in 1..=depth {
+                    for q in prefixes.iter().filter(|q| q.len() == len).step_by(5) {
+                        let want = common::plain_completable(&r, &mut q.clone(), domain);
                         assert_eq!(r.completable(q, domain), want, "{} {k} {q:?} {domain:?}", s.name);
                         if want {
                             yes += 1
@@ -414,7 +387,6 @@ fn look_ahead_equals_plain_search() {
                         }
                         checked += 1;
                     }
-                    frontier = next;
                 }
                 assert!(checked > 0);
             }

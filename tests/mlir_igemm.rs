@@ -197,46 +197,6 @@ fn xdlops_valid_config_counts_match_the_write_up() {
 // ---------------------------------------------------------------------------------------------
 // Look-ahead
 
-/// Plain depth-first search: can `prefix` be completed with values of `domain`?
-fn plain_completable(r: &dyn IntRules, prefix: &mut Vec<i64>, domain: &[i64]) -> bool {
-    if !r.prefix_valid(prefix) {
-        return false;
-    }
-    if prefix.len() == r.config_len() {
-        return true;
-    }
-    for &v in domain {
-        prefix.push(v);
-        let found = plain_completable(r, prefix, domain);
-        prefix.pop();
-        if found {
-            return true;
-        }
-    }
-    false
-}
-
-/// Every prefix over `domain` that is prefix-valid, up to `depth` values.
-fn valid_prefixes(r: &dyn IntRules, domain: &[i64], depth: usize) -> Vec<Vec<i64>> {
-    let mut out = vec![Vec::new()];
-    let mut frontier = vec![Vec::new()];
-    for _ in 0..depth {
-        let mut next = Vec::new();
-        for p in &frontier {
-            for &v in domain {
-                let mut q: Vec<i64> = p.clone();
-                q.push(v);
-                if r.prefix_valid(&q) {
-                    next.push(q);
-                }
-            }
-        }
-        out.extend(next.iter().cloned());
-        frontier = next;
-    }
-    out
-}
-
 #[test]
 fn look_ahead_equals_plain_search() {
     let full: Vec<i64> = vec![0, 1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -258,8 +218,8 @@ fn look_ahead_equals_plain_search() {
     let mut kinds = (0, 0);
     for (name, r) in &rule_sets {
         for domain in &domains {
-            for p in valid_prefixes(r.as_ref(), domain, 5) {
-                let want = plain_completable(r.as_ref(), &mut p.clone(), domain);
+            for p in common::valid_prefixes(r.as_ref(), domain, 5) {
+                let want = common::plain_completable(r.as_ref(), &mut p.clone(), domain);
                 assert_eq!(r.completable(&p, domain), want, "{name} {p:?} over {domain:?}");
                 if want {
                     kinds.0 += 1;

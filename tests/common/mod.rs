@@ -367,3 +367,44 @@ pub fn tuned_problems(db: &str, arch: &str, solver: &str, step: usize) -> Vec<tu
     let ds = tuneinfer::data::dataset::build(&rows, t, &tuneinfer::solvers::Target::new(arch));
     ds.samples.iter().step_by(step).map(|s| s.problem.clone()).collect()
 }
+
+/// Plain depth-first search: can `prefix` be completed with values of `domain`?
+pub fn plain_completable(r: &dyn tuneinfer::solvers::IntRules, prefix: &mut Vec<i64>, domain: &[i64]) -> bool {
+    if !r.prefix_valid(prefix) {
+        return false;
+    }
+    if prefix.len() == r.config_len() {
+        return true;
+    }
+    for &v in domain {
+        prefix.push(v);
+        let found = plain_completable(r, prefix, domain);
+        prefix.pop();
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
+/// Every prefix over `domain` that is prefix-valid, up to `depth` values: the empty one, then
+/// by length, each length in the order of its shorter prefixes, then of `domain`.
+pub fn valid_prefixes(r: &dyn tuneinfer::solvers::IntRules, domain: &[i64], depth: usize) -> Vec<Vec<i64>> {
+    let mut out = vec![Vec::new()];
+    let mut frontier = vec![Vec::new()];
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for p in &frontier {
+            for &v in domain {
+                let mut q: Vec<i64> = p.clone();
+                q.push(v);
+                if r.prefix_valid(&q) {
+                    next.push(q);
+                }
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out
+}
