@@ -465,22 +465,26 @@ pub fn by_kind(
 /// The name of [`default_where_valid`]'s row in an evaluation (and a model's JSON).
 pub const DEFAULT_WHERE_VALID: &str = "default where valid, else model";
 
-/// Per problem: MIOpen's static default where the solver's rules accept it (it is in the
-/// space the tuner searched), else the model's ranked answers. `userdb` writes a model this way
-/// when that beats both the model everywhere and the default everywhere ([`Verdict::policy`]).
+/// Per problem: MIOpen's static default (`defaults[i]`, the default method's answer list) where
+/// the solver's rules accept it (it is in the space the tuner searched), else the model's ranked
+/// answers. `userdb` writes a model this way when that beats both the model everywhere and the
+/// default everywhere ([`Verdict::policy`]).
 pub fn default_where_valid(
     solver: &dyn Tunable,
     target: &Target,
     samples: &[Sample],
+    defaults: &[Vec<Vec<i64>>],
     model: &[Vec<Vec<i64>>],
 ) -> Vec<Vec<Vec<i64>>> {
     samples
         .iter()
-        .zip(model)
-        .map(|(s, ranked)| {
-            let default = solver.static_default(target, &s.problem);
-            if solver.rules(target, &s.problem).is_valid(&default) {
-                vec![default]
+        .zip(defaults.iter().zip(model))
+        .map(|(s, (default, ranked))| {
+            let valid = default
+                .first()
+                .is_some_and(|d| solver.rules(target, &s.problem).is_valid(d));
+            if valid {
+                default.clone()
             } else {
                 ranked.clone()
             }
@@ -530,7 +534,7 @@ pub fn evaluate(
     if let Some(ranked) = &model_ranked {
         // The policy `userdb` can choose for a model that loses to the default where the
         // default is in the tuned space: leave those problems to MIOpen, write the rest.
-        let mixed = default_where_valid(solver, &target, validation, ranked);
+        let mixed = default_where_valid(solver, &target, validation, &defaults, ranked);
         methods.push(score(DEFAULT_WHERE_VALID, &mixed));
         methods.extend(by_kind("default/model", solver, &target, validation, &mixed));
     }
@@ -848,7 +852,11 @@ mod tests {
         ];
         assert_eq!(samples[0].problem.k, 6, "key order: C-H-W-FyxFx-K-...");
         let model = vec![vec![vec![2], vec![1]], vec![vec![4], vec![2]], vec![vec![4]]];
-        let mixed = default_where_valid(&DividesK, &gfx906(), &samples, &model);
+        let defaults: Vec<Vec<Vec<i64>>> = samples
+            .iter()
+            .map(|s| vec![DividesK.static_default(&gfx906(), &s.problem)])
+            .collect();
+        let mixed = default_where_valid(&DividesK, &gfx906(), &samples, &defaults, &model);
         assert_eq!(mixed, vec![vec![vec![3]], vec![vec![4], vec![2]], vec![vec![3]]]);
         // Exact: the model 2 of 3 (problems 1 and 2), the default 1 of 3 (problem 3), the mix
         // 2 of 3 (problems 2 and 3).

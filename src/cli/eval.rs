@@ -143,19 +143,19 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     for note in &table.notes {
         eprintln!("{note}");
     }
-    if half_dir.is_none() && args.flag("record") {
+    if half_dir.is_some() || args.flag("record") {
         weights::set_validation(&files, &table.to_json())?;
-        eprintln!(
-            "recorded these figures as the validation of {}",
-            files.metadata.display()
-        );
-    }
-    if half_dir.is_some() {
-        weights::set_validation(&files, &table.to_json())?;
-        eprintln!(
-            "stored {} (f16) with these figures as its validation",
-            files.tensors.display()
-        );
+        if half_dir.is_some() {
+            eprintln!(
+                "stored {} (f16) with these figures as its validation",
+                files.tensors.display()
+            );
+        } else {
+            eprintln!(
+                "recorded these figures as the validation of {}",
+                files.metadata.display()
+            );
+        }
     }
     let text = if args.flag("json") {
         format!("{}\n", table.to_json())

@@ -9,6 +9,7 @@ use super::{wants_help, Args, Spec};
 use crate::engine::{DeviceChoice, Precision};
 use crate::engines::{Engines, LoadOptions, SolverChoice};
 use crate::error::{Error, Result};
+use crate::eval::Policy;
 use crate::predict::Source;
 use crate::problem::ConvProblem;
 use crate::userdb::{self, Entry, Format};
@@ -255,7 +256,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     // Only models that beat MIOpen's static default on their held-out problems are written.
     let include_unproven = args.flag("include-unproven");
-    let unproven = super::verdict::unproven(&model_arch, &engines.solver_names(), &dirs)?;
+    let judged = super::verdict::judged(&model_arch, &engines.solver_names(), &dirs)?;
+    let unproven: Vec<&(usize, super::verdict::Judged)> = judged
+        .iter()
+        .filter(|(_, j)| j.verdict.policy() == Policy::Nowhere)
+        .collect();
     if !include_unproven {
         let mut i = 0;
         engines.engines.retain(|_| {
@@ -266,10 +271,16 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let names = engines.solver_names();
     // Models that lose to MIOpen's default where it is valid, and beat it elsewhere: written
     // only where the default is not valid (none with --include-unproven: the model everywhere).
-    let mixed = if include_unproven {
+    let mixed: Vec<(usize, &super::verdict::Judged)> = if include_unproven {
         Vec::new()
     } else {
-        super::verdict::where_default_invalid(&model_arch, &names, &dirs)?
+        let of = |name: &str| judged.iter().map(|(_, j)| j).find(|j| j.solver == name);
+        names
+            .iter()
+            .enumerate()
+            .filter_map(|(s, name)| of(name).map(|j| (s, j)))
+            .filter(|(_, j)| j.verdict.policy() == Policy::WhereDefaultInvalid)
+            .collect()
     };
 
     // --- Read, predict, collect, a chunk at a time.
@@ -295,6 +306,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             let mut answered = vec![false; chunk.len()];
             for (s, engine) in engines.engines.iter().enumerate() {
                 let solver_name = names[s];
+                let is_mixed = mixed.iter().any(|(m, _)| *m == s);
                 // A (problem, solver) the system database has tuned is not predicted, nor
                 // written: MIOpen uses the tuned value (a user entry would hide it).
                 let mut todo: Vec<usize> = Vec::with_capacity(chunk.len());
@@ -306,8 +318,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                         }
                         None => false,
                     };
-                    let left_to_default =
-                        !tuned && mixed.iter().any(|(m, _)| *m == s) && default_is_valid(engine, problem);
+                    let left_to_default = !tuned && is_mixed && default_is_valid(engine, problem);
                     if tuned {
                         per_solver[s].system += 1;
                         answered[i] = true;
@@ -433,7 +444,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             say!("{hint}");
         }
     }
-    for (_, u) in &unproven {
+    for (_, u) in unproven.iter().copied() {
         say!("{}", u.line(&model_arch, include_unproven));
     }
     for (s, u) in &mixed {

@@ -4,18 +4,17 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::eval::{Policy, Verdict};
+use crate::eval::Verdict;
 use crate::models::{locate, Located};
 
-/// A loaded solver whose model's recorded validation figures do not beat MIOpen's static
-/// default.
+/// A loaded solver with its model's recorded validation figures.
 #[derive(Debug, Clone)]
-pub(super) struct Unproven {
+pub(super) struct Judged {
     pub solver: &'static str,
     pub verdict: Verdict,
 }
 
-impl Unproven {
+impl Judged {
     /// The summary line of a solver written only where MIOpen's default is not valid.
     pub fn mixed_line(&self, arch: &str, left: usize) -> String {
         format!(
@@ -63,35 +62,14 @@ pub(super) fn verdict_of(arch: &str, solver: &'static str, dirs: &[PathBuf]) -> 
     }
 }
 
-/// The solvers of `names` whose recorded figures give `policy`, with their index in `names`.
-pub(super) fn with_policy(
-    arch: &str,
-    names: &[&'static str],
-    dirs: &[PathBuf],
-    policy: Policy,
-) -> Result<Vec<(usize, Unproven)>> {
+/// The solvers of `names` whose models record validation figures, with their index in `names`
+/// (each model's JSON read once; [`Verdict::policy`] says where `userdb` writes it).
+pub(super) fn judged(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Judged)>> {
     let mut out = Vec::new();
     for (i, &solver) in names.iter().enumerate() {
         if let Some(verdict) = verdict_of(arch, solver, dirs)? {
-            if verdict.policy() == policy {
-                out.push((i, Unproven { solver, verdict }));
-            }
+            out.push((i, Judged { solver, verdict }));
         }
     }
     Ok(out)
-}
-
-/// The solvers of `names` whose models do not beat the default, with their index in `names`.
-pub(super) fn unproven(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Unproven)>> {
-    with_policy(arch, names, dirs, Policy::Nowhere)
-}
-
-/// The solvers of `names` written only where MIOpen's static default is not valid
-/// ([`Policy::WhereDefaultInvalid`]), with their index in `names`.
-pub(super) fn where_default_invalid(
-    arch: &str,
-    names: &[&'static str],
-    dirs: &[PathBuf],
-) -> Result<Vec<(usize, Unproven)>> {
-    with_policy(arch, names, dirs, Policy::WhereDefaultInvalid)
 }
