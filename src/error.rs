@@ -217,7 +217,10 @@ pub fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
 pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
-    format!("{arch}_{solver}.safetensors + .json")
+    format!(
+        "{arch}_{}.safetensors + .json",
+        crate::format::weights::file_solver_name(solver)
+    )
 }
 
 /// The file names of MIOpen's KTN model `model` on `arch`, as [`Error::ModelNotFound`] lists them.

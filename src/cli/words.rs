@@ -34,7 +34,8 @@ pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static 
                     continue;
                 }
                 for s in &solvers {
-                    if let Some(arch) = stem.strip_suffix(s.name()).and_then(|a| a.strip_suffix('_')) {
+                    let file_name = crate::format::weights::file_solver_name(s.name());
+                    if let Some(arch) = stem.strip_suffix(&*file_name).and_then(|a| a.strip_suffix('_')) {
                         if !arch.is_empty() {
                             add(arch, s.name());
                         }

@@ -33,8 +33,22 @@ pub struct WeightsFiles {
     pub metadata: PathBuf,
 }
 
+/// How a solver's name is spelt in file names: MIOpen's `ConvOclBwdWrW2<4>` as
+/// `ConvOclBwdWrW2_4` (`<` and `>` are not allowed in file names everywhere); other names as
+/// they are.
+pub fn file_solver_name(solver: &str) -> std::borrow::Cow<'_, str> {
+    if solver.contains(['<', '>']) {
+        std::borrow::Cow::Owned(solver.replace('<', "_").replace('>', ""))
+    } else {
+        std::borrow::Cow::Borrowed(solver)
+    }
+}
+
 impl WeightsFiles {
+    /// `{arch}_{solver}.safetensors` and `.json` in `dir` (the solver as [`file_solver_name`]
+    /// spells it).
     pub fn in_dir(dir: &Path, arch: &str, solver: &str) -> WeightsFiles {
+        let solver = file_solver_name(solver);
         WeightsFiles {
             tensors: dir.join(format!("{arch}_{solver}.safetensors")),
             metadata: dir.join(format!("{arch}_{solver}.json")),

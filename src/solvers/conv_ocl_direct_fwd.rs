@@ -60,7 +60,7 @@ const N_STACKS: usize = 8;
 /// (`src/solver.cpp:716-731`); `gfx103*` stands for every arch whose name starts with `gfx103`.
 pub const ARCHES: [&str; 6] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx103*"];
 
-fn arch_allowed(arch: &str) -> bool {
+pub(crate) fn arch_allowed(arch: &str) -> bool {
     let arch = arch.to_ascii_lowercase();
     ARCHES.iter().any(|a| match a.strip_suffix('*') {
         Some(prefix) => arch.starts_with(prefix),

@@ -13,6 +13,7 @@ pub mod conv_asm_1x1u;
 pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_bin_winograd_rxs;
+pub mod conv_ocl_bwd_wrw2;
 pub mod conv_ocl_direct_fwd;
 pub mod conv_ocl_direct_fwd1x1;
 pub mod gtc_nhwc;
@@ -230,6 +231,11 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
         &conv_ocl_direct_fwd::ConvOclDirectFwdSolver,
         &conv_ocl_direct_fwd1x1::ConvOclDirectFwd1x1Solver,
+        &conv_ocl_bwd_wrw2::NB1,
+        &conv_ocl_bwd_wrw2::NB2,
+        &conv_ocl_bwd_wrw2::NB4,
+        &conv_ocl_bwd_wrw2::NB8,
+        &conv_ocl_bwd_wrw2::NB16,
         &conv_bin_winograd_rxs::F2X3,
         &conv_bin_winograd_rxs::F3X2,
         &ck::FWD,

@@ -77,7 +77,10 @@ impl TrainOptions {
             arch: arch.to_string(),
             solver: solver.to_string(),
             out_dir: out_dir.to_path_buf(),
-            checkpoint: out_dir.join(format!("{arch}_{solver}.checkpoint.safetensors")),
+            checkpoint: out_dir.join(format!(
+                "{arch}_{}.checkpoint.safetensors",
+                crate::format::weights::file_solver_name(solver)
+            )),
             hidden: 128,
             embed: 32,
             encoder: EncoderKind::Lstm,
