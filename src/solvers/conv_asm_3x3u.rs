@@ -294,7 +294,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         l(p.groups),
         f32::from(u8::from(r.kg_pow2)),
         r.h as f32,
-        ((u(w) + 63) / 64) as f32,
+        u(w).div_ceil(64) as f32,
         match p.precision {
             Precision::Fp32 => 0.0,
             Precision::Fp16 => 1.0,
