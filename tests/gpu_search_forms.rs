@@ -10,6 +10,7 @@ use tuneinfer::solvers::{self, GpuSearch};
 fn every_solver_names_its_gpu_search_and_it_exists() {
     let expected = [
         ("ConvAsm1x1U", GpuSearch::Rules("conv_asm_1x1u_rules")),
+        ("ConvAsm3x3U", GpuSearch::Table),
         ("ConvAsmBwdWrW1x1", GpuSearch::Rules("conv_asm_bwd_wrw_1x1_rules")),
         ("ConvAsmBwdWrW3x3", GpuSearch::Rules("conv_asm_bwd_wrw_3x3_rules")),
         ("ConvOclDirectFwd", GpuSearch::Rules("conv_ocl_direct_fwd_rules")),

@@ -108,6 +108,10 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvMlirIgemmFwdXdlops", "gfx90a68", "gfx90a68.db.txt.bz2"),
     ("ConvMlirIgemmBwdXdlops", "gfx90a68", "gfx90a68.db.txt.bz2"),
     ("ConvMlirIgemmWrWXdlops", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    // ConvAsm3x3U where a model beats the neighbour (the data-centre ones; gfx906 and gfx900
+    // do not).
+    ("ConvAsm3x3U", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvAsm3x3U", "gfx90a68", "gfx90a68.db.txt.bz2"),
 ];
 
 /// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver (the last
@@ -178,6 +182,15 @@ fn applicable(solver: &dyn Tunable, arch: &str, db: &str) -> Arc<Vec<ConvProblem
     found
 }
 
+/// ConvAsm3x3U's hard problems: the narrowest width with odd out channels, grouped B with H 1
+/// and the W-130 VGPR boundary, W 1000 with odd out channels. (Kept apart from the shared list:
+/// other solvers' shipped models apply to them too and were not checked on them.)
+const ASM3X3U_HARD: [&str; 3] = [
+    "4-5-4-3x3-3-5-4-1-1x1-1x1-1x1-0-NCHW-FP32-F",
+    "8-1-130-3x3-6-1-130-1-1x1-1x1-1x1-0-NCHW-FP32-B_g2",
+    "12-7-1000-3x3-7-7-1000-1-1x1-1x1-1x1-0-NCHW-FP32-F",
+];
+
 /// About `want` of the solver's applicable problems in `db`, spread evenly, plus hand-made hard
 /// ones (tiny and odd channel counts, N = 1).
 fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool) -> Vec<ConvProblem> {
@@ -213,7 +226,11 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool)
     } else {
         &[]
     };
-    for key in hard_keys {
+    let own: &[&str] = match solver.solver_name() {
+        "ConvAsm3x3U" if hard => &ASM3X3U_HARD,
+        _ => &[],
+    };
+    for key in hard_keys.iter().chain(own) {
         let p = ConvProblem::from_perfdb_key(key).unwrap();
         if solver.applicable(&target, &p).is_ok() {
             out.push(p);

@@ -10,6 +10,7 @@
 
 pub mod ck;
 pub mod conv_asm_1x1u;
+pub mod conv_asm_3x3u;
 pub mod conv_asm_bwd_wrw_1x1;
 pub mod conv_asm_bwd_wrw_3x3;
 pub mod conv_bin_winograd_rxs;
@@ -227,6 +228,7 @@ pub fn tunable(solver: &dyn Solver) -> Result<&dyn Tunable> {
 pub fn all() -> Vec<&'static dyn Solver> {
     vec![
         &conv_asm_1x1u::ConvAsm1x1USolver,
+        &conv_asm_3x3u::ConvAsm3x3USolver,
         &conv_asm_bwd_wrw_1x1::ConvAsmBwdWrW1x1Solver,
         &conv_asm_bwd_wrw_3x3::ConvAsmBwdWrW3x3Solver,
         &conv_ocl_direct_fwd::ConvOclDirectFwdSolver,
