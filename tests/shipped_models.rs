@@ -111,11 +111,17 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     // ConvAsm3x3U where a model beats the neighbour and the default (gfx906 and gfx900 lose to
     // the neighbour; gfx90a68's ties the default, so userdb would write nothing).
     ("ConvAsm3x3U", "gfx90878", "gfx90878.db.txt.bz2"),
+    // ConvOclBwdWrW2<N> where a model beats the neighbour (MI100; gfx900 and gfx1030 lose to it).
+    ("ConvOclBwdWrW2<1>", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvOclBwdWrW2<2>", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvOclBwdWrW2<4>", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvOclBwdWrW2<8>", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvOclBwdWrW2<16>", "gfx90878", "gfx90878.db.txt.bz2"),
 ];
 
-/// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver (the last
-/// in [`SHIPPED`]; the GPU code a model runs is its solver's, the weights and vocabulary
-/// differ), or every one with `TUNEINFER_ALL_MODELS=1` (about a minute of lavapipe per model;
+/// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver family
+/// (the last in [`SHIPPED`]; the GPU code a model runs is its solver's, the weights and
+/// vocabulary differ), or every one with `TUNEINFER_ALL_MODELS=1` (about a minute of lavapipe per model;
 /// `tools/gpu_vs_cpu.sh` compares every model on whole databases).
 fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
     if let Some(only) = only_models() {
@@ -124,9 +130,11 @@ fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
     if std::env::var_os("TUNEINFER_ALL_MODELS").is_some_and(|v| v == "1") {
         return SHIPPED.iter().collect();
     }
+    // One GPU code per family: ConvOclBwdWrW2<1>..<16> differ only in applicability.
+    let family = |solver: &str| solver.split('<').next().unwrap_or(solver).to_string();
     let mut out: Vec<&(&str, &str, &str)> = Vec::new();
     for entry in SHIPPED.iter().rev() {
-        if !out.iter().any(|e| e.0 == entry.0) {
+        if !out.iter().any(|e| family(e.0) == family(entry.0)) {
             out.push(entry);
         }
     }
