@@ -121,6 +121,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvOclBwdWrW2<4>", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclBwdWrW2<8>", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclBwdWrW2<16>", "gfx90878", "gfx90878.db.txt.bz2"),
+    // MI210: N = 2..16 beat the neighbour and the default (N = 1 does not beat the default).
+    ("ConvOclBwdWrW2<2>", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    ("ConvOclBwdWrW2<4>", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    ("ConvOclBwdWrW2<8>", "gfx90a68", "gfx90a68.db.txt.bz2"),
+    ("ConvOclBwdWrW2<16>", "gfx90a68", "gfx90a68.db.txt.bz2"),
 ];
 
 /// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver family
