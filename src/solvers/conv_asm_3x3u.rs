@@ -19,8 +19,9 @@
 //! and where MIOpen would divide by zero (a zero group count or width) no config is valid.
 
 use crate::error::{Error, Result};
-use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
+use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::solvers::tunable::log2_feature;
+use crate::solvers::tunable::{int_size as size, miopen_in_out as in_out};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -43,34 +44,6 @@ fn not_applicable(reason: impl Into<String>) -> Error {
     Error::NotApplicable {
         solver: NAME.into(),
         reason: reason.into(),
-    }
-}
-
-/// A problem size as MIOpen's `int` sees it (clamped to [`MAX_FIELD_VALUE`]).
-fn size(v: u64) -> i64 {
-    v.min(MAX_FIELD_VALUE) as i64
-}
-
-/// MIOpen's (in_channels, out_channels, in h, in w, out h, out w) for the problem's direction.
-fn in_out(p: &ConvProblem) -> (i64, i64, i64, i64, i64, i64) {
-    if p.direction.is_forward() {
-        (
-            size(p.c),
-            size(p.k),
-            size(p.in_h),
-            size(p.in_w),
-            size(p.out_h),
-            size(p.out_w),
-        )
-    } else {
-        (
-            size(p.k),
-            size(p.c),
-            size(p.out_h),
-            size(p.out_w),
-            size(p.in_h),
-            size(p.in_w),
-        )
     }
 }
 
@@ -295,11 +268,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         f32::from(u8::from(r.kg_pow2)),
         r.h as f32,
         u(w).div_ceil(64) as f32,
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
     ]
 }
 

@@ -466,11 +466,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         l(p.n),
         l(p.n.saturating_mul(hw)),
         if p.stride_h > 1 { 1.0 } else { 0.0 },
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         twos(p.c),
         twos(p.k),
         twos(hw),

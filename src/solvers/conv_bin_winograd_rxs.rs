@@ -642,11 +642,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         p.pad_h.min(1 << 20) as f32,
         p.filter_h.min(1 << 20) as f32,
         p.filter_w.min(1 << 20) as f32,
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
     ]
 }
 

@@ -230,11 +230,7 @@ impl Rules {
             // 4. n_out_channels_tiles in {1,2,3,4,8}; 1 with G > 1; tiles * per_tile <= K/G.
             TILES => ONE_TO_EIGHT.contains(&x) && (self.g == 1 || x == 1) && u(x) * u(prefix[PER_TILE]) <= self.kg,
             // 5. n_out_rows_in_lcl in 2..11, >= fy; the LDS fits.
-            _ => {
-                (2..=11).contains(&x)
-                    && u(x) >= self.fy
-                    && self.lds_bytes(prefix).is_some_and(|b| b <= LDS_BYTES)
-            }
+            _ => (2..=11).contains(&x) && u(x) >= self.fy && self.lds_bytes(prefix).is_some_and(|b| b <= LDS_BYTES),
         })
     }
 
@@ -371,8 +367,10 @@ impl ConvOclBwdWrW2Solver {
         if p.layout != Layout::Nchw {
             return na(format!("layout NHWC: {FAMILY} supports only NCHW"));
         }
-        if [p.n, p.c, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.groups]
-            .contains(&0)
+        if [
+            p.n, p.c, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.groups,
+        ]
+        .contains(&0)
         {
             return na(format!("zero size, filter, stride or group count in {p}"));
         }
@@ -406,9 +404,7 @@ impl ConvOclBwdWrW2Solver {
             && p.stride_w == 2
             && fy == 5
             && (fx == 10 || fx == 20)
-            && x_candidates(p)
-                .iter()
-                .any(|&x| matches!(x, (79, 341) | (161, 700)));
+            && x_candidates(p).iter().any(|&x| matches!(x, (79, 341) | (161, 700)));
         if fx >= 8 && fx % 2 == 0 && !exempt {
             return na(format!(
                 "filter width {fx}: MIOpen excludes even filter widths >= 8 (workaround of its issue 1693)"
@@ -466,11 +462,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         small(p.filter_w),
         small(p.stride_w),
         small(p.pad_w),
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         l(g),
     ]
 }

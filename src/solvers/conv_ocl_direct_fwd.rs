@@ -596,11 +596,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         if p.stride_h > 1 || p.stride_w > 1 { 1.0 } else { 0.0 },
         p.filter_w.min(1 << 20) as f32,
         l(p.groups),
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         twos(cout / p.groups.max(1)),
     ]
 }

@@ -12,8 +12,8 @@
 //! candidate); only rule 6's parity and the default read it.
 
 use crate::error::{Error, Result};
-use crate::problem::{conv_out_size, ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
-use crate::solvers::tunable::{log2_feature, twos_feature};
+use crate::problem::{conv_out_size, ConvProblem, Direction, Layout, Precision};
+use crate::solvers::tunable::{int_size as size, log2_feature, miopen_in_out as in_out, twos_feature};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
 /// Solver name as MIOpen spells it.
@@ -43,33 +43,6 @@ fn not_applicable(reason: impl Into<String>) -> Error {
     Error::NotApplicable {
         solver: NAME.into(),
         reason: reason.into(),
-    }
-}
-
-fn size(v: u64) -> i64 {
-    v.min(MAX_FIELD_VALUE) as i64
-}
-
-/// MIOpen's (Cin, Cout, in h, in w, out h, out w) for the problem's direction.
-fn in_out(p: &ConvProblem) -> (i64, i64, i64, i64, i64, i64) {
-    if p.direction.is_forward() {
-        (
-            size(p.c),
-            size(p.k),
-            size(p.in_h),
-            size(p.in_w),
-            size(p.out_h),
-            size(p.out_w),
-        )
-    } else {
-        (
-            size(p.k),
-            size(p.c),
-            size(p.out_h),
-            size(p.out_w),
-            size(p.in_h),
-            size(p.in_w),
-        )
     }
 }
 
@@ -379,11 +352,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         f32::from(u8::from(p.stride_h > 1 || p.stride_w > 1)),
         f32::from(u8::from(r.v1)),
         twos(u(cin)),
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         twos(u(cout)),
     ]
 }

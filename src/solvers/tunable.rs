@@ -626,6 +626,32 @@ impl<T: OwnModelsOnly> Solver for T {
 /// assembly solvers that check both apply.
 pub const DEPRECATED_GFX8_GFX9_ARCHES: [&str; 5] = ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a"];
 
+/// The precision as a model feature: 0 FP32, 1 FP16, 2 BF16 (every tunable solver's).
+pub fn precision_feature(p: crate::problem::Precision) -> f32 {
+    match p {
+        crate::problem::Precision::Fp32 => 0.0,
+        crate::problem::Precision::Fp16 => 1.0,
+        crate::problem::Precision::Bf16 => 2.0,
+    }
+}
+
+/// A problem size as MIOpen's `int` sees it (clamped to [`MAX_FIELD_VALUE`](crate::problem::MAX_FIELD_VALUE)).
+pub fn int_size(v: u64) -> i64 {
+    v.min(crate::problem::MAX_FIELD_VALUE) as i64
+}
+
+/// MIOpen's (in_channels, out_channels, in h, in w, out h, out w) of a forward or
+/// backward-data problem: for F "in" is x (C) and "out" y (K); for B "in" is dy (K) and "out"
+/// dx (C). Each clamped as [`int_size`].
+pub fn miopen_in_out(p: &ConvProblem) -> (i64, i64, i64, i64, i64, i64) {
+    let s = int_size;
+    if p.direction.is_forward() {
+        (s(p.c), s(p.k), s(p.in_h), s(p.in_w), s(p.out_h), s(p.out_w))
+    } else {
+        (s(p.k), s(p.c), s(p.out_h), s(p.out_w), s(p.in_h), s(p.in_w))
+    }
+}
+
 /// Bit `v` set for each value `v` of `domain` in `0..=max` (`max` < 32): the look-aheads'
 /// bounded checks enumerate a position's accepted values as such a mask.
 pub fn domain_bits(domain: &[i64], max: i64) -> u32 {

@@ -128,11 +128,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         p.filter_w.min(1 << 20) as f32,
         p.stride_h.max(p.stride_w).min(1 << 20) as f32,
         p.pad_h.max(p.pad_w).min(1 << 20) as f32,
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         twos(gemm_k_channels),
     ]
 }

@@ -466,11 +466,7 @@ pub const V4R1_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 pub fn features(kind: Kind, p: &ConvProblem) -> [f32; NUM_FEATURES] {
     let (l, twos) = (log2_feature, twos_feature);
     let u = |v: i128| u64::try_from(v.max(0)).unwrap_or(u64::MAX);
-    let prec = match p.precision {
-        Precision::Fp32 => 0.0,
-        Precision::Fp16 => 1.0,
-        Precision::Bf16 => 2.0,
-    };
+    let prec = crate::solvers::tunable::precision_feature(p.precision);
     if kind.is_v4r1() {
         let d = kernel_dims(kind, p);
         [

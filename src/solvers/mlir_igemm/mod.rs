@@ -223,11 +223,7 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
         twos(gm.n),
         twos(gm.k),
         l(g),
-        match p.precision {
-            Precision::Fp32 => 0.0,
-            Precision::Fp16 => 1.0,
-            Precision::Bf16 => 2.0,
-        },
+        crate::solvers::tunable::precision_feature(p.precision),
         if p.layout == Layout::Nhwc { 1.0 } else { 0.0 },
     ]
 }
