@@ -83,6 +83,12 @@ fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
             let Some((stem, kind)) = found else { continue };
             // `{arch}_{model}`, the arch possibly a database name with its CU count (`gfx906_64`).
             let (arch, model) = split_model_file_name(&stem);
+            // tuneinfer's file names spell `Name<N>` as `Name_N` (weights::file_solver_name).
+            let model = solvers::all()
+                .into_iter()
+                .map(|s| s.name())
+                .find(|name| *name != model && crate::format::weights::file_solver_name(name) == model)
+                .unwrap_or(model);
             all.push(Listed {
                 arch: arch.to_string(),
                 model: model.to_string(),

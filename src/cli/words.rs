@@ -56,21 +56,65 @@ pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static 
     out
 }
 
-/// "gfx900 (4 solvers), gfx906 (7), ...": the arches with models in `dirs`.
+/// "gfx900 (ConvAsm1x1U, ...); gfx906 (..., ConvOclBwdWrW2<2,4,8>, ...)": the arches with models
+/// in `dirs`, each with its solvers (a family's `Name<N>` members as one `Name<N,...>`).
 pub(super) fn arches_with_models(dirs: &[PathBuf]) -> String {
-    let mut models = models_by_arch(dirs);
-    let order = solver_names();
-    for solvers in models.values_mut() {
-        solvers.sort_by_key(|s| order.iter().position(|o| o == s));
-    }
+    let models = sorted_models(dirs);
     if models.is_empty() {
         return "none found".into();
     }
     models
         .iter()
-        .map(|(arch, solvers)| format!("{arch} ({})", solvers.join(", ")))
+        .map(|(arch, solvers)| {
+            let mut names: Vec<String> = Vec::new();
+            for s in solvers {
+                match s.split_once('<') {
+                    Some((family, n)) => {
+                        let n = n.trim_end_matches('>');
+                        let prefix = format!("{family}<");
+                        match names.iter_mut().find(|x| x.starts_with(&prefix)) {
+                            Some(x) => {
+                                x.pop();
+                                x.push_str(&format!(",{n}>"));
+                            }
+                            None => names.push(format!("{family}<{n}>")),
+                        }
+                    }
+                    None => names.push(s.to_string()),
+                }
+            }
+            format!("{arch} ({})", names.join(", "))
+        })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// "gfx900 (7 solvers), gfx906 (15 solvers), ...": the arches with models in `dirs`, counted
+/// (for error lines, which `tuneinfer info` completes).
+pub(super) fn arches_with_model_counts(dirs: &[PathBuf]) -> String {
+    let models = sorted_models(dirs);
+    if models.is_empty() {
+        return "none found".into();
+    }
+    models
+        .iter()
+        .map(|(arch, solvers)| {
+            let n = solvers.len();
+            format!("{arch} ({n} solver{})", if n == 1 { "" } else { "s" })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+        + " ('tuneinfer info' lists them)"
+}
+
+/// [`models_by_arch`] with each arch's solvers in [`solver_names`] order.
+fn sorted_models(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static str>> {
+    let mut models = models_by_arch(dirs);
+    let order = solver_names();
+    for solvers in models.values_mut() {
+        solvers.sort_by_key(|s| order.iter().position(|o| o == s));
+    }
+    models
 }
 
 /// Checks `--arch`'s arch part before anything is loaded: an arch MIOpen names its databases
@@ -97,7 +141,7 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
                 "not a GPU arch tuneinfer knows ({}); models are found for: {}. rocminfo's \
                  'Name: gfx...' line names the GPU's arch",
                 crate::solvers::KNOWN_ARCHES.join(", "),
-                arches_with_models(dirs)
+                arches_with_model_counts(dirs)
             ),
         });
     }
@@ -116,7 +160,7 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
                     .map(|d| d.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
-                arches_with_models(dirs)
+                arches_with_model_counts(dirs)
             ),
         });
     }
