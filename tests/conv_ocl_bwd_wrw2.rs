@@ -106,6 +106,9 @@ fn workspace_limit_hand_derived() {
     assert!(!Rules::new(&p, 1).workspace_ok && Rules::new(&p, 4).workspace_ok);
     assert!(NB1.applicable(&t, &p).unwrap_err().to_string().contains("6 GiB"));
     assert!(NB4.applicable(&t, &p).is_ok());
+    // Sizes at MIOpen's int limit: the product saturates (no overflow), and is over the limit.
+    let huge = key("2147483647-7-7-7x7-2147483647-7-7-2147483647-3x3-1x1-1x1-0-NCHW-FP32-W");
+    assert!(!Rules::new(&huge, 1).workspace_ok);
     // Batch within one block (N >= batch): no workspace.
     let q = key("512-14-14-7x7-512-14-14-16-3x3-1x1-1x1-0-NCHW-FP32-W");
     assert!(Rules::new(&q, 16).workspace_ok);

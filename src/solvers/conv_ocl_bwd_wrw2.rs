@@ -151,8 +151,10 @@ impl Rules {
         let type_size = u128::from(p.precision.bytes());
         // n_batch_blks = ceil(n / N) (`:237-241`); wei_bstride = (C/G)*fy*fx (`:252-253`).
         let blocks = ceil_div(size(p.n), u128::from(n_batch_loops.max(1)));
-        let wei_bstride = size(p.c) / g * size(p.filter_h) * size(p.filter_w);
-        let workspace = wei_bstride * size(p.k) * blocks * type_size;
+        // Saturating: every factor is at most 2^31, the product may pass u128's range.
+        let workspace = [size(p.filter_h), size(p.filter_w), size(p.k), blocks, type_size]
+            .into_iter()
+            .fold(size(p.c) / g, u128::saturating_mul);
         Rules {
             g,
             kg: size(p.k) / g,
@@ -417,9 +419,15 @@ impl ConvOclBwdWrW2Solver {
             ));
         }
         let d = static_default(p);
-        if !rules.is_valid(&d) {
+        if let Some(l) = (1..=NUM_PARAMS).find(|&l| !rules.prefix_valid(&d[..l])) {
+            let why = match l - 1 {
+                READ_SIZE => "read_size 6 > the dy width",
+                PER_TILE | TILES => "the channel tiles exceed K/groups",
+                ROWS => "n_out_rows_in_lcl = the filter height is above 11, or the LDS needs more than 64 KiB",
+                _ => "its value rules",
+            };
             return na(format!(
-                "{p}: MIOpen's default {} breaks the rules (e.g. dy width < 6, filter height > 11, or the LDS), and {FAMILY} applies only where it holds",
+                "{p}: MIOpen's default {} breaks rule {l} ({why}), and {FAMILY} applies only where the default holds",
                 d.map(|v| v.to_string()).join(",")
             ));
         }
