@@ -359,6 +359,57 @@ pub fn tiny_model(tag: &str, db: &str, arch: &str, solver: &str) -> PathBuf {
     dir
 }
 
+/// A tiny model of `solver` ([`tiny_model`]) on every `step`-th tuned problem of `db`
+/// ([`tuned_problems`], at least `min_problems`): every answer of MIOpen's greedy walk and of
+/// beam 4 is a valid config (the model's and the static default's alike), some come from the
+/// model, and the GPU gives the CPU's configs ("skipped: no GPU adapter" without one).
+#[cfg(feature = "gpu")]
+pub fn tiny_model_valid_and_gpu_same(tag: &str, db: &str, arch: &str, solver: &str, step: usize, min_problems: usize) {
+    use tuneinfer::{DecodeMode, Predictor, Source};
+    let dir = tiny_model(tag, db, arch, solver);
+    let problems = tuned_problems(db, arch, solver, step);
+    assert!(problems.len() >= min_problems, "{solver}: {} problems", problems.len());
+    let cpu = Predictor::load(arch, solver, std::slice::from_ref(&dir)).unwrap_or_else(|e| panic!("{e}"));
+    let tunable = tuneinfer::solvers::tunable(cpu.solver).unwrap();
+    let modes = [DecodeMode::Miopen, DecodeMode::Beam { width: 4, top: 4 }];
+    let mut wants = Vec::new();
+    for mode in modes {
+        let want = cpu.predict_batch(&problems, mode);
+        let mut from_model = 0;
+        for (p, a) in problems.iter().zip(&want) {
+            let a = a.as_ref().unwrap_or_else(|e| panic!("{solver} {p}: {e}"));
+            for x in a {
+                let c = tunable.parse_params(&x.config).unwrap();
+                assert!(
+                    tunable.rules(&cpu.target, p).is_valid(&c),
+                    "{solver} {mode:?} {p}: {} ({:?}) is not valid",
+                    x.config,
+                    x.source
+                );
+                from_model += usize::from(x.source != Source::Default);
+            }
+        }
+        println!(
+            "{solver} {mode:?}: {from_model} model answers on {} problems",
+            problems.len()
+        );
+        assert!(from_model > 0, "{solver} {mode:?}: no model answer");
+        wants.push(want);
+    }
+    if let Some(ctx) = gpu() {
+        let gpu = tuneinfer::gpu::GpuPredictor::load(arch, solver, std::slice::from_ref(&dir), ctx)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (mode, want) in modes.into_iter().zip(&wants) {
+            let got = gpu.predict_batch(&problems, mode);
+            let (same, worst) = assert_same_predictions(&format!("{solver} {mode:?}"), &problems, want, &got);
+            println!("{solver} {mode:?}: {same} problems identical, worst score difference {worst:e}");
+        }
+    } else {
+        println!("skipped: no GPU adapter: {solver}'s GPU == CPU comparison did not run");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every `step`-th distinct applicable problem of the solver's tuned rows in the shared `db`.
 pub fn tuned_problems(db: &str, arch: &str, solver: &str, step: usize) -> Vec<tuneinfer::problem::ConvProblem> {
     let s = tuneinfer::solvers::by_name(solver).unwrap();
