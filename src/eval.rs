@@ -360,6 +360,78 @@ impl Verdict {
     }
 }
 
+/// Fewest held-out problems of one kind (direction and precision) whose figures [`KindFigures`]
+/// lets decide for that kind.
+pub const MIN_KIND_PROBLEMS: u64 = 20;
+
+/// A model's recorded figures for one kind of problem (direction and precision, e.g. `F FP32`):
+/// the exact match of its beam's first answer, of MIOpen's static default and of the mix
+/// ([`DEFAULT_WHERE_VALID`], where recorded) on that kind's held-out problems.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindFigures {
+    /// `{direction} {precision}`, as [`crate::problem::ConvProblem`]'s parts print.
+    pub kind: String,
+    pub model_exact_pct: f64,
+    pub default_exact_pct: f64,
+    pub default_where_valid_pct: Option<f64>,
+    pub problems: u64,
+}
+
+impl KindFigures {
+    /// The per-kind rows of a model's validation figures (its JSON's `validation`): for every
+    /// kind with a model row (`beam 16, F FP32 (n)`), that row beside the default's
+    /// (`static default, ...`) and the mix's (`default/model, ...`).
+    pub fn from_metrics(metrics: &Value) -> Vec<KindFigures> {
+        let Some(rows) = metrics.get("methods").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        let of = |kind: &str, prefix: &str| {
+            rows.iter().find(|r| {
+                r.get("kind").and_then(Value::as_str) == Some(kind)
+                    && r.get("method")
+                        .and_then(Value::as_str)
+                        .is_some_and(|m| m.starts_with(prefix))
+            })
+        };
+        let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
+        let mut out: Vec<KindFigures> = Vec::new();
+        for r in rows {
+            let Some(kind) = r.get("kind").and_then(Value::as_str) else {
+                continue;
+            };
+            if out.iter().any(|k| k.kind == kind) {
+                continue;
+            }
+            let (Some(model), Some(default)) = (of(kind, "beam "), of(kind, "static default")) else {
+                continue;
+            };
+            let (Some(model_exact_pct), Some(default_exact_pct)) = (exact(model), exact(default)) else {
+                continue;
+            };
+            out.push(KindFigures {
+                kind: kind.to_string(),
+                model_exact_pct,
+                default_exact_pct,
+                default_where_valid_pct: of(kind, "default/model").and_then(exact),
+                problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
+            });
+        }
+        out
+    }
+
+    /// On this kind's held-out problems (at least [`MIN_KIND_PROBLEMS`]), MIOpen's static
+    /// default alone matches the tuned best more often than what `userdb` would write (the
+    /// model, or with `mixed` the mix): that kind is better left to MIOpen.
+    pub fn default_wins(&self, mixed: bool) -> bool {
+        let written = if mixed {
+            self.default_where_valid_pct.unwrap_or(self.model_exact_pct)
+        } else {
+            self.model_exact_pct
+        };
+        self.problems >= MIN_KIND_PROBLEMS && self.default_exact_pct > written
+    }
+}
+
 /// The k nearest training rows of the same direction and precision (Euclidean distance over
 /// the solver's log2 size features), as their distinct configs that are valid for the problem;
 /// MIOpen's static default when no neighbour's config is valid.
@@ -764,6 +836,41 @@ mod tests {
         // No mix recorded (a model evaluated before it existed): the plain verdict.
         assert_eq!((v.default_where_valid_pct, v.policy()), (None, Policy::Nowhere));
         assert_eq!(Verdict::from_metrics(&Value::Null), None);
+    }
+
+    #[test]
+    fn kind_figures_read_each_kind_and_leave_to_the_default_only_where_it_wins() {
+        let row = |method: &str, kind: Option<&str>, exact: f64, problems: u64| json!({"method": method, "kind": kind, "exact_pct": exact, "problems": problems});
+        let metrics = json!({"methods": [
+            row("model, beam 16", None, 40.0, 100),
+            row("beam 16, F FP16 (60)", Some("F FP16"), 50.0, 60),
+            row("beam 16, F FP32 (30)", Some("F FP32"), 30.0, 30),
+            row("beam 16, W BF16 (10)", Some("W BF16"), 10.0, 10),
+            row("static default, F FP16 (60)", Some("F FP16"), 20.0, 60),
+            row("static default, F FP32 (30)", Some("F FP32"), 60.0, 30),
+            row("static default, W BF16 (10)", Some("W BF16"), 90.0, 10),
+            row("default/model, F FP32 (30)", Some("F FP32"), 70.0, 30),
+            row("nearest neighbour, F FP32 (30)", Some("F FP32"), 99.0, 30),
+        ]});
+        let k = KindFigures::from_metrics(&metrics);
+        let kinds: Vec<&str> = k.iter().map(|k| k.kind.as_str()).collect();
+        assert_eq!(kinds, ["F FP16", "F FP32", "W BF16"]);
+        assert_eq!(
+            k[1],
+            KindFigures {
+                kind: "F FP32".into(),
+                model_exact_pct: 30.0,
+                default_exact_pct: 60.0,
+                default_where_valid_pct: Some(70.0),
+                problems: 30,
+            }
+        );
+        // F FP16: the model wins; F FP32: the default beats the model, not the mix; W BF16:
+        // the default wins, on too few problems to decide.
+        assert!(!k[0].default_wins(false) && !k[0].default_wins(true));
+        assert!(k[1].default_wins(false) && !k[1].default_wins(true));
+        assert!(!k[2].default_wins(false));
+        assert!(KindFigures::from_metrics(&Value::Null).is_empty());
     }
 
     #[test]

@@ -213,3 +213,56 @@ fn help_says_how_the_models_written_are_chosen() {
     assert!(help.contains("static default"), "{help}");
     assert!(help.contains("KTN"), "{help}");
 }
+
+/// [`model_dir`] with winning overall figures and the `F FP32` kind's model and default rows
+/// (the kind of [`PROBLEMS`]) set to `model` and `default` on `problems` held-out problems.
+fn model_dir_with_kind(name: &str, model: f64, default: f64, problems: u64) -> PathBuf {
+    let dir = model_dir(name, Some((30.0, 4.0)));
+    let path = dir.join(format!("gfx906_{SOLVER}.json"));
+    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let methods = json["validation"]["methods"].as_array_mut().unwrap();
+    // Older models record the default per kind not at all: the row is added.
+    methods.retain(|r| {
+        !(r["kind"].as_str() == Some("F FP32") && r["method"].as_str().unwrap().starts_with("static default"))
+    });
+    methods.push(serde_json::json!({
+        "method": format!("static default, F FP32 ({problems})"), "kind": "F FP32", "exact_pct": default, "problems": problems
+    }));
+    let mut set = 0;
+    for row in methods.iter_mut() {
+        if row["kind"].as_str() == Some("F FP32") && row["method"].as_str().unwrap().starts_with("beam ") {
+            row["exact_pct"] = model.into();
+            row["problems"] = problems.into();
+            set += 1;
+        }
+    }
+    assert_eq!(set, 1, "the shipped model's JSON has the F FP32 model row");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    dir
+}
+
+#[test]
+fn a_kind_where_the_default_beats_the_model_is_left_to_the_default() {
+    // The model wins overall (30.0 vs 4.0) but loses F FP32, the three problems' kind, on 169
+    // held-out problems: all three are left to MIOpen, and the summary names the kind.
+    let dir = model_dir_with_kind("kind-loses", 10.0, 50.0, 169);
+    let (_, stdout) = userdb(&dir, &[]);
+    assert_eq!(would_write(&stdout), 0, "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "{SOLVER} on gfx906_60: 3 problem(s) left to MIOpen's static default, whose kind's held-out \
+             problems it matches the tuned best more often than the model: F FP32 (default 50.0% vs 10.0% on 169)"
+        )),
+        "{stdout}"
+    );
+    // --include-unproven writes the model there too.
+    let (_, stdout) = userdb(&dir, &["--include-unproven"]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+    // Too few problems of the kind to decide (below 20), or the model winning the kind: written.
+    for (name, model, default, problems) in [("kind-few", 10.0, 50.0, 19), ("kind-wins", 50.0, 10.0, 169)] {
+        let dir = model_dir_with_kind(name, model, default, problems);
+        let (_, stdout) = userdb(&dir, &[]);
+        assert_eq!(would_write(&stdout), 3, "{name}: {stdout}");
+        assert!(!stdout.contains("left to MIOpen's static default"), "{name}: {stdout}");
+    }
+}

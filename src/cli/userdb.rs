@@ -80,7 +80,9 @@ match is higher than the default's; otherwise its solver is skipped and named in
 with both figures. When the figures record that MIOpen's default where it is valid, else the
 model, beats both the model alone and the default alone, the model is written only for the
 problems whose default the solver's rules reject (the rest is left to MIOpen's default; the
-summary says how many). A model without recorded figures (trained on every geometry,
+summary says how many). Where the figures of one kind of problem (direction and precision,
+e.g. F FP32; at least 20 held-out problems) show MIOpen's default beating what would be written,
+that kind's problems are left to MIOpen too, named in the summary. A model without recorded figures (trained on every geometry,
 'validation' null) and MIOpen's own KTN models are written.";
 
 const VALUED: &[&str] = &[
@@ -114,6 +116,9 @@ struct SolverCounts {
     /// Left to MIOpen's static default (valid there; the model's policy is
     /// [`crate::eval::Policy::WhereDefaultInvalid`]).
     default: usize,
+    /// Left to MIOpen's static default because it beats the model on the problem's kind
+    /// ([`super::verdict::Judged::kinds_left_to_default`]).
+    kind_default: usize,
 }
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
@@ -283,6 +288,16 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             .collect()
     };
 
+    // Per solver: the kinds of problem (`F FP32`, ...) left to MIOpen's default, where its
+    // default beat the model on the held-out problems of that kind (none with --include-unproven).
+    let left_kinds: Vec<Vec<String>> = names
+        .iter()
+        .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
+            Some(j) if !include_unproven => j.kinds_left_to_default().iter().map(|k| k.kind.clone()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+
     // --- Read, predict, collect, a chunk at a time.
     let input_label = if input_name == "-" { "<stdin>" } else { input_name };
     let mut bad = BadLines::new(input_label);
@@ -319,8 +334,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                         None => false,
                     };
                     let left_to_default = !tuned && is_mixed && default_is_valid(engine, problem);
+                    let kind = format!("{} {}", problem.direction, problem.precision);
+                    let kind_left = !tuned
+                        && left_kinds[s].contains(&kind)
+                        && engine.host().solver.check(&engine.host().target, problem).is_ok();
                     if tuned {
                         per_solver[s].system += 1;
+                        answered[i] = true;
+                    } else if kind_left {
+                        per_solver[s].kind_default += 1;
                         answered[i] = true;
                     } else if left_to_default {
                         per_solver[s].default += 1;
@@ -449,6 +471,13 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     }
     for (s, u) in &mixed {
         say!("{}", u.mixed_line(&model_arch, per_solver[*s].default));
+    }
+    for (s, name) in names.iter().enumerate() {
+        if per_solver[s].kind_default > 0 {
+            if let Some(j) = judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
+                say!("{}", j.kinds_line(&model_arch, per_solver[s].kind_default));
+            }
+        }
     }
     let tuned: usize = per_solver.iter().map(|c| c.system).sum();
     if tuned > 0 {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::eval::Verdict;
+use crate::eval::{KindFigures, Verdict};
 use crate::models::{locate, Located};
 
 /// A loaded solver with its model's recorded validation figures.
@@ -12,6 +12,8 @@ use crate::models::{locate, Located};
 pub(super) struct Judged {
     pub solver: &'static str,
     pub verdict: Verdict,
+    /// The figures per kind of problem (direction and precision).
+    pub kinds: Vec<KindFigures>,
 }
 
 impl Judged {
@@ -25,6 +27,41 @@ impl Judged {
             self.verdict.default_where_valid_pct.unwrap_or(0.0),
             self.verdict.model_exact_pct,
             self.verdict.default_exact_pct
+        )
+    }
+
+    /// The kinds (`F FP32`, ...) whose problems `userdb` leaves to MIOpen's static default
+    /// although the solver's model is written elsewhere: there the default alone beat what
+    /// would be written ([`KindFigures::default_wins`]).
+    pub fn kinds_left_to_default(&self) -> Vec<&KindFigures> {
+        let mixed = self.verdict.policy() == crate::eval::Policy::WhereDefaultInvalid;
+        self.kinds.iter().filter(|k| k.default_wins(mixed)).collect()
+    }
+
+    /// The summary line of a solver with kinds left to the default (`left`: problems).
+    pub fn kinds_line(&self, arch: &str, left: usize) -> String {
+        let kinds: Vec<String> = self
+            .kinds_left_to_default()
+            .iter()
+            .map(|k| {
+                format!(
+                    "{} (default {:.1}% vs {:.1}% on {})",
+                    k.kind,
+                    k.default_exact_pct,
+                    if self.verdict.policy() == crate::eval::Policy::WhereDefaultInvalid {
+                        k.default_where_valid_pct.unwrap_or(k.model_exact_pct)
+                    } else {
+                        k.model_exact_pct
+                    },
+                    k.problems
+                )
+            })
+            .collect();
+        format!(
+            "{} on {arch}: {left} problem(s) left to MIOpen's static default, whose kind's held-out \
+             problems it matches the tuned best more often than the model: {} (--include-unproven writes the model)",
+            self.solver,
+            kinds.join(", ")
         )
     }
 
@@ -51,12 +88,16 @@ impl Judged {
 /// The verdict of the model `solver` uses on `arch`, found as the engines found it
 /// ([`locate`]): tuneinfer's own model's metadata JSON figures; None for a model without
 /// recorded figures (trained on every geometry) and for MIOpen's KTN models.
-pub(super) fn verdict_of(arch: &str, solver: &'static str, dirs: &[PathBuf]) -> Result<Option<Verdict>> {
+pub(super) fn verdict_of(
+    arch: &str,
+    solver: &'static str,
+    dirs: &[PathBuf],
+) -> Result<Option<(Verdict, Vec<KindFigures>)>> {
     let solver = crate::solvers::by_name(solver)?;
     match locate(arch, solver, dirs)? {
         Located::Attention(files, _) => {
             let (info, _) = crate::format::weights::read_info(&files.metadata)?;
-            Ok(Verdict::from_metrics(&info.metrics))
+            Ok(Verdict::from_metrics(&info.metrics).map(|v| (v, KindFigures::from_metrics(&info.metrics))))
         }
         Located::Ktn(_) => Ok(None),
     }
@@ -67,8 +108,8 @@ pub(super) fn verdict_of(arch: &str, solver: &'static str, dirs: &[PathBuf]) -> 
 pub(super) fn judged(arch: &str, names: &[&'static str], dirs: &[PathBuf]) -> Result<Vec<(usize, Judged)>> {
     let mut out = Vec::new();
     for (i, &solver) in names.iter().enumerate() {
-        if let Some(verdict) = verdict_of(arch, solver, dirs)? {
-            out.push((i, Judged { solver, verdict }));
+        if let Some((verdict, kinds)) = verdict_of(arch, solver, dirs)? {
+            out.push((i, Judged { solver, verdict, kinds }));
         }
     }
     Ok(out)
