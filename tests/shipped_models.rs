@@ -207,6 +207,20 @@ const ASM3X3U_HARD: [&str; 3] = [
     "12-7-1000-3x3-7-7-1000-1-1x1-1x1-1x1-0-NCHW-FP32-F",
 ];
 
+/// ConvOclBwdWrW2's hard problems: batch exactly N (16), dy width 6 (read_size's only value),
+/// an LDS-bound 224-wide FP32 problem, grouped with 2 channels per group (tiles 1, per_tile <= 2),
+/// the issue-1693 exception (5x10 stride 2, x 79x341), filter height 11 (rows 11 only), and a
+/// 7x7 stride-2 stem with batch 1 (N = 1 only).
+const WRW2_HARD: [&str; 7] = [
+    "7-6-6-5x5-3-6-6-16-2x2-1x1-1x1-0-NCHW-FP16-W",
+    "64-224-224-5x5-32-224-224-16-2x2-1x1-1x1-0-NCHW-FP32-W",
+    "32-28-28-5x5-32-28-28-16-2x2-1x1-1x1-0-NCHW-FP32-W_g16",
+    "32-38-166-5x10-32-79-341-16-0x0-2x2-1x1-0-NCHW-FP32-W",
+    "5-20-20-11x11-3-30-30-16-0x0-1x1-1x1-0-NCHW-BF16-W",
+    "64-112-112-7x7-3-224-224-1-3x3-2x2-1x1-0-NCHW-FP32-W",
+    "3-13-9-5x3-17-13-9-16-2x1-1x1-1x1-0-NCHW-FP32-W",
+];
+
 /// About `want` of the solver's applicable problems in `db`, spread evenly, plus hand-made hard
 /// ones (tiny and odd channel counts, N = 1).
 fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool) -> Vec<ConvProblem> {
@@ -244,6 +258,7 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool)
     };
     let own: &[&str] = match solver.solver_name() {
         "ConvAsm3x3U" if hard => &ASM3X3U_HARD,
+        name if hard && name.starts_with("ConvOclBwdWrW2<") => &WRW2_HARD,
         _ => &[],
     };
     for key in hard_keys.iter().chain(own) {
