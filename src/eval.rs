@@ -1045,6 +1045,7 @@ mod tests {
             transform: FeatureTransform {
                 mean: vec![0.0; NUM_FEATURES],
                 std: vec![1.0; NUM_FEATURES],
+                gpu: None,
             },
             training: json!({}),
             metrics: json!({}),
@@ -1063,6 +1064,7 @@ mod tests {
                 "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F",
                 [2, 8, 4, 16, 1, 4, 1, 4],
             )],
+            other_gpus: Vec::new(),
         };
         let e = evaluate_files(&files, "gfx906", NAME, &prep, 2, None)
             .expect_err("a non-integer token value must be refused");

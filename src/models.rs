@@ -235,6 +235,7 @@ mod tests {
             transform: FeatureTransform {
                 mean: vec![0.0; NUM_FEATURES],
                 std: vec![1.0; NUM_FEATURES],
+                gpu: None,
             },
             training: serde_json::json!({ "perf_db": perf_db }),
             metrics: serde_json::json!({}),

@@ -375,3 +375,73 @@ fn eval_names_a_damaged_miopen_model_it_leaves_out() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&dirs[0]);
 }
+
+#[test]
+fn other_gpus_rows_train_a_model_with_the_gpu_as_an_input() {
+    let dir = temp_dir("other-gpu");
+    let mut opts = tiny_options(&dir, 2);
+    opts.max_rows = Some(300);
+    opts.other_gpu_perf_dbs = vec![common::perfdb_dir().join("gfx900_56.db")];
+    let prep = train::prepare(&opts).unwrap();
+    assert_eq!(prep.other_gpus.len(), 1);
+    let other = &prep.other_gpus[0];
+    assert_eq!((other.target.arch.as_str(), other.target.compute_units), ("gfx900", Some(56)));
+    assert!(!other.train.is_empty());
+    // No held-out geometry of the target is trained on, from any GPU.
+    let held_out: std::collections::HashSet<String> = prep
+        .validation
+        .iter()
+        .map(|s| tuneinfer::data::dataset::geometry_key(&s.problem))
+        .collect();
+    assert!(!held_out.is_empty());
+    for s in other.train.iter().chain(&other.early_stop) {
+        assert!(!held_out.contains(&tuneinfer::data::dataset::geometry_key(&s.problem)));
+    }
+    let r = train::train(&opts, None).unwrap();
+    assert!(r.train_rows > prep.train.len(), "the other GPU's rows are trained on");
+    assert_eq!(r.training["other_gpu_perf_dbs"][0]["gpu"], "gfx900_56");
+    let (model, info) = tuneinfer::seq2seq::AttentionModel::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    let gpu = info.transform.gpu.clone().expect("the model reads the GPU");
+    // The target's compute units come from the database's name (--arch gfx906 names none).
+    assert_eq!((gpu.arch.as_str(), gpu.compute_units), ("gfx906", 60));
+    assert_eq!(
+        info.config.steps,
+        tuneinfer::solvers::NUM_FEATURES + tuneinfer::solvers::NUM_GPU_FEATURES
+    );
+    // The GPU is an input: another GPU gives another encoder input, the model's own GPU (named
+    // or not) the same one.
+    use tuneinfer::seq2seq::Seq2SeqModel;
+    let solver = tuneinfer::solvers::by_name("ConvAsm1x1U").unwrap();
+    let problem = ConvProblem::parse("512-28-28-1x1-128-28-28-64-0x0-1x1-1x1-0-NCHW-FP32-F").unwrap();
+    let input = |arch: &str| model.encoder_input(solver, &Target::new(arch), &problem).unwrap();
+    assert_eq!(input("gfx906"), input("gfx906_60"));
+    assert_ne!(input("gfx906"), input("gfx906_64"));
+    assert_ne!(input("gfx906"), input("gfx900_56"));
+    // It predicts valid configs through the normal model search.
+    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
+    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
+    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem);
+    assert!(!preds.is_empty());
+    for pr in &preds {
+        let c = tuneinfer::solvers::conv_asm_1x1u::parse_config(&pr.config).unwrap();
+        assert!(rules.is_valid(&c), "{}", pr.config);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn other_gpu_databases_must_name_their_gpu() {
+    let dir = temp_dir("other-gpu-bad");
+    let mut opts = tiny_options(&dir, 1);
+    // A name that gives no GPU.
+    let odd = dir.join("tuned.db");
+    std::fs::copy(common::perfdb_dir().join("gfx900_56.db"), &odd).unwrap();
+    opts.other_gpu_perf_dbs = vec![odd];
+    let e = train::prepare(&opts).err().expect("refused").to_string();
+    assert!(e.contains("tuned.db") && e.contains("gfx900_56.db"), "{e}");
+    // The target's own database is not another GPU's.
+    opts.other_gpu_perf_dbs = vec![gfx906_db()];
+    let e = train::prepare(&opts).err().expect("refused").to_string();
+    assert!(e.contains("--older-perf-db"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,7 +11,8 @@
 # gfx906_60:ConvMlirIgemmFwd:gfx906 writes OUT_DIR/gfx906_ConvMlirIgemmFwd.json.
 #
 # Without CELLs it trains the whole queue below. Logs go to OUT_DIR/{arch}_{solver}.log.
-# Environment: OLDER (--older-perf-db FILE[,FILE...] for every cell), MEMBERS (default 1), EPOCHS (40), PATIENCE (6), MEMBER_LIMIT_S (420, per member),
+# Environment: OLDER (--older-perf-db FILE[,FILE...] for every cell), OTHER (--other-gpu-perf-db
+# FILE[,FILE...]: other GPUs' rows, the GPU as an input), MEMBERS (default 1), EPOCHS (40), PATIENCE (6), MEMBER_LIMIT_S (420, per member),
 # TUNEINFER (the binary, default target/release/tuneinfer), DATA (../shared/miopen/perfdb), NICE (0:
 # build other things at nice 15 or more meanwhile, or they take half the cores from training).
 set -euo pipefail
@@ -56,7 +57,7 @@ for cell in "${queue[@]}"; do
   start=$(date +%s)
   if nice -n "${NICE:-0}" "$bin" train --perf-db "$file" --arch "$arch" --solver "$solver" \
       --members "$members" --epochs "$epochs" --patience "$patience" --time-limit "$limit" \
-      ${OLDER:+--older-perf-db "$OLDER"} \
+      ${OLDER:+--older-perf-db "$OLDER"} ${OTHER:+--other-gpu-perf-db "$OTHER"} \
       --out "$out" --checkpoint "$out/$name.ckpt.safetensors" >"$out/$name.log" 2>&1; then
     echo "$(date +%T) done $name in $(( $(date +%s) - start )) s"
   else

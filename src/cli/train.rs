@@ -21,6 +21,13 @@ Options (defaults in brackets):
                              older databases (e.g. MIOpen's 2019 text files) whose rows are
                              added after --perf-db's, newest first; a problem tuned in several
                              keeps the newest parameters (conflicts are counted)
+  --other-gpu-perf-db FILE[,FILE...]
+                             other GPUs' databases, named as MIOpen names them (gfx900_56.db,
+                             gfx90878.db.txt.bz2: the name gives the GPU): their rows train
+                             the model too, with the GPU as an input (log2 compute units and
+                             the GPU family follow the solver's features); their rows of the
+                             held-out geometries are left out; validation and the baselines
+                             stay the target GPU's
   --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
   --solver NAME              [ConvAsm1x1U] one of the solvers listed at the end
   --out DIR                  where the model files go [weights]
@@ -63,6 +70,7 @@ Options (defaults in brackets):
 const VALUED: &[&str] = &[
     "perf-db",
     "older-perf-db",
+    "other-gpu-perf-db",
     "arch",
     "solver",
     "out",
@@ -122,6 +130,12 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         o.older_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
         if o.older_perf_dbs.is_empty() {
             return Err(Error::Usage("--older-perf-db needs at least one FILE".into()));
+        }
+    }
+    if let Some(list) = args.value("other-gpu-perf-db") {
+        o.other_gpu_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+        if o.other_gpu_perf_dbs.is_empty() {
+            return Err(Error::Usage("--other-gpu-perf-db needs at least one FILE".into()));
         }
     }
     o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;

@@ -217,11 +217,14 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
     }
     let bytes = safetensors::to_bytes(&tensors, &st_meta);
     // The solver's names of its features (documentation in the file; loading does not read them).
-    let feature_names: Vec<&str> = crate::solvers::by_name(&info.solver)
+    let mut feature_names: Vec<&str> = crate::solvers::by_name(&info.solver)
         .ok()
         .and_then(|s| s.tunable())
         .map(|t| t.feature_names().to_vec())
         .unwrap_or_default();
+    if info.transform.gpu.is_some() {
+        feature_names.extend(crate::solvers::GPU_FEATURE_NAMES);
+    }
     let digest = {
         let mut h = Sha256::new();
         h.update(&bytes);
@@ -235,8 +238,7 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         "model": config_json(&info.config),
         "members": members.len(),
         "tokens": info.token_values,
-        "features": {"names": feature_names, "mean": info.transform.mean, "std": info.transform.std,
-                     "transform": "z = (raw - mean) / std; raw features as `names` says (the solver's Tunable::features)"},
+        "features": features_json(&feature_names, &info.transform),
         "tensors_sha256": digest,
         "training": info.training,
         "validation": info.metrics,
@@ -246,6 +248,19 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         .map_err(|e| Error::format(files.metadata.display().to_string(), e.to_string()))?;
     safetensors::write_bytes_atomic(&files.metadata, format!("{text}\n").as_bytes())?;
     Ok(files)
+}
+
+/// The metadata's `features` section: names, the transform and, for a model with the GPU as an
+/// input, the GPU it was trained for.
+fn features_json(names: &[&str], t: &FeatureTransform) -> Value {
+    let mut f = json!({"names": names, "mean": t.mean, "std": t.std,
+        "transform": "z = (raw - mean) / std; raw features as `names` says (the solver's Tunable::features, \
+                      then the GPU's features when `gpu` is present)"});
+    if let Some(gpu) = &t.gpu {
+        f["gpu"] = json!({"arch": gpu.arch, "compute_units": gpu.compute_units,
+            "note": "the GPU is an input: its features follow the solver's; these compute units stand in when a target names none"});
+    }
+    f
 }
 
 /// The tensors file's bytes, checked against the sha256 its metadata names.
@@ -384,9 +399,26 @@ pub fn parse_info(text: &str, source: &str) -> Result<(WeightsInfo, String)> {
             })
             .ok_or_else(|| err(format!("features.{k} is missing or not a list of numbers")))
     };
+    let gpu = match v.get("features").and_then(|f| f.get("gpu")) {
+        None | Some(Value::Null) => None,
+        Some(g) => Some(crate::seq2seq::attention::GpuInput {
+            arch: g
+                .get("arch")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .ok_or_else(|| err("features.gpu.arch is missing or not text".into()))?,
+            compute_units: g
+                .get("compute_units")
+                .and_then(Value::as_u64)
+                .filter(|&n| (1..=65_536).contains(&n))
+                .map(|n| n as u32)
+                .ok_or_else(|| err("features.gpu.compute_units is missing or not an integer in 1..=65536".into()))?,
+        }),
+    };
     let transform = FeatureTransform {
         mean: floats("mean")?,
         std: floats("std")?,
+        gpu,
     };
     if transform.std.iter().any(|&s| s <= 0.0) || transform.mean.len() != transform.std.len() {
         return Err(err("features: std must be positive and as long as mean".into()));
@@ -467,6 +499,7 @@ mod tests {
             transform: FeatureTransform {
                 mean: vec![1.0; NUM_FEATURES],
                 std: vec![2.0; NUM_FEATURES],
+                gpu: None,
             },
             training: json!({"seed": 1}),
             metrics: json!({"exact": 0.5}),
@@ -478,6 +511,45 @@ mod tests {
         let d = std::env::temp_dir().join(format!("tuneinfer-weights-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn a_model_with_the_gpu_as_an_input_round_trips_and_is_checked() {
+        use crate::seq2seq::attention::GpuInput;
+        use crate::solvers::NUM_GPU_FEATURES;
+        let dir = temp_dir("gpu-input");
+        let (_, mut info) = tiny_info("gfx1030");
+        let steps = NUM_FEATURES + NUM_GPU_FEATURES;
+        info.config.steps = steps;
+        info.transform = FeatureTransform {
+            mean: vec![0.5; steps],
+            std: vec![1.5; steps],
+            gpu: Some(GpuInput {
+                arch: "gfx1030".into(),
+                compute_units: 36,
+            }),
+        };
+        let params = AttentionParams::init(info.config, 5);
+        let files = save(&dir, std::slice::from_ref(&params), &info).unwrap();
+        let (_, back) = load(&files, "gfx1030", "ConvAsm1x1U").unwrap();
+        assert_eq!(back.transform, info.transform);
+        let text = std::fs::read_to_string(&files.metadata).unwrap();
+        assert!(text.contains("log2_compute_units") && text.contains("is_gfx103x"), "{text}");
+        // A model whose transform is one GPU feature short of its steps is refused on loading.
+        let mut short = info.clone();
+        short.transform.mean.pop();
+        short.transform.std.pop();
+        save(&dir, std::slice::from_ref(&params), &short).unwrap();
+        let e = crate::seq2seq::AttentionModel::load(&files, "gfx1030", "ConvAsm1x1U")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("{steps} features")), "{e}");
+        // A GPU section without its compute units is named.
+        let v = text.replace("\"compute_units\": 36", "\"compute_units\": 0");
+        std::fs::write(&files.metadata, v).unwrap();
+        let e = read_info(&files.metadata).unwrap_err().to_string();
+        assert!(e.contains("features.gpu.compute_units"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -159,41 +159,73 @@ impl AttentionParams {
 pub use crate::solvers::NUM_FEATURES;
 
 /// Standardisation of the raw features: `z = (raw - mean) / std`, fitted on the training set.
+/// The raw features are the solver's [`NUM_FEATURES`] (its `Tunable::features`), followed, for
+/// a model trained across GPUs (`gpu` set), by the GPU's
+/// [`NUM_GPU_FEATURES`](crate::solvers::NUM_GPU_FEATURES) (`solvers::gpu_features`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeatureTransform {
     pub mean: Vec<f32>,
     pub std: Vec<f32>,
+    /// Set when the model reads the GPU as an input: the GPU it was trained for, whose compute
+    /// units stand in when a target names none (`--arch gfx1030` for a `gfx1030_36` model).
+    pub gpu: Option<GpuInput>,
+}
+
+/// The GPU a model with the GPU as an input was trained for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuInput {
+    pub arch: String,
+    pub compute_units: u32,
 }
 
 impl FeatureTransform {
     /// Mean and standard deviation (at least 1e-3) of each raw feature over `features` (one
-    /// array per problem, from the solver's `Tunable::features`).
-    pub fn fit(features: impl Iterator<Item = [f32; NUM_FEATURES]>) -> FeatureTransform {
-        let mut sum = [0f64; NUM_FEATURES];
-        let mut sq = [0f64; NUM_FEATURES];
+    /// list per problem, each as long as the first; see [`FeatureTransform::raw_features`]).
+    pub fn fit<F: AsRef<[f32]>>(features: impl Iterator<Item = F>, gpu: Option<GpuInput>) -> FeatureTransform {
+        let steps = NUM_FEATURES + if gpu.is_some() { crate::solvers::NUM_GPU_FEATURES } else { 0 };
+        let mut sum = vec![0f64; steps];
+        let mut sq = vec![0f64; steps];
         let mut n = 0f64;
         for f in features {
-            for i in 0..NUM_FEATURES {
-                sum[i] += f[i] as f64;
-                sq[i] += (f[i] as f64).powi(2);
+            for (i, &x) in f.as_ref().iter().take(steps).enumerate() {
+                sum[i] += x as f64;
+                sq[i] += (x as f64).powi(2);
             }
             n += 1.0;
         }
         let n = n.max(1.0);
         let mean: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
-        let std: Vec<f32> = (0..NUM_FEATURES)
+        let std: Vec<f32> = (0..steps)
             .map(|i| ((sq[i] / n - (sum[i] / n).powi(2)).max(0.0).sqrt() as f32).max(1e-3))
             .collect();
-        FeatureTransform { mean, std }
+        FeatureTransform { mean, std, gpu }
+    }
+
+    /// Encoder steps: the number of raw features.
+    pub fn steps(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// The raw features of a problem on a target: the solver's, then (a model with the GPU as
+    /// an input) the target's GPU features, with the model's GPU's compute units where the
+    /// target names none.
+    pub fn raw_features(&self, solver: &dyn crate::solvers::Tunable, target: &Target, problem: &ConvProblem) -> Vec<f32> {
+        let mut f = solver.features(problem).to_vec();
+        if let Some(gpu) = &self.gpu {
+            let cu = target.compute_units.unwrap_or(gpu.compute_units);
+            f.extend(crate::solvers::gpu_features(&target.arch, cu));
+        }
+        f
     }
 
     /// The encoder input of a problem's raw features: `[steps, 1 + steps]`, row t =
-    /// `[z_t, onehot(t)]`.
-    pub fn encoder_input(&self, f: &[f32; NUM_FEATURES]) -> Vec<f32> {
-        let steps = NUM_FEATURES;
+    /// `[z_t, onehot(t)]`. A missing raw feature counts as the mean.
+    pub fn encoder_input(&self, f: &[f32]) -> Vec<f32> {
+        let steps = self.steps();
         let mut out = vec![0.0; steps * (1 + steps)];
         for t in 0..steps {
-            out[t * (1 + steps)] = (f[t] - self.mean[t]) / self.std[t];
+            let raw = f.get(t).copied().unwrap_or(self.mean[t]);
+            out[t * (1 + steps)] = (raw - self.mean[t]) / self.std[t];
             out[t * (1 + steps) + 1 + t] = 1.0;
         }
         out
@@ -301,10 +333,15 @@ impl AttentionModel {
         if members.iter().any(|m| m.config != c) {
             return Err(Error::format(source, "ensemble members differ in sizes"));
         }
-        if metadata.token_values.len() != c.vocab || c.steps != NUM_FEATURES || transform.mean.len() != NUM_FEATURES {
+        let want_steps = NUM_FEATURES + if transform.gpu.is_some() { crate::solvers::NUM_GPU_FEATURES } else { 0 };
+        if metadata.token_values.len() != c.vocab
+            || c.steps != want_steps
+            || transform.mean.len() != want_steps
+            || transform.std.len() != want_steps
+        {
             return Err(Error::Shape {
                 what: format!("{source}: attention model"),
-                expected: format!("{} tokens and {NUM_FEATURES} features", c.vocab),
+                expected: format!("{} tokens and {want_steps} features", c.vocab),
                 got: format!(
                     "{} tokens, {} steps, {} feature means",
                     metadata.token_values.len(),
@@ -456,8 +493,8 @@ impl StepDecoder for AttentionModel {
 }
 
 impl Seq2SeqModel for AttentionModel {
-    fn encoder_input(&self, solver: &dyn Solver, _target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
-        let features = crate::solvers::tunable(solver)?.features(problem);
+    fn encoder_input(&self, solver: &dyn Solver, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        let features = self.transform.raw_features(crate::solvers::tunable(solver)?, target, problem);
         Ok(self.transform.encoder_input(&features))
     }
 

@@ -22,7 +22,10 @@ pub mod hip_igemm;
 pub mod mlir_igemm;
 pub mod tunable;
 
-pub use tunable::{IntConstraint, IntRules, OwnModelsOnly, Tunable, NUM_FEATURES};
+pub use tunable::{
+    gpu_features, IntConstraint, IntRules, OwnModelsOnly, Tunable, GPU_FAMILIES, GPU_FEATURE_NAMES, NUM_FEATURES,
+    NUM_GPU_FEATURES,
+};
 
 use crate::error::{Error, Result};
 use crate::format::metadata::KtnMetadata;

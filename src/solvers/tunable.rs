@@ -16,6 +16,40 @@ use crate::search::{Constraint, Vocabulary};
 /// feature per step).
 pub const NUM_FEATURES: usize = 12;
 
+/// The GPU families a model with the GPU as an input tells apart (a prefix of the arch name:
+/// `gfx94` is gfx940/941/942, `gfx103` is RDNA2's gfx1030-1036), one flag each.
+pub const GPU_FAMILIES: [&str; 6] = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx94", "gfx103"];
+
+/// Features of the GPU that a model trained across GPUs reads after the solver's
+/// [`NUM_FEATURES`]: log2 of the compute units, then one flag per [`GPU_FAMILIES`] entry.
+pub const NUM_GPU_FEATURES: usize = 1 + GPU_FAMILIES.len();
+
+/// Names of [`gpu_features`], in encoder step order.
+pub const GPU_FEATURE_NAMES: [&str; NUM_GPU_FEATURES] = [
+    "log2_compute_units",
+    "is_gfx900",
+    "is_gfx906",
+    "is_gfx908",
+    "is_gfx90a",
+    "is_gfx94x",
+    "is_gfx103x",
+];
+
+/// The GPU's features (see [`NUM_GPU_FEATURES`]): log2 of `compute_units` (at least 1), then
+/// 1.0 for the family `arch` belongs to and 0.0 for the others (all 0.0 for an arch outside
+/// [`GPU_FAMILIES`]).
+pub fn gpu_features(arch: &str, compute_units: u32) -> [f32; NUM_GPU_FEATURES] {
+    let mut f = [0f32; NUM_GPU_FEATURES];
+    f[0] = (compute_units.max(1) as f32).log2();
+    let arch = arch.to_ascii_lowercase();
+    for (i, family) in GPU_FAMILIES.iter().enumerate() {
+        if arch.starts_with(family) {
+            f[1 + i] = 1.0;
+        }
+    }
+    f
+}
+
 /// The most parameters a tunable solver's config may have (the constraint's stack buffer).
 pub const MAX_INT_PARAMS: usize = 40;
 
@@ -706,6 +740,22 @@ pub fn check_integer_vocabulary(solver: &str, vocab: &Vocabulary, source: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_features_by_hand() {
+        // MI210 (gfx90a68): 0x68 = 104 compute units, the gfx90a flag (the fourth family).
+        let f = gpu_features("gfx90a", 104);
+        assert!((f[0] - 6.700_44).abs() < 1e-4, "{f:?}");
+        assert_eq!(&f[1..], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        // gfx1030 with 36 CUs; gfx942 is a gfx94 part; gfx906 is not gfx90a (prefixes differ).
+        assert_eq!(gpu_features("gfx1030", 36)[6], 1.0);
+        assert_eq!(gpu_features("gfx1030", 36)[0], 36f32.log2());
+        assert_eq!(&gpu_features("gfx942", 304)[1..], &[0.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+        assert_eq!(&gpu_features("gfx906", 60)[1..], &[0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+        // An arch of no family: no flag; zero compute units count as one.
+        assert_eq!(gpu_features("gfx1100", 0), [0.0; NUM_GPU_FEATURES]);
+        assert_eq!(GPU_FEATURE_NAMES.len(), NUM_GPU_FEATURES);
+    }
 
     /// Two parameters a, b in the domain with a + b == 5 and a <= 3: hand-derived rules.
     struct SumFive;

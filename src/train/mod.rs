@@ -27,7 +27,7 @@ use crate::data::dataset::{self, Dataset, Sample};
 use crate::error::{Error, Result};
 use crate::format::safetensors::{self, Tensor};
 use crate::format::weights::{self, params_from_tensors, params_to_tensors, WeightsFiles, WeightsInfo};
-use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, GpuInput, NUM_FEATURES};
 use crate::solvers::{Target, Tunable};
 use crate::testutil::Lcg;
 use adam::{scale_and_clip, Adam};
@@ -46,17 +46,31 @@ pub struct Encoded {
 
 pub fn encode(samples: &[Sample], solver: &dyn Tunable, transform: &FeatureTransform, tokens: &TokenTable) -> Encoded {
     let mut e = Encoded::default();
+    encode_into(&mut e, samples, solver, &Target::new(""), transform, tokens);
+    e
+}
+
+/// Appends the samples of one GPU (`target`: its GPU features, for a model with the GPU as an
+/// input) to `e`.
+pub fn encode_into(
+    e: &mut Encoded,
+    samples: &[Sample],
+    solver: &dyn Tunable,
+    target: &Target,
+    transform: &FeatureTransform,
+    tokens: &TokenTable,
+) {
     for s in samples {
         match tokens.encode(&s.config) {
             Some(t) => {
-                e.inputs.extend(transform.encoder_input(&solver.features(&s.problem)));
+                e.inputs
+                    .extend(transform.encoder_input(&transform.raw_features(solver, target, &s.problem)));
                 e.targets.extend(t);
                 e.rows += 1;
             }
             None => e.unseen += 1,
         }
     }
-    e
 }
 
 /// Loss over a whole encoded set, split over `threads` (no gradients).
@@ -138,6 +152,108 @@ pub struct Prepared {
     pub train: Vec<Sample>,
     pub early_stop: Vec<Sample>,
     pub validation: Vec<Sample>,
+    /// Other GPUs' rows (`TrainOptions::other_gpu_perf_dbs`), one entry per GPU; empty for a
+    /// model of one GPU. Only training uses them: validation and the baselines are the target
+    /// GPU's.
+    pub other_gpus: Vec<OtherGpu>,
+}
+
+/// One other GPU's rows, split by the run's seed (its rows of held-out geometries dropped).
+pub struct OtherGpu {
+    /// The GPU (arch and compute units, from the database's name).
+    pub target: Target,
+    /// The database files read, newest first.
+    pub files: Vec<PathBuf>,
+    pub report: dataset::DataReport,
+    pub train: Vec<Sample>,
+    pub early_stop: Vec<Sample>,
+}
+
+/// The GPU (arch, compute units) a perf database's file name names, as MIOpen names its
+/// databases (`gfx900_56.db`, `gfx90878.db.txt.bz2`, `gfx906_60.2019.cd.pdb.txt`).
+pub fn gpu_of_file(path: &Path) -> Result<(String, u32)> {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let stem = name.split('.').next().unwrap_or("");
+    match crate::solvers::split_db_name(stem) {
+        (arch, Some(cu)) if crate::solvers::KNOWN_ARCHES.contains(&arch) => Ok((arch.to_string(), cu)),
+        _ => Err(Error::Usage(format!(
+            "{}: the file name does not name a GPU and its compute units as MIOpen names its databases \
+             (e.g. gfx900_56.db, gfx90878.db.txt.bz2); rename or link it so",
+            path.display()
+        ))),
+    }
+}
+
+/// The target GPU's compute units for a model with the GPU as an input: `--arch`'s
+/// (`gfx1030_36`), else the database file name's.
+fn target_gpu(opts: &TrainOptions) -> Result<GpuInput> {
+    let t = Target::new(&opts.arch);
+    let cu = match t.compute_units {
+        Some(cu) => cu,
+        None => match gpu_of_file(&opts.perf_db) {
+            Ok((arch, cu)) if arch == t.arch => cu,
+            _ => {
+                return Err(Error::Usage(format!(
+                    "--other-gpu-perf-db: the target GPU's compute units are needed (the GPU is an input): \
+                     give --arch with them ({}_36 style) or name --perf-db as MIOpen does",
+                    t.arch
+                )))
+            }
+        },
+    };
+    Ok(GpuInput { arch: t.arch, compute_units: cu })
+}
+
+/// Loads the other GPUs' databases (grouped by GPU, in the order given) and splits each with the
+/// run's seed, dropping the held-out geometries.
+fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
+    if opts.other_gpu_perf_dbs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let own = target_gpu(opts)?;
+    let mut groups: Vec<((String, u32), Vec<PathBuf>)> = Vec::new();
+    for p in &opts.other_gpu_perf_dbs {
+        let gpu = gpu_of_file(p)?;
+        if gpu.0 == own.arch && gpu.1 == own.compute_units {
+            return Err(Error::Usage(format!(
+                "--other-gpu-perf-db {}: that is the target GPU's own database; give it as --perf-db or --older-perf-db",
+                p.display()
+            )));
+        }
+        match groups.iter_mut().find(|(g, _)| *g == gpu) {
+            Some((_, files)) => files.push(p.clone()),
+            None => groups.push((gpu, vec![p.clone()])),
+        }
+    }
+    let mut out = Vec::new();
+    for ((arch, cu), files) in groups {
+        let target = Target {
+            arch,
+            compute_units: Some(cu),
+            catalogue_dir: None,
+        };
+        let mut ds = match dataset::load_sources(&files, &opts.solver, &target) {
+            Ok(ds) => ds,
+            // A GPU with no usable row of the solver adds nothing; any other failure is an error.
+            Err(Error::Database { detail, .. }) if detail.starts_with("no ") && detail.contains("rows for solver") => {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(n) = opts.max_rows {
+            ds.samples.truncate(n);
+        }
+        let [train, early_stop, _held_out] =
+            dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+        out.push(OtherGpu {
+            target,
+            files,
+            report: ds.report,
+            train,
+            early_stop,
+        });
+    }
+    Ok(out)
 }
 
 /// Loads the database and splits it as a run with these options does.
@@ -168,6 +284,7 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         train,
         early_stop,
         validation,
+        other_gpus: prepare_other_gpus(opts)?,
     })
 }
 
@@ -267,19 +384,63 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     for reason in prep.dataset.report.reasons() {
         log(opts, &format!("  {reason}"));
     }
-    let transform = FeatureTransform::fit(prep.train.iter().map(|s| tunable.features(&s.problem)));
+    let own_target = Target::new(&opts.arch);
+    let (transform, tokens) = if prep.other_gpus.is_empty() {
+        let transform = FeatureTransform::fit(prep.train.iter().map(|s| tunable.features(&s.problem)), None);
+        (transform, TokenTable::from_samples(&prep.train, tunable.param_names().len()))
+    } else {
+        let gpu = target_gpu(opts)?;
+        for g in &prep.other_gpus {
+            log(
+                opts,
+                &format!(
+                    "other GPU {}_{} ({}): {} train, {} early-stop samples ({})",
+                    g.target.arch,
+                    g.target.compute_units.unwrap_or(0),
+                    g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                    g.train.len(),
+                    g.early_stop.len(),
+                    g.report.summary()
+                ),
+            );
+        }
+        // The transform stands the target's own rows beside the others' with their GPU's
+        // features; the tokens cover every GPU's tuned values.
+        let own = Target {
+            compute_units: Some(gpu.compute_units),
+            ..own_target.clone()
+        };
+        let probe = FeatureTransform {
+            mean: vec![0.0; NUM_FEATURES + crate::solvers::NUM_GPU_FEATURES],
+            std: vec![1.0; NUM_FEATURES + crate::solvers::NUM_GPU_FEATURES],
+            gpu: Some(gpu.clone()),
+        };
+        let mut raw: Vec<Vec<f32>> = prep.train.iter().map(|s| probe.raw_features(tunable, &own, &s.problem)).collect();
+        let mut all_train: Vec<Sample> = prep.train.clone();
+        for g in &prep.other_gpus {
+            raw.extend(g.train.iter().map(|s| probe.raw_features(tunable, &g.target, &s.problem)));
+            all_train.extend(g.train.iter().cloned());
+        }
+        let transform = FeatureTransform::fit(raw.iter(), Some(gpu));
+        (transform, TokenTable::from_samples(&all_train, tunable.param_names().len()))
+    };
     let seq_len = tunable.param_names().len();
-    let tokens = TokenTable::from_samples(&prep.train, seq_len);
     let config = AttentionConfig {
-        steps: NUM_FEATURES,
+        steps: transform.steps(),
         hidden: opts.hidden,
         embed: opts.embed,
         vocab: tokens.len(),
         seq_len,
         encoder: opts.encoder,
     };
-    let train_set = encode(&prep.train, tunable, &transform, &tokens);
-    let es_set = encode(&prep.early_stop, tunable, &transform, &tokens);
+    let mut train_set = Encoded::default();
+    let mut es_set = Encoded::default();
+    encode_into(&mut train_set, &prep.train, tunable, &own_target, &transform, &tokens);
+    encode_into(&mut es_set, &prep.early_stop, tunable, &own_target, &transform, &tokens);
+    for g in &prep.other_gpus {
+        encode_into(&mut train_set, &g.train, tunable, &g.target, &transform, &tokens);
+        encode_into(&mut es_set, &g.early_stop, tunable, &g.target, &transform, &tokens);
+    }
     log(
         opts,
         &format!(
@@ -337,6 +498,11 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     let training = json!({
         "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
         "older_perf_dbs": opts.older_perf_dbs.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().to_string())).collect::<Vec<_>>(),
+        "other_gpu_perf_dbs": prep.other_gpus.iter().map(|g| json!({
+            "gpu": format!("{}_{}", g.target.arch, g.target.compute_units.unwrap_or(0)),
+            "files": g.files.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().to_string())).collect::<Vec<_>>(),
+            "used": g.report.used, "train": g.train.len(), "early_stop": g.early_stop.len(),
+        })).collect::<Vec<_>>(),
         "used_per_source": prep.dataset.report.used_per_source,
         "source_conflicts": prep.dataset.report.source_conflicts,
         "data_sha256": prep.dataset.data_hash,

@@ -537,6 +537,7 @@ mod tests {
         let transform = FeatureTransform {
             mean: vec![0.0; NUM_FEATURES],
             std: vec![1.0; NUM_FEATURES],
+            gpu: None,
         };
         let model = AttentionModel::new(p, transform, ktn_metadata(&tokens, 4), "test".into()).unwrap();
         let mut states = model.encode(&inputs, rows).unwrap();

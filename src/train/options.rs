@@ -11,6 +11,11 @@ pub struct TrainOptions {
     /// Older databases whose rows are used after `perf_db`'s, newest first (a problem several
     /// tuned keeps the newest parameters). Empty by default.
     pub older_perf_dbs: Vec<PathBuf>,
+    /// Other GPUs' databases (each named as MIOpen names it, `gfx900_56.db`, so that its GPU is
+    /// known): their rows train the model too, with the GPU as an input (the model's encoder
+    /// reads `solvers::gpu_features` after the solver's features). Their rows of the held-out
+    /// geometries are left out. Empty by default (a model of one GPU, no GPU input).
+    pub other_gpu_perf_dbs: Vec<PathBuf>,
     pub arch: String,
     pub solver: String,
     /// Where the model files go.
@@ -74,6 +79,7 @@ impl TrainOptions {
         TrainOptions {
             perf_db: perf_db.to_path_buf(),
             older_perf_dbs: Vec::new(),
+            other_gpu_perf_dbs: Vec::new(),
             arch: arch.to_string(),
             solver: solver.to_string(),
             out_dir: out_dir.to_path_buf(),
