@@ -35,3 +35,18 @@ fn conv_asm_3x3u() {
 fn conv_ocl_bwd_wrw2() {
     common::tiny_model_valid_and_gpu_same("wrw2", "gfx900_56.db", "gfx900", "ConvOclBwdWrW2<4>", 2, 300);
 }
+
+/// A model with the GPU as an input (trained with gfx906's and gfx1030's rows beside gfx900's):
+/// its encoder reads 19 steps; valid answers, GPU == CPU.
+#[test]
+fn conv_ocl_bwd_wrw2_gpu_input() {
+    common::pooled_tiny_model_valid_and_gpu_same(
+        "wrw2-pooled",
+        "gfx900_56.db",
+        "gfx900",
+        "ConvOclBwdWrW2<4>",
+        &["gfx906_60.db", "gfx1030_36.db"],
+        2,
+        300,
+    );
+}

@@ -344,6 +344,12 @@ pub fn hard_share(
 /// into a fresh temporary directory named after `tag` and the solver, and returns it: enough to
 /// exercise a solver's search on the CPU and the GPU before (or without) a shipped model.
 pub fn tiny_model(tag: &str, db: &str, arch: &str, solver: &str) -> PathBuf {
+    tiny_model_pooled(tag, db, arch, solver, &[])
+}
+
+/// [`tiny_model`] trained with other GPUs' shared databases too (`--other-gpu-perf-db`: the GPU
+/// is an input; each database's first 600 rows).
+pub fn tiny_model_pooled(tag: &str, db: &str, arch: &str, solver: &str, other_dbs: &[&str]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tuneinfer-test-{tag}-{solver}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -355,6 +361,7 @@ pub fn tiny_model(tag: &str, db: &str, arch: &str, solver: &str) -> PathBuf {
     o.epochs = 2;
     o.threads = 1;
     o.verbose = false;
+    o.other_gpu_perf_dbs = other_dbs.iter().map(|d| perfdb_dir().join(d)).collect();
     tuneinfer::train::train(&o, None).unwrap_or_else(|e| panic!("{solver}: {e}"));
     dir
 }
@@ -365,8 +372,22 @@ pub fn tiny_model(tag: &str, db: &str, arch: &str, solver: &str) -> PathBuf {
 /// model, and the GPU gives the CPU's configs ("skipped: no GPU adapter" without one).
 #[cfg(feature = "gpu")]
 pub fn tiny_model_valid_and_gpu_same(tag: &str, db: &str, arch: &str, solver: &str, step: usize, min_problems: usize) {
+    pooled_tiny_model_valid_and_gpu_same(tag, db, arch, solver, &[], step, min_problems)
+}
+
+/// [`tiny_model_valid_and_gpu_same`] of a [`tiny_model_pooled`] model.
+#[cfg(feature = "gpu")]
+pub fn pooled_tiny_model_valid_and_gpu_same(
+    tag: &str,
+    db: &str,
+    arch: &str,
+    solver: &str,
+    other_dbs: &[&str],
+    step: usize,
+    min_problems: usize,
+) {
     use tuneinfer::{DecodeMode, Predictor, Source};
-    let dir = tiny_model(tag, db, arch, solver);
+    let dir = tiny_model_pooled(tag, db, arch, solver, other_dbs);
     let problems = tuned_problems(db, arch, solver, step);
     assert!(problems.len() >= min_problems, "{solver}: {} problems", problems.len());
     let cpu = Predictor::load(arch, solver, std::slice::from_ref(&dir)).unwrap_or_else(|e| panic!("{e}"));
