@@ -74,6 +74,10 @@ def rows():
         training = meta.get("training") or {}
         dbs = [training.get("perf_db")] + list(training.get("older_perf_dbs") or [])
         trained = " + ".join(f"`{d}`" for d in dbs if d)
+        others = [o.get("gpu") for o in training.get("other_gpu_perf_dbs") or [] if o.get("used")]
+        if others:
+            # Trained across GPUs (`train --other-gpu-perf-db`): the GPU is an input.
+            trained += ", with " + ", ".join(f"`{g}`" for g in others) + "'s rows (the GPU an input)"
         db = (training.get("perf_db") or "").split(".")[0]
         gpu = GPUS.get(db) or GPUS.get(arch, "")
         shown = f"`{arch}`, `{db}`" if db and db != arch else f"`{arch}`"

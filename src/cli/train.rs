@@ -223,6 +223,15 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
             prep.early_stop.len(),
             prep.validation.len()
         );
+        for g in &prep.other_gpus {
+            say!(
+                "other GPU {}: {}; {} train, {} early-stop samples (its rows of the held-out geometries left out)",
+                g.name,
+                g.report.summary(),
+                g.train.len(),
+                g.early_stop.len()
+            );
+        }
         return Ok(0);
     }
     let beam = opts.eval_beam;

@@ -160,6 +160,8 @@ pub struct Prepared {
 
 /// One other GPU's rows, split by the run's seed (its rows of held-out geometries dropped).
 pub struct OtherGpu {
+    /// The GPU as MIOpen names its databases (`gfx90878`), from the first file's name.
+    pub name: String,
     /// The GPU (arch and compute units, from the database's name).
     pub target: Target,
     /// The database files read, newest first.
@@ -245,7 +247,12 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
         }
         let [train, early_stop, _held_out] =
             dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+        let name = files[0]
+            .file_name()
+            .map(|n| n.to_string_lossy().split('.').next().unwrap_or("").to_string())
+            .unwrap_or_default();
         out.push(OtherGpu {
+            name,
             target,
             files,
             report: ds.report,
@@ -394,9 +401,8 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             log(
                 opts,
                 &format!(
-                    "other GPU {}_{} ({}): {} train, {} early-stop samples ({})",
-                    g.target.arch,
-                    g.target.compute_units.unwrap_or(0),
+                    "other GPU {} ({}): {} train, {} early-stop samples ({})",
+                    g.name,
                     g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
                     g.train.len(),
                     g.early_stop.len(),
@@ -499,7 +505,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         "perf_db": opts.perf_db.file_name().map(|n| n.to_string_lossy().to_string()),
         "older_perf_dbs": opts.older_perf_dbs.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().to_string())).collect::<Vec<_>>(),
         "other_gpu_perf_dbs": prep.other_gpus.iter().map(|g| json!({
-            "gpu": format!("{}_{}", g.target.arch, g.target.compute_units.unwrap_or(0)),
+            "gpu": g.name,
             "files": g.files.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().to_string())).collect::<Vec<_>>(),
             "used": g.report.used, "train": g.train.len(), "early_stop": g.early_stop.len(),
         })).collect::<Vec<_>>(),
