@@ -131,6 +131,7 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     // lavapipe run checks a 19-step model (the newest of each family). gfx1030 holds 149-335
     // rows of these, so the problems are another GPU's (those the solver applies to on gfx1030).
     ("ConvHipImplicitGemmV4R4Fwd", "gfx1030", "gfx906_60.db"),
+    ("ConvHipImplicitGemmV4R4WrW", "gfx900", "gfx900_56.db"),
     ("ConvBinWinogradRxSf2x3", "gfx1030", "gfx906_60.db"),
     ("ConvOclBwdWrW2<4>", "gfx900", "gfx900_56.db"),
     ("ConvOclBwdWrW2<1>", "gfx1030", "gfx900_56.db"),
