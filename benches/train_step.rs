@@ -54,6 +54,7 @@ fn cpu_attention_decode_step(c: &mut Criterion) {
     let transform = FeatureTransform {
         mean: vec![0.0; NUM_FEATURES],
         std: vec![1.0; NUM_FEATURES],
+        gpu: None,
     };
     let model = AttentionModel::new(
         AttentionParams::init(cfg, 3),

@@ -385,7 +385,10 @@ fn other_gpus_rows_train_a_model_with_the_gpu_as_an_input() {
     let prep = train::prepare(&opts).unwrap();
     assert_eq!(prep.other_gpus.len(), 1);
     let other = &prep.other_gpus[0];
-    assert_eq!((other.target.arch.as_str(), other.target.compute_units), ("gfx900", Some(56)));
+    assert_eq!(
+        (other.target.arch.as_str(), other.target.compute_units),
+        ("gfx900", Some(56))
+    );
     assert!(!other.train.is_empty());
     // No held-out geometry of the target is trained on, from any GPU.
     let held_out: std::collections::HashSet<String> = prep
@@ -417,6 +420,21 @@ fn other_gpus_rows_train_a_model_with_the_gpu_as_an_input() {
     assert_eq!(input("gfx906"), input("gfx906_60"));
     assert_ne!(input("gfx906"), input("gfx906_64"));
     assert_ne!(input("gfx906"), input("gfx900_56"));
+    // Its checkpoint resumes only with the same GPUs' rows: another pool, or none, is refused.
+    for pool in [
+        vec![common::perfdb_dir().join("history/gfx906_64.2019.cd.pdb.txt")],
+        vec![],
+    ] {
+        let mut other = opts.clone();
+        other.other_gpu_perf_dbs = pool.clone();
+        other.resume = Some(opts.checkpoint.clone());
+        other.epochs = 3;
+        let e = train::train(&other, None).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains("other data")),
+            "{pool:?}: {e:?}"
+        );
+    }
     // It predicts valid configs through the normal model search.
     let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
     let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();

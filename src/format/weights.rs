@@ -534,7 +534,10 @@ mod tests {
         let (_, back) = load(&files, "gfx1030", "ConvAsm1x1U").unwrap();
         assert_eq!(back.transform, info.transform);
         let text = std::fs::read_to_string(&files.metadata).unwrap();
-        assert!(text.contains("log2_compute_units") && text.contains("is_gfx103x"), "{text}");
+        assert!(
+            text.contains("log2_compute_units") && text.contains("is_gfx103x"),
+            "{text}"
+        );
         // A model whose transform is one GPU feature short of its steps is refused on loading.
         let mut short = info.clone();
         short.transform.mean.pop();

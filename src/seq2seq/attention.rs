@@ -182,7 +182,12 @@ impl FeatureTransform {
     /// Mean and standard deviation (at least 1e-3) of each raw feature over `features` (one
     /// list per problem, each as long as the first; see [`FeatureTransform::raw_features`]).
     pub fn fit<F: AsRef<[f32]>>(features: impl Iterator<Item = F>, gpu: Option<GpuInput>) -> FeatureTransform {
-        let steps = NUM_FEATURES + if gpu.is_some() { crate::solvers::NUM_GPU_FEATURES } else { 0 };
+        let steps = NUM_FEATURES
+            + if gpu.is_some() {
+                crate::solvers::NUM_GPU_FEATURES
+            } else {
+                0
+            };
         let mut sum = vec![0f64; steps];
         let mut sq = vec![0f64; steps];
         let mut n = 0f64;
@@ -209,7 +214,12 @@ impl FeatureTransform {
     /// The raw features of a problem on a target: the solver's, then (a model with the GPU as
     /// an input) the target's GPU features, with the model's GPU's compute units where the
     /// target names none.
-    pub fn raw_features(&self, solver: &dyn crate::solvers::Tunable, target: &Target, problem: &ConvProblem) -> Vec<f32> {
+    pub fn raw_features(
+        &self,
+        solver: &dyn crate::solvers::Tunable,
+        target: &Target,
+        problem: &ConvProblem,
+    ) -> Vec<f32> {
         let mut f = solver.features(problem).to_vec();
         if let Some(gpu) = &self.gpu {
             let cu = target.compute_units.unwrap_or(gpu.compute_units);
@@ -333,7 +343,12 @@ impl AttentionModel {
         if members.iter().any(|m| m.config != c) {
             return Err(Error::format(source, "ensemble members differ in sizes"));
         }
-        let want_steps = NUM_FEATURES + if transform.gpu.is_some() { crate::solvers::NUM_GPU_FEATURES } else { 0 };
+        let want_steps = NUM_FEATURES
+            + if transform.gpu.is_some() {
+                crate::solvers::NUM_GPU_FEATURES
+            } else {
+                0
+            };
         if metadata.token_values.len() != c.vocab
             || c.steps != want_steps
             || transform.mean.len() != want_steps
@@ -494,7 +509,9 @@ impl StepDecoder for AttentionModel {
 
 impl Seq2SeqModel for AttentionModel {
     fn encoder_input(&self, solver: &dyn Solver, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
-        let features = self.transform.raw_features(crate::solvers::tunable(solver)?, target, problem);
+        let features = self
+            .transform
+            .raw_features(crate::solvers::tunable(solver)?, target, problem);
         Ok(self.transform.encoder_input(&features))
     }
 

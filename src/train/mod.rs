@@ -167,14 +167,36 @@ pub struct OtherGpu {
     /// The database files read, newest first.
     pub files: Vec<PathBuf>,
     pub report: dataset::DataReport,
+    /// sha256 of its used rows (as [`Dataset::data_hash`]).
+    pub data_hash: String,
     pub train: Vec<Sample>,
     pub early_stop: Vec<Sample>,
+}
+
+impl Prepared {
+    /// What a checkpoint must have been trained on to be resumed: the target's rows and, for a
+    /// model across GPUs, each other GPU's (a resume with another pool is refused).
+    pub fn run_data_hash(&self) -> String {
+        if self.other_gpus.is_empty() {
+            return self.dataset.data_hash.clone();
+        }
+        let mut h = crate::format::sha256::Sha256::new();
+        h.update(self.dataset.data_hash.as_bytes());
+        for g in &self.other_gpus {
+            h.update(g.name.as_bytes());
+            h.update(g.data_hash.as_bytes());
+        }
+        crate::format::sha256::hex(&h.finish())
+    }
 }
 
 /// The GPU (arch, compute units) a perf database's file name names, as MIOpen names its
 /// databases (`gfx900_56.db`, `gfx90878.db.txt.bz2`, `gfx906_60.2019.cd.pdb.txt`).
 pub fn gpu_of_file(path: &Path) -> Result<(String, u32)> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let stem = name.split('.').next().unwrap_or("");
     match crate::solvers::split_db_name(stem) {
         (arch, Some(cu)) if crate::solvers::KNOWN_ARCHES.contains(&arch) => Ok((arch.to_string(), cu)),
@@ -203,7 +225,10 @@ fn target_gpu(opts: &TrainOptions) -> Result<GpuInput> {
             }
         },
     };
-    Ok(GpuInput { arch: t.arch, compute_units: cu })
+    Ok(GpuInput {
+        arch: t.arch,
+        compute_units: cu,
+    })
 }
 
 /// Loads the other GPUs' databases (grouped by GPU, in the order given) and splits each with the
@@ -256,6 +281,7 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
             target,
             files,
             report: ds.report,
+            data_hash: ds.data_hash,
             train,
             early_stop,
         });
@@ -394,7 +420,10 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     let own_target = Target::new(&opts.arch);
     let (transform, tokens) = if prep.other_gpus.is_empty() {
         let transform = FeatureTransform::fit(prep.train.iter().map(|s| tunable.features(&s.problem)), None);
-        (transform, TokenTable::from_samples(&prep.train, tunable.param_names().len()))
+        (
+            transform,
+            TokenTable::from_samples(&prep.train, tunable.param_names().len()),
+        )
     } else {
         let gpu = target_gpu(opts)?;
         for g in &prep.other_gpus {
@@ -403,7 +432,11 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
                 &format!(
                     "other GPU {} ({}): {} train, {} early-stop samples ({})",
                     g.name,
-                    g.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                    g.files
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     g.train.len(),
                     g.early_stop.len(),
                     g.report.summary()
@@ -421,14 +454,25 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             std: vec![1.0; NUM_FEATURES + crate::solvers::NUM_GPU_FEATURES],
             gpu: Some(gpu.clone()),
         };
-        let mut raw: Vec<Vec<f32>> = prep.train.iter().map(|s| probe.raw_features(tunable, &own, &s.problem)).collect();
+        let mut raw: Vec<Vec<f32>> = prep
+            .train
+            .iter()
+            .map(|s| probe.raw_features(tunable, &own, &s.problem))
+            .collect();
         let mut all_train: Vec<Sample> = prep.train.clone();
         for g in &prep.other_gpus {
-            raw.extend(g.train.iter().map(|s| probe.raw_features(tunable, &g.target, &s.problem)));
+            raw.extend(
+                g.train
+                    .iter()
+                    .map(|s| probe.raw_features(tunable, &g.target, &s.problem)),
+            );
             all_train.extend(g.train.iter().cloned());
         }
         let transform = FeatureTransform::fit(raw.iter(), Some(gpu));
-        (transform, TokenTable::from_samples(&all_train, tunable.param_names().len()))
+        (
+            transform,
+            TokenTable::from_samples(&all_train, tunable.param_names().len()),
+        )
     };
     let seq_len = tunable.param_names().len();
     let config = AttentionConfig {
@@ -468,6 +512,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         ),
     );
     let members = opts.members.max(1);
+    let run_hash = prep.run_data_hash();
     let mut runs: Vec<MemberRun> = Vec::with_capacity(members);
     for k in 0..members {
         let label = if members > 1 {
@@ -490,7 +535,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             config,
             &train_set,
             &es_set,
-            &prep.dataset.data_hash,
+            &run_hash,
             &tokens,
             &transform,
         )?);
