@@ -89,6 +89,19 @@ impl Args {
         self.flags.iter().any(|f| f == name)
     }
 
+    /// A comma-separated list of files (`--name FILE[,FILE...]`): None when absent; an empty
+    /// list is a usage error.
+    pub fn paths(&self, name: &str) -> Result<Option<Vec<std::path::PathBuf>>> {
+        let Some(list) = self.value(name) else {
+            return Ok(None);
+        };
+        let paths: Vec<std::path::PathBuf> = list.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
+        if paths.is_empty() {
+            return Err(Error::Usage(format!("--{name} needs at least one FILE")));
+        }
+        Ok(Some(paths))
+    }
+
     /// A positive integer option, or `default`.
     /// The value of `--name` as an integer in `1..=max`, or `default` when absent.
     pub fn positive(&self, name: &str, default: usize, max: usize) -> Result<usize> {

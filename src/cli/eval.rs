@@ -100,14 +100,11 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     opts.max_rows = t["max_rows"].as_u64().map(|n| n as usize);
     opts.max_train_rows = t["max_train_rows"].as_u64().map(|n| n as usize);
     let mut prep = train::prepare(&opts)?;
-    if let Some(list) = args.value("older-perf-db") {
+    if let Some(older) = args.paths("older-perf-db")? {
         // The same seed holds out the same geometries of every source: the union's training
         // side never holds a validation geometry of --perf-db.
         let mut all = opts.clone();
-        all.older_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
-        if all.older_perf_dbs.is_empty() {
-            return Err(Error::Usage("--older-perf-db needs at least one FILE".into()));
-        }
+        all.older_perf_dbs = older;
         let union = train::prepare(&all)?;
         prep.train = union.train;
         prep.early_stop = union.early_stop;

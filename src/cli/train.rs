@@ -126,18 +126,8 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         o.checkpoint = PathBuf::from(c);
     }
     o.resume = args.value("resume").map(PathBuf::from);
-    if let Some(list) = args.value("older-perf-db") {
-        o.older_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
-        if o.older_perf_dbs.is_empty() {
-            return Err(Error::Usage("--older-perf-db needs at least one FILE".into()));
-        }
-    }
-    if let Some(list) = args.value("other-gpu-perf-db") {
-        o.other_gpu_perf_dbs = list.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
-        if o.other_gpu_perf_dbs.is_empty() {
-            return Err(Error::Usage("--other-gpu-perf-db needs at least one FILE".into()));
-        }
-    }
+    o.older_perf_dbs = args.paths("older-perf-db")?.unwrap_or_default();
+    o.other_gpu_perf_dbs = args.paths("other-gpu-perf-db")?.unwrap_or_default();
     o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;
     o.embed = args.positive("embed", o.embed, MAX_MODEL_SIZE)?;
     let channels = args.positive(

@@ -182,12 +182,7 @@ impl FeatureTransform {
     /// Mean and standard deviation (at least 1e-3) of each raw feature over `features` (one
     /// list per problem, each as long as the first; see [`FeatureTransform::raw_features`]).
     pub fn fit<F: AsRef<[f32]>>(features: impl Iterator<Item = F>, gpu: Option<GpuInput>) -> FeatureTransform {
-        let steps = NUM_FEATURES
-            + if gpu.is_some() {
-                crate::solvers::NUM_GPU_FEATURES
-            } else {
-                0
-            };
+        let steps = FeatureTransform::steps_with(gpu.as_ref());
         let mut sum = vec![0f64; steps];
         let mut sq = vec![0f64; steps];
         let mut n = 0f64;
@@ -211,6 +206,11 @@ impl FeatureTransform {
         self.mean.len()
     }
 
+    /// The number of raw features of a model with (`gpu` set) or without the GPU as an input.
+    pub fn steps_with(gpu: Option<&GpuInput>) -> usize {
+        NUM_FEATURES + gpu.map_or(0, |_| crate::solvers::NUM_GPU_FEATURES)
+    }
+
     /// The raw features of a problem on a target: the solver's, then (a model with the GPU as
     /// an input) the target's GPU features, with the model's GPU's compute units where the
     /// target names none.
@@ -220,8 +220,19 @@ impl FeatureTransform {
         target: &Target,
         problem: &ConvProblem,
     ) -> Vec<f32> {
+        FeatureTransform::raw_features_with(self.gpu.as_ref(), solver, target, problem)
+    }
+
+    /// [`FeatureTransform::raw_features`] before a transform is fitted: for a model reading
+    /// `gpu` (None: the solver's features alone).
+    pub fn raw_features_with(
+        gpu: Option<&GpuInput>,
+        solver: &dyn crate::solvers::Tunable,
+        target: &Target,
+        problem: &ConvProblem,
+    ) -> Vec<f32> {
         let mut f = solver.features(problem).to_vec();
-        if let Some(gpu) = &self.gpu {
+        if let Some(gpu) = gpu {
             let cu = target.compute_units.unwrap_or(gpu.compute_units);
             f.extend(crate::solvers::gpu_features(&target.arch, cu));
         }
@@ -343,12 +354,7 @@ impl AttentionModel {
         if members.iter().any(|m| m.config != c) {
             return Err(Error::format(source, "ensemble members differ in sizes"));
         }
-        let want_steps = NUM_FEATURES
-            + if transform.gpu.is_some() {
-                crate::solvers::NUM_GPU_FEATURES
-            } else {
-                0
-            };
+        let want_steps = FeatureTransform::steps_with(transform.gpu.as_ref());
         if metadata.token_values.len() != c.vocab
             || c.steps != want_steps
             || transform.mean.len() != want_steps

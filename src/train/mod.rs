@@ -27,7 +27,7 @@ use crate::data::dataset::{self, Dataset, Sample};
 use crate::error::{Error, Result};
 use crate::format::safetensors::{self, Tensor};
 use crate::format::weights::{self, params_from_tensors, params_to_tensors, WeightsFiles, WeightsInfo};
-use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, GpuInput, NUM_FEATURES};
+use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, GpuInput};
 use crate::solvers::{Target, Tunable};
 use crate::testutil::Lcg;
 use adam::{scale_and_clip, Adam};
@@ -44,14 +44,8 @@ pub struct Encoded {
     pub unseen: usize,
 }
 
-pub fn encode(samples: &[Sample], solver: &dyn Tunable, transform: &FeatureTransform, tokens: &TokenTable) -> Encoded {
-    let mut e = Encoded::default();
-    encode_into(&mut e, samples, solver, &Target::new(""), transform, tokens);
-    e
-}
-
-/// Appends the samples of one GPU (`target`: its GPU features, for a model with the GPU as an
-/// input) to `e`.
+/// Appends the samples of one GPU to `e` (`target`: the GPU whose features a model with the GPU
+/// as an input reads; the target's own rows and each other GPU's are encoded in turn).
 pub fn encode_into(
     e: &mut Encoded,
     samples: &[Sample],
@@ -193,12 +187,7 @@ impl Prepared {
 /// The GPU (arch, compute units) a perf database's file name names, as MIOpen names its
 /// databases (`gfx900_56.db`, `gfx90878.db.txt.bz2`, `gfx906_60.2019.cd.pdb.txt`).
 pub fn gpu_of_file(path: &Path) -> Result<(String, u32)> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let stem = name.split('.').next().unwrap_or("");
-    match crate::solvers::split_db_name(stem) {
+    match crate::solvers::split_db_name(&db_name(path)) {
         (arch, Some(cu)) if crate::solvers::KNOWN_ARCHES.contains(&arch) => Ok((arch.to_string(), cu)),
         _ => Err(Error::Usage(format!(
             "{}: the file name does not name a GPU and its compute units as MIOpen names its databases \
@@ -206,6 +195,13 @@ pub fn gpu_of_file(path: &Path) -> Result<(String, u32)> {
             path.display()
         ))),
     }
+}
+
+/// A database file's name up to its first dot (`gfx90878` of `gfx90878.db.txt.bz2`): the GPU as
+/// MIOpen names its databases.
+fn db_name(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.split('.').next().unwrap_or("").to_string()
 }
 
 /// The target GPU's compute units for a model with the GPU as an input: `--arch`'s
@@ -272,12 +268,8 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
         }
         let [train, early_stop, _held_out] =
             dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
-        let name = files[0]
-            .file_name()
-            .map(|n| n.to_string_lossy().split('.').next().unwrap_or("").to_string())
-            .unwrap_or_default();
         out.push(OtherGpu {
-            name,
+            name: db_name(&files[0]),
             target,
             files,
             report: ds.report,
@@ -445,27 +437,16 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         }
         // The transform stands the target's own rows beside the others' with their GPU's
         // features; the tokens cover every GPU's tuned values.
-        let own = Target {
-            compute_units: Some(gpu.compute_units),
-            ..own_target.clone()
+        let raw_of = |target: &Target, samples: &[Sample]| {
+            samples
+                .iter()
+                .map(|s| FeatureTransform::raw_features_with(Some(&gpu), tunable, target, &s.problem))
+                .collect::<Vec<_>>()
         };
-        let probe = FeatureTransform {
-            mean: vec![0.0; NUM_FEATURES + crate::solvers::NUM_GPU_FEATURES],
-            std: vec![1.0; NUM_FEATURES + crate::solvers::NUM_GPU_FEATURES],
-            gpu: Some(gpu.clone()),
-        };
-        let mut raw: Vec<Vec<f32>> = prep
-            .train
-            .iter()
-            .map(|s| probe.raw_features(tunable, &own, &s.problem))
-            .collect();
+        let mut raw = raw_of(&own_target, &prep.train);
         let mut all_train: Vec<Sample> = prep.train.clone();
         for g in &prep.other_gpus {
-            raw.extend(
-                g.train
-                    .iter()
-                    .map(|s| probe.raw_features(tunable, &g.target, &s.problem)),
-            );
+            raw.extend(raw_of(&g.target, &g.train));
             all_train.extend(g.train.iter().cloned());
         }
         let transform = FeatureTransform::fit(raw.iter(), Some(gpu));
