@@ -129,6 +129,41 @@ impl Engines {
         notes
     }
 
+    /// Which models serve a GPU that has none of its own for some solvers, and why (see
+    /// [`crate::models::resolve`]), in one line: None when every engine's model is the GPU's own
+    /// (or MIOpen's model of its arch).
+    pub fn served_note(&self, arch: &str) -> Option<String> {
+        let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+        for engine in &self.engines {
+            let host = engine.host();
+            let Some(served) = host.served.as_ref().filter(|s| !s.is_own()) else {
+                continue;
+            };
+            let saved_for = match &served.located {
+                crate::models::Located::Attention(_, saved_for) => saved_for.clone(),
+                crate::models::Located::Ktn(_) => continue,
+            };
+            let key = format!("{saved_for}'s model ({})", served.why());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, solvers)) => solvers.push(host.solver.name()),
+                None => groups.push((key, vec![host.solver.name()])),
+            }
+        }
+        if groups.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(how, solvers)| format!("{} by {how}", solvers.join(", ")))
+            .collect();
+        Some(format!(
+            "note: {} has no model of its own for these solvers; served: {} ('tuneinfer info --arch {}' lists every solver)",
+            crate::error::quote_short(arch),
+            parts.join("; "),
+            crate::error::quote_short(arch)
+        ))
+    }
+
     /// The solver names, in order.
     pub fn solver_names(&self) -> Vec<&'static str> {
         self.engines.iter().map(|e| e.host().solver.name()).collect()

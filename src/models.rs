@@ -44,15 +44,122 @@ impl Located {
     }
 }
 
-/// Finds the model of `solver` on `arch` in `dirs` without loading it (see the module
-/// documentation for the order; [`find_and_load`] loads what this finds). Errors:
-/// [`Error::NoModelForArch`] when MIOpen has no model of the solver for `arch`; a KTN model with
-/// a file missing (naming it); [`Error::ModelNotFound`] when no directory holds one.
+/// How the model serving a (GPU, solver) was chosen ([`resolve`]), in MIOpen's spirit: a GPU
+/// with no model of its own is served as MIOpen serves it a database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServedBy {
+    /// tuneinfer's model trained for this very GPU (its database name; or the arch's model when
+    /// the plain arch is asked, or when it was trained on that very database).
+    Exact,
+    /// MIOpen's KTN model of the arch (MIOpen's models are per arch, any CU count).
+    Miopen,
+    /// tuneinfer's model with the GPU as an input, trained for another GPU of the same arch: it
+    /// reads this GPU's compute units (`model_cu`: those of the GPU it was validated on).
+    GpuInput { model_cu: u32 },
+    /// The same arch's model of the closest compute-unit count (MIOpen's rule for its system
+    /// perf databases, `GetPerfDbPathFile`): `model_cu` its count, `cu` the one it stands in for.
+    ClosestCu { model_cu: u32, cu: u32 },
+}
+
+/// The model serving one (GPU, solver) and why ([`resolve`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub located: Located,
+    pub served_by: ServedBy,
+}
+
+impl Resolved {
+    /// The model's name: `gfx90a68_ConvAsm1x1U` (tuneinfer's, its file stem) or
+    /// `gfx90a_ConvHipIgemmGroupFwdXdlops (MIOpen KTN)`.
+    pub fn model_name(&self) -> String {
+        let stem = |p: &std::path::Path| p.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        match &self.located {
+            Located::Attention(files, _) => stem(&files.tensors),
+            Located::Ktn(files) => {
+                let s = stem(&files.encoder);
+                format!("{} (MIOpen KTN)", s.strip_suffix("_encoder.ktn").unwrap_or(&s))
+            }
+        }
+    }
+
+    /// Why this model: "" for a model of the GPU itself, else a short reason.
+    pub fn why(&self) -> String {
+        match self.served_by {
+            ServedBy::Exact => "its own".into(),
+            ServedBy::Miopen => "MIOpen's model of the arch".into(),
+            ServedBy::GpuInput { model_cu } => {
+                format!("the GPU an input: trained for {model_cu} CUs, reads this GPU's")
+            }
+            ServedBy::ClosestCu { model_cu, cu } => {
+                format!("closest CU count: {model_cu} for {cu}, as MIOpen picks its databases")
+            }
+        }
+    }
+
+    /// `model (why)`.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.model_name(), self.why())
+    }
+
+    /// True when the GPU has a model of its own for the solver (exact, or MIOpen's per-arch one).
+    pub fn is_own(&self) -> bool {
+        matches!(self.served_by, ServedBy::Exact | ServedBy::Miopen)
+    }
+}
+
+/// A GPU as a model search reads it: the plain arch (lower case), its compute units when named,
+/// and its canonical database name (`gfx90a6e`; the plain arch without CUs). The db id's
+/// features (`_xnack`) and a raw device name's (`:sramecc+:xnack-`) select no other model: the
+/// plain arch's models serve them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuName {
+    pub arch: String,
+    pub compute_units: Option<u32>,
+    pub db_name: String,
+}
+
+impl GpuName {
+    pub fn parse(text: &str) -> GpuName {
+        let name = text.split(':').next().unwrap_or(text);
+        let (arch, _, compute_units) = crate::solvers::split_db_name_features(name);
+        let arch = arch.to_ascii_lowercase();
+        let db_name = match compute_units {
+            Some(cu) => crate::solvers::db_basename(&arch, cu),
+            None => arch.clone(),
+        };
+        GpuName {
+            arch,
+            compute_units,
+            db_name,
+        }
+    }
+}
+
+/// Finds the model of `solver` on `arch` in `dirs` without loading it ([`resolve`] without the
+/// reason).
 pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Located> {
-    // A MIOpen database name (`gfx906_64`) selects our models trained for that CU count
-    // (`gfx906_64_{solver}`), or the arch's (`gfx906_{solver}`) when those were trained on that
-    // very database; MIOpen's KTN models are per arch.
-    let (base, compute_units) = crate::solvers::split_db_name(arch);
+    resolve(arch, solver, dirs).map(|r| r.located)
+}
+
+/// Finds the model serving `solver` on the GPU `arch` (a MIOpen database name such as
+/// `gfx90a6e`, `gfx942_xnacke4`, `gfx1030_40`, a plain arch, or a raw device name) in `dirs`,
+/// without loading it. In this order, each stage over every directory in order:
+/// 1. tuneinfer's model of that very GPU: `{db name}_{solver}`, or the arch's `{arch}_{solver}`
+///    when the plain arch is asked or it was trained on that very database ([`ServedBy::Exact`]);
+/// 2. MIOpen's KTN model of the arch ([`ServedBy::Miopen`]);
+/// 3. tuneinfer's model of the same arch with the GPU as an input (it reads this GPU's compute
+///    units), the closest CU count among them ([`ServedBy::GpuInput`]);
+/// 4. the same arch's model of the closest compute-unit count, as MIOpen picks its databases
+///    (`GetPerfDbPathFile`); a plain arch counts as its usual GPU's CUs ([`ServedBy::ClosestCu`]).
+///
+/// A model of another arch is never taken, even one whose training pool holds this arch's rows:
+/// it was validated on its own arch only. Errors: [`Error::NoModelForArch`] when MIOpen's rules
+/// give the solver no model on the arch; a model found that is incomplete or whose metadata does
+/// not read (naming the file: a damaged model is never skipped); [`Error::ModelNotFound`] when
+/// no stage finds one.
+pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Resolved> {
+    let gpu = GpuName::parse(arch);
+    let base = gpu.arch.as_str();
     let model_name = match solver.model_name(base) {
         Ok(name) => name,
         Err(Error::NotApplicable { reason, .. }) => {
@@ -64,41 +171,158 @@ pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Locat
         }
         Err(e) => return Err(e),
     };
+    let found = |located, served_by| Ok(Resolved { located, served_by });
+    // 1. The GPU's own model.
     for dir in dirs {
         // A model with a file missing is here too: loading it names the missing file.
-        let ours = WeightsFiles::in_dir(dir, arch, solver.name());
+        let ours = WeightsFiles::in_dir(dir, &gpu.db_name, solver.name());
         if ours.tensors.exists() || ours.metadata.exists() {
-            return Ok(Located::Attention(ours, arch.to_string()));
+            return found(Located::Attention(ours, gpu.db_name.clone()), ServedBy::Exact);
         }
-        if compute_units.is_some() {
+        if gpu.compute_units.is_some() {
             let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
-            if arch_wide.metadata.is_file() && trained_on(&arch_wide, arch) {
-                return Ok(Located::Attention(arch_wide, base.to_string()));
+            if arch_wide.metadata.is_file() && trained_on(&arch_wide, &gpu.db_name) {
+                return found(Located::Attention(arch_wide, base.to_string()), ServedBy::Exact);
             }
         }
+    }
+    // 2. MIOpen's model of the arch.
+    for dir in dirs {
         if let Some(files) = ktn_files_in(dir, base, model_name)? {
-            return Ok(Located::Ktn(files));
+            return found(Located::Ktn(files), ServedBy::Miopen);
         }
+    }
+    // 3 and 4: the arch's models of other CU counts.
+    let wanted_cu = gpu
+        .compute_units
+        .or_else(|| crate::solvers::conv_bin_winograd_rxs::default_compute_units(base));
+    let mut candidates = Vec::new();
+    for dir in dirs {
+        candidates.extend(same_arch_models(dir, base, solver.name())?);
+    }
+    let distance = |c: &Candidate| wanted_cu.map_or(0, |cu| c.compute_units.abs_diff(cu));
+    let closest = |pool: Vec<&Candidate>| -> Option<Candidate> {
+        // The first of the smallest distance (directory order, then name order).
+        let mut best: Option<&Candidate> = None;
+        for c in pool {
+            if best.is_none_or(|b| distance(c) < distance(b)) {
+                best = Some(c);
+            }
+        }
+        best.cloned()
+    };
+    if let Some(c) = closest(candidates.iter().filter(|c| c.gpu_input).collect()) {
+        return found(
+            Located::Attention(c.files, c.saved_for),
+            ServedBy::GpuInput {
+                model_cu: c.compute_units,
+            },
+        );
+    }
+    if let Some(c) = closest(candidates.iter().collect()) {
+        let cu = wanted_cu.unwrap_or(c.compute_units);
+        if gpu.compute_units.is_none() && c.compute_units == cu {
+            // The plain arch asked: its usual GPU's model is the arch's (`gfx942` is `gfx942130`).
+            return found(Located::Attention(c.files, c.saved_for), ServedBy::Exact);
+        }
+        return found(
+            Located::Attention(c.files, c.saved_for),
+            ServedBy::ClosestCu {
+                model_cu: c.compute_units,
+                cu,
+            },
+        );
     }
     Err(Error::ModelNotFound {
         looked_for: vec![
-            crate::error::weights_pattern(arch, solver.name()),
+            crate::error::weights_pattern(&gpu.db_name, solver.name()),
             crate::error::ktn_pattern(base, model_name),
+            format!("{base}*_{} (any CU count of {base})", crate::format::weights::file_solver_name(solver.name())),
         ],
         searched: dirs.to_vec(),
     })
+}
+
+/// One of tuneinfer's models of an arch in a directory, a candidate for another CU count.
+#[derive(Debug, Clone)]
+struct Candidate {
+    files: WeightsFiles,
+    /// The name it was saved for (`gfx90a68`, or the plain arch).
+    saved_for: String,
+    /// The CUs of the GPU it was trained for: in its name, else its training database's name,
+    /// else the GPU input's.
+    compute_units: u32,
+    /// It reads the GPU as an input.
+    gpu_input: bool,
+}
+
+/// tuneinfer's models of `solver` for `arch` (any CU count) in `dir`, by file name. A model
+/// whose metadata does not read is an error naming it (never skipped); one whose CU count is
+/// unknown is left out.
+fn same_arch_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<Candidate>> {
+    let suffix = format!("_{}.json", crate::format::weights::file_solver_name(solver));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(&suffix))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let prefix = &name[..name.len() - suffix.len()];
+        let (model_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
+        if !model_arch.eq_ignore_ascii_case(arch) || !features.is_empty() {
+            continue;
+        }
+        // `gfx906_ConvOclBwdWrW2_4` must not read as arch `gfx906_ConvOclBwdWrW2` (the suffix
+        // match is exact; the prefix is a database name or it is skipped above).
+        if cu_in_name.is_none() && prefix.len() != model_arch.len() {
+            continue;
+        }
+        let files = WeightsFiles::in_dir(dir, prefix, solver);
+        let (info, _) = weights::read_info(&files.metadata)?;
+        let gpu_input = info.transform.gpu.is_some();
+        let trained_cu = || {
+            info.training["perf_db"]
+                .as_str()
+                .and_then(|f| f.split('.').next())
+                .and_then(|stem| crate::solvers::split_db_name(stem).1)
+        };
+        let compute_units = cu_in_name
+            .or_else(trained_cu)
+            .or_else(|| info.transform.gpu.as_ref().map(|g| g.compute_units));
+        if let Some(compute_units) = compute_units {
+            out.push(Candidate {
+                files,
+                saved_for: prefix.to_string(),
+                compute_units,
+                gpu_input,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Finds and loads the model of `solver` on `arch` in `dirs` ([`locate`], then the load).
 /// Errors: those of [`locate`]; the model found does not load, is incomplete or its vocabulary
 /// does not suit the solver (naming the file).
 pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<LoadedModel> {
-    match locate(arch, solver, dirs)? {
-        Located::Attention(files, saved_for) => Ok(LoadedModel::Attention(Box::new(load_weights(
-            &files, &saved_for, solver,
-        )?))),
-        Located::Ktn(files) => Ok(LoadedModel::Ktn(Box::new(load_ktn(&files, solver)?))),
-    }
+    find_and_load_resolved(arch, solver, dirs).map(|(m, _)| m)
+}
+
+/// [`find_and_load`], with how the model was chosen.
+pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<(LoadedModel, Resolved)> {
+    let resolved = resolve(arch, solver, dirs)?;
+    let model = match &resolved.located {
+        Located::Attention(files, saved_for) => {
+            LoadedModel::Attention(Box::new(load_weights(files, saved_for, solver)?))
+        }
+        Located::Ktn(files) => LoadedModel::Ktn(Box::new(load_ktn(files, solver)?)),
+    };
+    Ok((model, resolved))
 }
 
 /// The directories searched for models, in order: `--models DIR` (searched first; it adds to

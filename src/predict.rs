@@ -93,6 +93,9 @@ pub struct Predictor {
     pub target: Target,
     pub solver: &'static dyn Solver,
     pub model: Box<dyn Seq2SeqModel>,
+    /// Which model serves the target and why, when it was found by [`Predictor::load`]
+    /// (see [`models::resolve`]).
+    pub served: Option<models::Resolved>,
     threads: usize,
 }
 
@@ -102,11 +105,12 @@ impl Predictor {
     /// load).
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
-        let model: Box<dyn Seq2SeqModel> = match models::find_and_load(arch, solver, model_dirs)? {
+        let (model, served) = models::find_and_load_resolved(arch, solver, model_dirs)?;
+        let model: Box<dyn Seq2SeqModel> = match model {
             LoadedModel::Attention(m) => m,
             LoadedModel::Ktn(m) => m,
         };
-        Ok(Predictor::new(Target::new(arch), solver, model))
+        Ok(Predictor::new(Target::new(arch), solver, model).with_served(Some(served)))
     }
 
     pub fn new(target: Target, solver: &'static dyn Solver, model: Box<dyn Seq2SeqModel>) -> Predictor {
@@ -115,8 +119,15 @@ impl Predictor {
             target,
             solver,
             model,
+            served: None,
             threads,
         }
+    }
+
+    /// Records which model serves the target and why.
+    pub fn with_served(mut self, served: Option<models::Resolved>) -> Predictor {
+        self.served = served;
+        self
     }
 
     /// The decoding that gives this model's best single answer: MIOpen's greedy walk for

@@ -10,14 +10,20 @@ use crate::seq2seq::{find_model_files, KtnModel};
 use crate::solvers;
 
 const HELP: &str = "\
-Usage: tuneinfer info [--models DIR]
+Usage: tuneinfer info [--models DIR] [--arch GPU [--cu N]]
 
 Prints the Vulkan adapters (backend, driver, the limits and features the GPU engine uses),
 which one each --device choice would use, and every model found, tuneinfer's and MIOpen's
 together, each once: the directory predict takes it from, the solvers that use it, and
 whether it loads. --models DIR is searched first, before the default directories
 ($TUNEINFER_MODELS, weights/, $MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH/share/miopen/db,
-/opt/rocm/share/miopen/db).";
+/opt/rocm/share/miopen/db).
+
+--arch GPU (a MIOpen database name such as gfx90a6e, gfx942_xnacke4, gfx1030_40, or an arch
+with --cu N) lists instead, for every solver, the model that serves that GPU and why: its own;
+MIOpen's model of the arch; a model with the GPU as an input trained for another GPU of the
+arch; the arch's model of the closest compute-unit count (MIOpen's rule for its databases); or
+why none does.";
 
 pub(super) fn info(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -27,7 +33,7 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: &["models"],
+            valued: &["models", "arch", "cu"],
             flags: &[],
             options_after_positionals: false,
         },
@@ -35,10 +41,53 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     if let Some(extra) = args.rest.first() {
         return Err(Error::Usage(format!("info takes no positional argument ('{extra}')")));
     }
+    let dirs = models::model_dirs(args.value("models").map(Path::new))?;
+    if let Some(arch) = args.value("arch") {
+        let cu = match args.value("cu") {
+            None => None,
+            Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
+        };
+        super::words::check_arch(arch, &dirs)?;
+        let gpu = super::predict::gpu_name(arch, cu)?;
+        return list_served(&gpu, &dirs);
+    }
+    if args.value("cu").is_some() {
+        return Err(Error::Usage("--cu needs --arch".into()));
+    }
     say!("tuneinfer {}", env!("CARGO_PKG_VERSION"));
     print_gpu()?;
-    let dirs = models::model_dirs(args.value("models").map(Path::new))?;
     list_models(&dirs)?;
+    Ok(0)
+}
+
+/// `info --arch`: for every solver, the model that serves `gpu` and why ([`models::resolve`]),
+/// or why none does. A model found but damaged is named as not loadable.
+fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
+    let name = models::GpuName::parse(gpu);
+    let cu = name
+        .compute_units
+        .map_or_else(|| "compute units not named".to_string(), |cu| format!("{cu} compute units"));
+    say!("{gpu}: arch {}, {cu}", name.arch);
+    let solvers = solvers::all();
+    let w = solvers.iter().map(|s| s.name().len()).max().unwrap_or(0);
+    let mut served = 0usize;
+    for s in solvers {
+        match models::find_and_load_resolved(gpu, s, dirs) {
+            Ok((_, r)) => {
+                served += 1;
+                say!("  {:w$}  {}", s.name(), r.describe());
+            }
+            Err(e @ (Error::ModelNotFound { .. } | Error::NoModelForArch { .. })) => {
+                let why = match e {
+                    Error::NoModelForArch { reason, .. } => reason,
+                    _ => format!("no model of {} (any CU count) in the model directories", name.arch),
+                };
+                say!("  {:w$}  none: {why}", s.name());
+            }
+            Err(e) => say!("  {:w$}  not loadable: {e}", s.name()),
+        }
+    }
+    say!("{served} solver(s) served on {gpu}");
     Ok(0)
 }
 

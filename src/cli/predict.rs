@@ -111,7 +111,8 @@ pub(super) struct Common {
 
 /// The options of `predict` and `batch`, every one checked; the model is not loaded yet.
 pub(super) struct Settings<'a> {
-    pub arch: &'a str,
+    /// The GPU as MIOpen names its databases (`--arch`, with `--cu`'s count when it names none).
+    pub arch: String,
     pub solver: SolverChoice<'a>,
     dirs: Vec<PathBuf>,
     /// None: `--decode auto`, the loaded model's [`Predictor::default_mode`](crate::predict::Predictor::default_mode).
@@ -166,6 +167,7 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
         }
     };
     super::words::check_arch(arch, &dirs)?;
+    let arch = gpu_name(arch, compute_units)?;
     let solver = match args.value("solver") {
         Some(s) => s,
         None => {
@@ -186,6 +188,21 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     })
 }
 
+/// The GPU `--arch` names, with `--cu`'s compute units when it names none (`--arch gfx90a
+/// --cu 110` is `gfx90a6e`, as MIOpen names its databases); a count in both that differs is an
+/// error.
+pub(super) fn gpu_name(arch: &str, compute_units: Option<u32>) -> Result<String> {
+    let gpu = crate::userdb::naming::parse_arch(arch)?;
+    match (gpu.compute_units, compute_units) {
+        (Some(n), Some(given)) if n != given => Err(Error::Usage(format!(
+            "--arch {} names {n} compute units but --cu says {given}",
+            crate::error::quote_short(arch)
+        ))),
+        (None, Some(cu)) => Ok(crate::userdb::db_basename(&gpu.db_id, cu)),
+        _ => Ok(arch.to_string()),
+    }
+}
+
 /// Loads the models the settings name (every option was checked first: a GPU start can take
 /// seconds).
 pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
@@ -204,7 +221,7 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
     let engines = Engines::load(
         solver,
         &LoadOptions {
-            arch,
+            arch: &arch,
             dirs: &dirs,
             device,
             precision,
@@ -212,6 +229,9 @@ pub(super) fn common(settings: Settings<'_>) -> Result<Common> {
         },
     )?;
     if let Some(note) = &engines.note {
+        eprintln!("{note}");
+    }
+    if let Some(note) = engines.served_note(&arch) {
         eprintln!("{note}");
     }
     let ranked = matches!(mode, Some(DecodeMode::Beam { .. }));
@@ -366,7 +386,8 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
     use crate::userdb::system::{resolve, Choice, DbName, Resolved};
     let choice = Choice::parse(args.value("system-db"));
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
-    let (base, cu_in_name) = crate::solvers::split_db_name(arch);
+    let gpu = crate::userdb::naming::parse_arch(arch)?;
+    let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => Some(args.positive("cu", 1, 65_536)? as u32),
@@ -379,7 +400,7 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
                 &choice,
                 &DbName {
                     basename: base,
-                    db_id: base,
+                    db_id: &gpu.db_id,
                     compute_units: 0,
                 },
                 false,
@@ -392,12 +413,12 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
             ),
         });
     };
-    let basename = crate::userdb::db_basename(base, cu);
+    let basename = crate::userdb::db_basename(&gpu.db_id, cu);
     resolve(
         &choice,
         &DbName {
             basename: &basename,
-            db_id: base,
+            db_id: &gpu.db_id,
             compute_units: cu,
         },
         false,

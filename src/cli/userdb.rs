@@ -259,6 +259,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     if let Some(note) = &engines.note {
         eprintln!("{note}");
     }
+    if let Some(note) = engines.served_note(&model_arch) {
+        eprintln!("{note}");
+    }
     // Only models that beat MIOpen's static default on their held-out problems are written.
     let include_unproven = args.flag("include-unproven");
     let judged = super::verdict::judged(&model_arch, &engines.solver_names(), &dirs)?;
@@ -437,7 +440,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // The solver column as wide as its longest name.
     let w = names.iter().map(|n| n.len()).max().unwrap_or(0).max(20);
     say!(
-        "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+        "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}  model (why this one)",
         "solver",
         "predicted",
         "written",
@@ -447,9 +450,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         "n/a",
         "no-valid"
     );
-    for (name, c) in names.iter().zip(&per_solver) {
+    for ((name, c), engine) in names.iter().zip(&per_solver).zip(&engines.engines) {
+        let model = engine.host().served.as_ref().map_or_else(|| "-".to_string(), |r| r.describe());
         say!(
-            "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}",
+            "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}  {model}",
             name,
             c.predicted,
             c.predicted - c.present,

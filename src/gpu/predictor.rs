@@ -99,10 +99,13 @@ impl GpuPredictor {
     ) -> Result<GpuPredictor> {
         let solver = solvers::by_name(solver)?;
         let target = Target::new(arch);
-        match models::find_and_load(arch, solver, model_dirs)? {
+        let (model, served) = models::find_and_load_resolved(arch, solver, model_dirs)?;
+        let mut gpu = match model {
             LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, *m, precision),
             LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),
-        }
+        }?;
+        gpu.host.served = Some(served);
+        Ok(gpu)
     }
 
     pub fn new(

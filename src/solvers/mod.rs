@@ -108,11 +108,25 @@ pub fn split_db_name(name: &str) -> (&str, Option<u32>) {
     (arch, cu)
 }
 
+/// MIOpen's database basename of a GPU: `gfx906_60`; above 64 compute units the count in hex
+/// with no underscore (`gfx90a68`, `gfx942130`). `db_id` is the arch as MIOpen's
+/// `TargetProperties::DbId` gives it (`gfx906`, or with xnack on `gfx942_xnack`); the inverse of
+/// [`split_db_name_features`].
+pub fn db_basename(db_id: &str, compute_units: u32) -> String {
+    if compute_units <= 64 {
+        format!("{db_id}_{compute_units}")
+    } else {
+        format!("{db_id}{compute_units:x}")
+    }
+}
+
 impl Target {
     /// The target of an arch or of a MIOpen database name (`gfx906_64`: arch gfx906 with 64
     /// compute units; see [`split_db_name`]).
     pub fn new(arch: &str) -> Target {
-        let (arch, compute_units) = split_db_name(arch);
+        // A raw device name's features (`gfx90a:sramecc+:xnack-`) change no rule.
+        let name = arch.split(':').next().unwrap_or(arch);
+        let (arch, compute_units) = split_db_name(name);
         Target {
             arch: arch.to_string(),
             compute_units,

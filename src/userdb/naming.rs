@@ -25,16 +25,7 @@ use super::{Format, SQLITE_SCHEMA_VERSION};
 /// MIOpen's backends as its CMake names them (`MIOPEN_BACKEND`).
 pub const BACKENDS: [&str; 4] = ["HIP", "OpenCL", "HIPOC", "HIPNOGPU"];
 
-/// MIOpen's database basename of a GPU: `gfx906_60`; above 64 compute units the count in hex
-/// with no underscore (`gfx90a68`, `gfx942130`). `db_id` is the arch as MIOpen's
-/// `TargetProperties::DbId` gives it (`gfx906`, or with xnack on `gfx942_xnack`).
-pub fn db_basename(db_id: &str, compute_units: u32) -> String {
-    if compute_units <= 64 {
-        format!("{db_id}_{compute_units}")
-    } else {
-        format!("{db_id}{compute_units:x}")
-    }
-}
+pub use crate::solvers::db_basename;
 
 /// The file name of the user perf database.
 pub fn file_name(basename: &str, format: Format, suffix: &str) -> String {

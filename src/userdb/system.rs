@@ -14,7 +14,10 @@
 //! `{basename}.db.txt` in the default text build; when that file is missing, the sqlite build
 //! takes the `*.db` whose name starts with the arch's db id and whose compute-unit count is the
 //! closest (the text build's search compares the last extension, `.txt`, with `.db.txt`, so it
-//! never matches). The bzip2 forms MIOpen keeps in its source tree (`.db.bz2`, `.db.txt.bz2`)
+//! never matches). tuneinfer takes the closest count in every form, so that a GPU tuned by no one
+//! (MI250X, `gfx90a6e`) is served by its arch's database (`gfx90a68`) as the sqlite build serves
+//! it; the summary names the file. The bzip2 forms MIOpen keeps in its source tree (`.db.bz2`,
+//! `.db.txt.bz2`)
 //! are read too.
 
 use std::collections::HashMap;
@@ -297,8 +300,8 @@ pub fn resolve(choice: &Choice, name: &DbName<'_>, sqlite_build: bool) -> Result
                         format!("; found in {from}")
                     } else {
                         format!(
-                            "; found in {from}: no {}.db there, the closest compute-unit count, as MIOpen's sqlite build takes it",
-                            name.basename
+                            "; found in {from}: no {} perf db there; the closest compute-unit count of {}, as MIOpen 3.5.1 picks its perf db",
+                            name.basename, name.db_id
                         )
                     };
                     let summary = describe(&db, &how)?;
@@ -369,8 +372,10 @@ pub fn installed_dir() -> Option<(PathBuf, String)> {
 }
 
 /// The system database of `name` in `dir`: the exact file in any form (the build's own form
-/// first), else, for the sqlite build, MIOpen's closest compute-unit count among the `*.db`
-/// files named after the db id. The bool says whether the name was exact.
+/// first), else the closest compute-unit count among the files of the same db id in any form
+/// (MIOpen 3.5.1's `GetPerfDbPathFile` rule, which its sqlite build applies to `*.db`; tuneinfer
+/// applies it to `.db.txt` and the bzip2 forms too, so a directory holding only `gfx90a68.db.txt`
+/// serves `gfx90a6e`). The bool says whether the name was exact.
 pub fn find_in_dir(dir: &Path, name: &DbName<'_>, sqlite_build: bool) -> Option<(PathBuf, bool)> {
     let forms: [&str; 4] = if sqlite_build {
         [".db", ".db.txt", ".db.bz2", ".db.txt.bz2"]
@@ -383,24 +388,29 @@ pub fn find_in_dir(dir: &Path, name: &DbName<'_>, sqlite_build: bool) -> Option<
             return Some((path, true));
         }
     }
-    if !sqlite_build {
-        return None;
-    }
-    // GetPerfDbPathFile's inexact search: regular files whose extension is `.db` and whose stem
-    // starts with the db id; the count after the first '_' (decimal) or else after the db id
-    // (hex); the smallest distance to the device's count wins, the first one on a tie.
-    let mut best: Option<(u64, PathBuf)> = None;
+    // GetPerfDbPathFile's inexact search: regular files whose stem (the name without the form's
+    // extension) starts with the db id; the count after the first '_' (decimal) or else after
+    // the db id (hex); the smallest distance to the device's count wins; on a tie, the build's
+    // own form, then the first name.
+    let mut best: Option<(u64, usize, PathBuf)> = None;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).collect();
     // MIOpen walks the directory in its own order; a sorted walk makes a tie deterministic.
     entries.sort();
     for path in entries {
-        if path.extension().and_then(|e| e.to_str()) != Some("db") || !path.is_file() {
-            continue;
-        }
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+        let Some(file_name) = path.file_name().and_then(|s| s.to_str()) else {
             continue;
         };
-        if !stem.starts_with(name.db_id) {
+        // The longest form first: `x.db.txt.bz2` is not `x.db.txt` + `.bz2`'s stem `x.db.txt`.
+        let mut by_length = forms;
+        by_length.sort_by_key(|f| std::cmp::Reverse(f.len()));
+        let Some((form, stem)) = by_length
+            .iter()
+            .find_map(|f| file_name.strip_suffix(f).map(|stem| (*f, stem)))
+        else {
+            continue;
+        };
+        // A stem with a dot is another file (`gfx90a68.HIP.fdb`, a user db): not a perf db.
+        if stem.contains('.') || !stem.starts_with(name.db_id) || !path.is_file() {
             continue;
         }
         let count = match stem.find('_') {
@@ -409,11 +419,12 @@ pub fn find_in_dir(dir: &Path, name: &DbName<'_>, sqlite_build: bool) -> Option<
         };
         let Some(count) = count else { continue };
         let distance = (count - i64::from(name.compute_units)).unsigned_abs();
-        if best.as_ref().is_none_or(|(d, _)| distance < *d) {
-            best = Some((distance, path));
+        let rank = forms.iter().position(|f| *f == form).unwrap_or(forms.len());
+        if best.as_ref().is_none_or(|(d, r, _)| (distance, rank) < (*d, *r)) {
+            best = Some((distance, rank, path));
         }
     }
-    best.map(|(_, p)| (p, false))
+    best.map(|(_, _, p)| (p, false))
 }
 
 /// `std::stoi(text, nullptr, radix)`: leading white space, an optional sign, then the longest run
