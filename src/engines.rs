@@ -133,7 +133,7 @@ impl Engines {
     /// [`crate::models::resolve`]), in one line: None when every engine's model is the GPU's own
     /// (or MIOpen's model of its arch).
     pub fn served_note(&self, arch: &str) -> Option<String> {
-        let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
+        let mut groups: Vec<((String, String), Vec<&'static str>)> = Vec::new();
         for engine in &self.engines {
             let host = engine.host();
             let Some(served) = host.served.as_ref().filter(|s| !s.is_own()) else {
@@ -143,7 +143,7 @@ impl Engines {
                 crate::models::Located::Attention(_, saved_for) => saved_for.clone(),
                 crate::models::Located::Ktn(_) => continue,
             };
-            let key = format!("{saved_for}'s model ({})", served.why());
+            let key = (saved_for, served.why());
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, solvers)) => solvers.push(host.solver.name()),
                 None => groups.push((key, vec![host.solver.name()])),
@@ -154,7 +154,10 @@ impl Engines {
         }
         let parts: Vec<String> = groups
             .iter()
-            .map(|(how, solvers)| format!("{} by {how}", solvers.join(", ")))
+            .map(|((saved_for, why), solvers)| {
+                let s = if solvers.len() == 1 { "" } else { "s" };
+                format!("{} by {saved_for}'s model{s} ({why})", solvers.join(", "))
+            })
             .collect();
         Some(format!(
             "note: {} has no model of its own for these solvers; served: {} ('tuneinfer info --arch {}' lists every solver)",

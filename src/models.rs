@@ -237,7 +237,10 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
         looked_for: vec![
             crate::error::weights_pattern(&gpu.db_name, solver.name()),
             crate::error::ktn_pattern(base, model_name),
-            format!("{base}*_{} (any CU count of {base})", crate::format::weights::file_solver_name(solver.name())),
+            format!(
+                "{base}*_{} (any CU count of {base})",
+                crate::format::weights::file_solver_name(solver.name())
+            ),
         ],
         searched: dirs.to_vec(),
     })
@@ -423,7 +426,7 @@ pub fn load_ktn(files: &ModelFiles, solver: &dyn Solver) -> Result<KtnModel> {
 mod tests {
     use super::*;
     use crate::format::weights::WeightsInfo;
-    use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+    use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, GpuInput};
     use crate::solvers;
 
     const CK_FWD: &str = "ConvHipImplicitGemmGroupFwdXdlops";
@@ -442,8 +445,14 @@ mod tests {
 
     /// [`save_tiny`] with the training database named in its metadata.
     fn save_tiny_from(dir: &std::path::Path, arch: &str, solver: &str, perf_db: &str) {
+        save_tiny_with(dir, arch, solver, perf_db, None);
+    }
+
+    /// [`save_tiny_from`], with the GPU as an input when `gpu` is given.
+    fn save_tiny_with(dir: &std::path::Path, arch: &str, solver: &str, perf_db: &str, gpu: Option<GpuInput>) {
+        let steps = FeatureTransform::steps_with(gpu.as_ref());
         let config = AttentionConfig {
-            steps: NUM_FEATURES,
+            steps,
             hidden: 4,
             embed: 3,
             vocab: 4,
@@ -457,9 +466,9 @@ mod tests {
             members: 1,
             token_values: ["-1", "1", "2", "4"].iter().map(|s| s.to_string()).collect(),
             transform: FeatureTransform {
-                mean: vec![0.0; NUM_FEATURES],
-                std: vec![1.0; NUM_FEATURES],
-                gpu: None,
+                mean: vec![0.0; steps],
+                std: vec![1.0; steps],
+                gpu,
             },
             training: serde_json::json!({ "perf_db": perf_db }),
             metrics: serde_json::json!({}),
@@ -467,29 +476,95 @@ mod tests {
         weights::save(dir, &[AttentionParams::init(config, 1)], &info).unwrap();
     }
 
+    fn served(arch: &str, solver: &str, dirs: &[PathBuf]) -> (String, ServedBy) {
+        let solver = solvers::by_name(solver).unwrap();
+        let (_, r) = find_and_load_resolved(arch, solver, dirs).unwrap();
+        (r.model_name(), r.served_by)
+    }
+
     #[test]
-    fn a_database_name_selects_the_model_of_that_cu_count_and_never_another() {
+    fn a_gpu_is_served_by_its_own_model_then_the_gpu_input_then_the_closest_cu_count() {
         let dir = temp_dir("cu");
-        let solver = solvers::by_name("ConvAsm1x1U").unwrap();
         let dirs = std::slice::from_ref(&dir);
         // The arch's model, trained on gfx906_60.db: the model of gfx906 and of gfx906_60 ...
         save_tiny_from(&dir, "gfx906", "ConvAsm1x1U", "gfx906_60.db");
-        assert!(find_and_load("gfx906", solver, dirs).is_ok());
-        let LoadedModel::Attention(m) = find_and_load("gfx906_60", solver, dirs).unwrap() else {
-            panic!("our model")
-        };
-        assert!(m.source.contains("gfx906_ConvAsm1x1U"), "{}", m.source);
-        // ... never of gfx906_64 (another CU count): not found, naming the file looked for.
-        let e = find_and_load("gfx906_64", solver, dirs)
-            .err()
-            .expect("no gfx906_64 model");
-        assert!(e.to_string().contains("gfx906_64_ConvAsm1x1U.safetensors"), "{e}");
-        // A model of its own for gfx906_64 is found by that name.
+        assert_eq!(
+            served("gfx906", "ConvAsm1x1U", dirs),
+            ("gfx906_ConvAsm1x1U".into(), ServedBy::Exact)
+        );
+        assert_eq!(
+            served("gfx906_60", "ConvAsm1x1U", dirs),
+            ("gfx906_ConvAsm1x1U".into(), ServedBy::Exact)
+        );
+        // ... and, with no model of its own, of gfx906_64: the closest CU count, said so.
+        assert_eq!(
+            served("gfx906_64", "ConvAsm1x1U", dirs),
+            (
+                "gfx906_ConvAsm1x1U".into(),
+                ServedBy::ClosestCu { model_cu: 60, cu: 64 }
+            )
+        );
+        // A model of its own for gfx906_64 is found by that name, and is the closest for 63.
         save_tiny_from(&dir, "gfx906_64", "ConvAsm1x1U", "gfx906_64.2019.cd.pdb.txt");
-        let LoadedModel::Attention(m) = find_and_load("gfx906_64", solver, dirs).unwrap() else {
-            panic!("our model")
-        };
-        assert!(m.source.contains("gfx906_64_ConvAsm1x1U"), "{}", m.source);
+        assert_eq!(
+            served("gfx906_64", "ConvAsm1x1U", dirs),
+            ("gfx906_64_ConvAsm1x1U".into(), ServedBy::Exact)
+        );
+        assert_eq!(
+            served("gfx906_63", "ConvAsm1x1U", dirs),
+            (
+                "gfx906_64_ConvAsm1x1U".into(),
+                ServedBy::ClosestCu { model_cu: 64, cu: 63 }
+            )
+        );
+        // MI210's model (104 CUs = 0x68) serves MI250X's GCD (110 = 0x6e), also with xnack on and
+        // as a raw device name.
+        save_tiny_from(&dir, "gfx90a68", "ConvAsm1x1U", "gfx90a68.db.txt.bz2");
+        let mi250x = (
+            "gfx90a68_ConvAsm1x1U".to_string(),
+            ServedBy::ClosestCu { model_cu: 104, cu: 110 },
+        );
+        assert_eq!(served("gfx90a6e", "ConvAsm1x1U", dirs), mi250x);
+        assert_eq!(served("gfx90a_xnack6e", "ConvAsm1x1U", dirs), mi250x);
+        // A plain arch is its usual GPU: gfx90a is 104 CUs, so MI210's model is its own.
+        assert_eq!(
+            served("gfx90a", "ConvAsm1x1U", dirs),
+            ("gfx90a68_ConvAsm1x1U".into(), ServedBy::Exact)
+        );
+        // A model with the GPU as an input comes before the closest CU count of another model.
+        save_tiny_from(&dir, "gfx1030_32", "ConvAsm1x1U", "gfx1030_32.db");
+        save_tiny_with(
+            &dir,
+            "gfx1030",
+            "ConvAsm1x1U",
+            "gfx1030_36.db",
+            Some(GpuInput {
+                arch: "gfx1030".into(),
+                compute_units: 36,
+            }),
+        );
+        assert_eq!(
+            served("gfx1030_40", "ConvAsm1x1U", dirs),
+            ("gfx1030_ConvAsm1x1U".into(), ServedBy::GpuInput { model_cu: 36 })
+        );
+        // Another arch's model never serves: gfx908 has none here, nor has gfx1100.
+        for arch in ["gfx90878", "gfx1100_48"] {
+            let solver = solvers::by_name("ConvAsm1x1U").unwrap();
+            let e = find_and_load(arch, solver, dirs).err().expect("no model");
+            assert!(matches!(e, Error::ModelNotFound { .. }), "{arch}: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_model_of_another_cu_count_is_reported_not_skipped() {
+        let dir = temp_dir("cu-damaged");
+        let dirs = std::slice::from_ref(&dir);
+        save_tiny_from(&dir, "gfx90a68", "ConvAsm1x1U", "gfx90a68.db.txt.bz2");
+        std::fs::write(dir.join("gfx90a68_ConvAsm1x1U.json"), b"{").unwrap();
+        let solver = solvers::by_name("ConvAsm1x1U").unwrap();
+        let e = find_and_load("gfx90a6e", solver, dirs).err().expect("damaged");
+        assert!(e.to_string().contains("gfx90a68_ConvAsm1x1U.json"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -521,9 +596,13 @@ mod tests {
         std::fs::remove_file(first.join("gfx906_ConvAsm1x1U.safetensors")).unwrap();
         let e = find_and_load("gfx906", solver, &dirs).err().expect("half a model");
         assert!(e.to_string().contains("gfx906_ConvAsm1x1U.safetensors"), "{e}");
-        // MIOpen's model with one of its three files: the first missing one is named.
+        // MIOpen's model with one of its three files: the first missing one is named, also when
+        // a later directory holds a model of another CU count (MIOpen's comes first).
         std::fs::remove_file(first.join("gfx906_ConvAsm1x1U.json")).unwrap();
         std::fs::write(first.join("gfx906_ConvAsm1x1U_decoder.ktn.model"), b"{}").unwrap();
+        for f in ["gfx906_ConvAsm1x1U.json", "gfx906_ConvAsm1x1U.safetensors"] {
+            std::fs::rename(second.join(f), second.join(f.replacen("gfx906", "gfx906_64", 1))).unwrap();
+        }
         let e = find_and_load("gfx906", solver, &dirs)
             .err()
             .expect("a third of a model");

@@ -71,7 +71,10 @@ fn a_bad_arch_lists_the_supported_ones() {
         assert_eq!(o.status.code(), Some(6), "{arch}");
         let err = text(&o.stderr);
         // The shipped models' arches, with their solver counts.
-        assert!(err.contains("models are found for"), "{arch}: {err}");
+        assert!(
+            err.contains("tuneinfer serves these arches, at any compute-unit count"),
+            "{arch}: {err}"
+        );
         assert!(err.contains("gfx906 (") && err.contains(" solvers)"), "{arch}: {err}");
         assert!(err.contains("'tuneinfer info' lists them"), "{arch}: {err}");
         assert!(err.contains("gfx942 ("), "{arch}: {err}");
@@ -194,9 +197,9 @@ fn help_lists_every_solver_and_tells_the_truth_about_f() {
     }
     let help = text(&run(&["predict", "--help"], b"").stdout);
     assert!(help.contains("no -F: forward only"), "{help}");
-    // The models found, generated: the gfx942 GTC models are in weights/.
+    // The models found, generated: MI300X's GTC models are in weights/.
     let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(words.contains("gfx942 (ConvBinWinogradRxSf2x3"), "{help}");
+    assert!(words.contains("gfx942130 (ConvBinWinogradRxSf2x3"), "{help}");
     // ... and it is true: no -F predicts the forward problem alone.
     let o = run(
         &[

@@ -182,9 +182,9 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
         listing.contains(&format!("also in {} (not used", weights_dir().display())),
         "{listing}"
     );
-    // tuneinfer's gfx942 GTC models from weights/ are listed beside MIOpen's gfx942 CK ones.
+    // tuneinfer's MI300X GTC models from weights/ are listed beside MIOpen's gfx942 CK ones.
     assert_eq!(
-        find("gfx942", "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC").len(),
+        find("gfx942130", "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC").len(),
         1,
         "{listing}"
     );

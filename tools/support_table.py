@@ -24,19 +24,24 @@ BEGIN = "<!-- support-table:begin (tools/support_table.py --write) -->"
 END = "<!-- support-table:end -->"
 
 # GPUs of a MIOpen database name (`{arch}_{CUs}`, above 64 CUs `{arch}{CUs in hex}`): a model of
-# ours serves the CU count of the database it was trained on; MIOpen's serve every CU count.
+# ours serves the CU count of the database it was trained on, and every GPU of its arch with no
+# model of its own (the closest CU count, or the GPU's own count where the GPU is an input:
+# `tuneinfer info --arch GPU`); MIOpen's serve every CU count.
 GPUS = {
     "gfx900_56": "Vega 56",
     "gfx906_60": "MI50, Radeon VII",
     "gfx906_64": "MI60",
     "gfx908": "MI100",
     "gfx90878": "MI100",
-    "gfx90a68": "MI210",
+    "gfx90a68": "MI210; MI250X `gfx90a6e` too",
     "gfx90a": "MI210, MI250X",
     "gfx942": "MI300X, MI300A",
-    "gfx942130": "MI300X",
-    "gfx1030_36": "Radeon RX 6000",
+    "gfx942130": "MI300X; MI300A `gfx942e4`, MI308X `gfx94250` too",
+    "gfx1030_36": "Radeon RX 6000, every RDNA2 CU count",
 }
+
+# The database name of an arch's usual GPU (the CU count `--arch ARCH` alone stands for).
+USUAL = {"gfx908": "gfx90878", "gfx90a": "gfx90a68", "gfx942": "gfx942130"}
 
 # MIOpen's KTN models (installed by MIOpen in share/miopen/db; here ../shared/miopen/models):
 # (arch, solver). tuneinfer reproduces their embedded test vectors and MIOpen's documented
@@ -49,8 +54,12 @@ MIOPEN_MODELS = [
 
 
 def base_arch(arch):
-    """gfx906_64 -> gfx906; gfx942 -> gfx942."""
-    return arch.split("_")[0]
+    """gfx906_64 -> gfx906; gfx942130 -> gfx942; gfx90a68 -> gfx90a."""
+    name = arch.split("_")[0]
+    for known in ("gfx1030", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942"):
+        if name.startswith(known):
+            return known
+    return name
 
 
 def method(validation, prefix):
@@ -81,6 +90,11 @@ def rows():
         db = (training.get("perf_db") or "").split(".")[0]
         gpu = GPUS.get(db) or GPUS.get(arch, "")
         shown = f"`{arch}`, `{db}`" if db and db != arch else f"`{arch}`"
+        # The plain arch is its usual GPU (`--arch gfx942` is `gfx942130`) unless MIOpen's own
+        # model of the arch serves the solver first (gfx908's ConvAsm1x1U).
+        plain = base_arch(arch)
+        if db == arch and USUAL.get(plain) == db and not any(a == plain and s == solver for a, s in MIOPEN_MODELS):
+            shown = f"`{plain}`, `{db}`"
         v = meta.get("validation")
         members = meta.get("members")
         if v is None:

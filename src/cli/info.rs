@@ -64,9 +64,10 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
 /// or why none does. A model found but damaged is named as not loadable.
 fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
     let name = models::GpuName::parse(gpu);
-    let cu = name
-        .compute_units
-        .map_or_else(|| "compute units not named".to_string(), |cu| format!("{cu} compute units"));
+    let cu = name.compute_units.map_or_else(
+        || "compute units not named".to_string(),
+        |cu| format!("{cu} compute units"),
+    );
     say!("{gpu}: arch {}, {cu}", name.arch);
     let solvers = solvers::all();
     let w = solvers.iter().map(|s| s.name().len()).max().unwrap_or(0);

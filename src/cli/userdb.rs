@@ -451,7 +451,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         "no-valid"
     );
     for ((name, c), engine) in names.iter().zip(&per_solver).zip(&engines.engines) {
-        let model = engine.host().served.as_ref().map_or_else(|| "-".to_string(), |r| r.describe());
+        let model = engine
+            .host()
+            .served
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |r| r.describe());
         say!(
             "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}  {model}",
             name,

@@ -92,7 +92,17 @@ pub(super) fn arches_with_models(dirs: &[PathBuf]) -> String {
 /// "gfx900 (7 solvers), gfx906 (15 solvers), ...": the arches with models in `dirs`, counted
 /// (for error lines, which `tuneinfer info` completes).
 pub(super) fn arches_with_model_counts(dirs: &[PathBuf]) -> String {
-    let models = sorted_models(dirs);
+    // Per plain arch: a GPU of any CU count of it is served (`models::resolve`).
+    let mut models: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+    for (name, solvers) in sorted_models(dirs) {
+        let arch = crate::solvers::split_db_name(&name).0.to_ascii_lowercase();
+        let list = models.entry(arch).or_default();
+        for s in solvers {
+            if !list.contains(&s) {
+                list.push(s);
+            }
+        }
+    }
     if models.is_empty() {
         return "none found".into();
     }
@@ -138,7 +148,7 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
             arch: short,
             solver: "tuneinfer or MIOpen".into(),
             reason: format!(
-                "not a GPU arch tuneinfer knows ({}); models are found for: {}. rocminfo's \
+                "not a GPU arch tuneinfer knows ({}); tuneinfer serves these arches, at any compute-unit count: {}. rocminfo's \
                  'Name: gfx...' line names the GPU's arch",
                 crate::solvers::KNOWN_ARCHES.join(", "),
                 arches_with_model_counts(dirs)
@@ -154,8 +164,8 @@ pub(super) fn check_arch(arch_text: &str, dirs: &[PathBuf]) -> Result<()> {
             arch: short,
             solver: "tuneinfer or MIOpen".into(),
             reason: format!(
-                "no model of any solver for {base} in the model directories ({}); models are \
-                 found for: {}. Train one with 'tuneinfer train', or add a directory with --models DIR",
+                "no model of any solver for {base} in the model directories ({}); tuneinfer \
+                 serves these arches, at any compute-unit count: {}. Train one with 'tuneinfer train', or add a directory with --models DIR",
                 dirs.iter()
                     .map(|d| d.display().to_string())
                     .collect::<Vec<_>>()
@@ -195,7 +205,10 @@ pub(super) fn arch_solver_help() -> String {
         out
     };
     format!(
-        "  --arch ARCH        GPU architecture of the model (default: {}); models found:{}\n  \
+        "  --arch GPU         the GPU as MIOpen names its databases (gfx906_60, gfx90a6e,\n                     \
+         gfx942_xnacke4) or an arch (default: {}); a GPU with no model of its own\n                     \
+         is served by its arch's (the closest CU count; 'tuneinfer info --arch GPU'\n                     \
+         says which); models found:{}\n  \
          --solver NAME|all  MIOpen solver (default: ConvAsm1x1U): one of{}\n                     \
          'all': every solver with a model on --arch that applies to the problem, each with\n                     \
          its default decoding; the ConvHipImplicitGemmGroup*Xdlops (composable_kernel) and\n                     \

@@ -507,6 +507,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_closest_cu_count_of_the_same_db_id_in_any_form() {
+        let dir = std::env::temp_dir().join(format!("tuneinfer-sysdb-find-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let find = |basename: &str, db_id: &str, compute_units: u32| {
+            find_in_dir(
+                &dir,
+                &DbName {
+                    basename,
+                    db_id,
+                    compute_units,
+                },
+                false,
+            )
+            .map(|(p, exact)| (p.file_name().unwrap().to_str().unwrap().to_string(), exact))
+        };
+        // Only MI210's text db: it serves MI250X (110 CUs), as the sqlite build's rule.
+        std::fs::write(dir.join("gfx90a68.db.txt"), b"").unwrap();
+        // Files that are not perf dbs of the id: a find db, a kernel db, a user db.
+        for other in ["gfx90a6e.HIP.fdb.txt", "gfx90a6e.kdb", "gfx90a6e.HIP.3_5_1_.udb.txt"] {
+            std::fs::write(dir.join(other), b"").unwrap();
+        }
+        assert_eq!(find("gfx90a6e", "gfx90a", 110), Some(("gfx90a68.db.txt".into(), false)));
+        assert_eq!(find("gfx90a68", "gfx90a", 104), Some(("gfx90a68.db.txt".into(), true)));
+        // Another db id is never served: xnack on (MIOpen's `gfx90a_xnack` prefix), another arch.
+        assert_eq!(find("gfx90a_xnack6e", "gfx90a_xnack", 110), None);
+        assert_eq!(find("gfx1100_48", "gfx1100", 48), None);
+        // The closest count wins across forms (MI300X 304 = 0x130 and MI300A 228 = 0xe4 for
+        // MI308X's 80), and on a tie the build's own form.
+        std::fs::write(dir.join("gfx942130.db.txt.bz2"), b"").unwrap();
+        std::fs::write(dir.join("gfx942e4.db"), b"").unwrap();
+        assert_eq!(find("gfx94250", "gfx942", 80), Some(("gfx942e4.db".into(), false)));
+        std::fs::write(dir.join("gfx942e4.db.txt"), b"").unwrap();
+        assert_eq!(find("gfx94250", "gfx942", 80), Some(("gfx942e4.db.txt".into(), false)));
+        assert_eq!(
+            find("gfx94212c", "gfx942", 300),
+            Some(("gfx942130.db.txt.bz2".into(), false))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn stoi_reads_as_cpp_does() {
         assert_eq!(stoi("60", 10), Some(60));
         assert_eq!(stoi("60abc", 10), Some(60));
