@@ -476,12 +476,28 @@ fn check_applicable_errors() {
     assert!(check_applicable(&ok).is_ok());
     assert!(check_applicable(&prob(Fp16, Bwd, 16, 64, 64, 14, 14)).is_ok());
 
+    // Stride 2 (MIOpen's IsApplicable: stride_w <= 2 and stride_w == stride_h; the kernel runs
+    // on the subsampled input): 14x14 -> 7x7, and 15x15 -> 8x8 ((15 - 1) / 2 + 1).
     let mut p = ok.clone();
     p.stride_h = 2;
     p.stride_w = 2;
     p.out_h = 7;
     p.out_w = 7;
-    assert_eq!(reason(&p), "stride 2x2: the model applies only to stride 1");
+    assert!(check_applicable(&p).is_ok());
+    // ... which MIOpen's KTN model does not take (IsModelApplicable: stride 1).
+    let e = tuneinfer::solvers::conv_asm_1x1u::check_model_applicable(&p).unwrap_err();
+    assert!(e.to_string().contains("applies only to stride 1"), "{e}");
+    let mut odd = p.clone();
+    (odd.in_h, odd.in_w, odd.out_h, odd.out_w) = (15, 15, 8, 8);
+    assert!(check_applicable(&odd).is_ok());
+    odd.out_h = 7;
+    assert!(reason(&odd).contains("gives 8x8"), "{}", reason(&odd));
+    let mut p3 = ok.clone();
+    (p3.stride_h, p3.stride_w, p3.out_h, p3.out_w) = (3, 3, 5, 5);
+    assert!(reason(&p3).contains("strides 1x1 and 2x2 only"));
+    let mut p21 = ok.clone();
+    (p21.stride_h, p21.stride_w, p21.out_h) = (2, 1, 7);
+    assert!(reason(&p21).contains("strides 1x1 and 2x2 only"));
 
     assert_eq!(
         reason(&prob(Fp32, Wrw, 16, 64, 64, 14, 14)),
@@ -510,7 +526,7 @@ fn check_applicable_errors() {
     assert!(reason(&p).contains("bias"));
     let mut p = ok.clone();
     p.out_h = 13;
-    assert!(reason(&p).contains("differs"));
+    assert!(reason(&p).contains("gives 14x14"));
     assert!(reason(&prob(Fp32, Fwd, 0, 64, 64, 14, 14)).contains("zero"));
     // fp16: odd channels; fewer than 4 output channels; bwd output channels % 4.
     assert!(reason(&prob(Fp16, Fwd, 16, 63, 64, 14, 14)).contains("even"));

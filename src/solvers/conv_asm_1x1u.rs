@@ -72,6 +72,28 @@ fn dir_channels(p: &ConvProblem) -> (u64, u64) {
     }
 }
 
+/// (H, W) of the image the assembly kernel runs over (MIOpen's `AsmImgHeight`/`AsmImgWidth`):
+/// the smaller tensor's, y for a forward problem (a stride-2 input is subsampled first) and dy
+/// for backward data (upsampled after); with stride 1 both tensors have it.
+pub fn asm_hw(p: &ConvProblem) -> (u64, u64) {
+    (p.out_h, p.out_w)
+}
+
+/// MIOpen's condition for its KTN model on top of [`check_applicable`]
+/// (`IsModelApplicable`, besides the gfx908 arch, which a problem does not carry): stride 1.
+/// Elsewhere MIOpen uses its static default.
+pub fn check_model_applicable(p: &ConvProblem) -> Result<()> {
+    check_applicable(p)?;
+    if p.stride_h != 1 {
+        return Err(not_applicable(format!(
+            "stride {}x{}: MIOpen's KTN model applies only to stride 1 (IsModelApplicable; MIOpen \
+             uses its static default here; tuneinfer's own ConvAsm1x1U models answer stride 2)",
+            p.stride_h, p.stride_w
+        )));
+    }
+    Ok(())
+}
+
 /// MIOpen's 8 feature values for the gfx908 model (the diagonal of the 8x8 input):
 /// `[prec, is_fwd, is_bwd, C, K, H, W, N]` with prec 2 for fp32 and 1 otherwise, C = forward x
 /// channels, K = forward y channels, H, W = spatial size of the direction's input tensor
@@ -109,16 +131,15 @@ fn not_applicable(reason: impl Into<String>) -> Error {
     }
 }
 
-/// Ok when MIOpen applies the KTN model to the problem and ConvAsm1x1U itself applies.
-///
-/// The model's conditions (MIOpen `IsModelApplicable`, besides the gfx908 arch which a problem
-/// does not carry): stride 1. ConvAsm1x1U's own conditions (MIOpen `IsApplicable`): forward or
-/// backward data, fp32 or fp16, NCHW, groups 1, 1x1 filter, pad 0, dilation 1, no bias,
-/// for fp16 even channel counts, at least 2 output pixels, at least 4 output channels and (for
-/// backward data) output channels divisible by 4, and the kernel's size limits (N, C, K < 2^16;
-/// C*H*W, K*H*W and 4*H*W*channels of each tensor < 2^24; N*C*H*W, N*K*H*W, C*K < 2^29).
-/// Also rejected: zero sizes, and an output size that differs from the input size (a 1x1,
-/// stride 1, pad 0 convolution keeps it).
+/// Ok when ConvAsm1x1U applies to the problem (MIOpen `IsApplicable`): forward or backward
+/// data, fp32 or fp16, NCHW, groups 1, 1x1 filter, pad 0, dilation 1, no bias, stride 1 or 2
+/// (the same both ways: MIOpen subsamples a forward stride-2 input and upsamples a backward one
+/// around the stride-1 kernel), for fp16 even channel counts, at least 2 output pixels, at least
+/// 4 output channels and (for backward data) output channels divisible by 4, and the kernel's
+/// size limits (N, C, K < 2^16; 4*H*W*channels of each tensor < 2^24; C*H*W, K*H*W < 2^24 and
+/// N*C*H*W, N*K*H*W, C*K < 2^29 over the kernel's image, see [`asm_hw`]). Also rejected: zero
+/// sizes, and an output size other than a 1x1 pad-0 convolution's, `(in - 1) / stride + 1`.
+/// MIOpen's KTN model takes stride 1 only (`IsModelApplicable`): [`check_model_applicable`].
 pub fn check_applicable(p: &ConvProblem) -> Result<()> {
     match p.direction {
         Direction::Forward | Direction::BackwardData => {}
@@ -149,9 +170,9 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
             p.pad_h, p.pad_w
         )));
     }
-    if p.stride_h != 1 || p.stride_w != 1 {
+    if p.stride_h != p.stride_w || !(1..=2).contains(&p.stride_w) {
         return Err(not_applicable(format!(
-            "stride {}x{}: the model applies only to stride 1",
+            "stride {}x{}: ConvAsm1x1U supports strides 1x1 and 2x2 only",
             p.stride_h, p.stride_w
         )));
     }
@@ -172,16 +193,23 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
             p.n, p.c, p.k, p.in_h, p.in_w
         )));
     }
-    if p.out_h != p.in_h || p.out_w != p.in_w {
+    let s = p.stride_w;
+    if p.out_h != (p.in_h - 1) / s + 1 || p.out_w != (p.in_w - 1) / s + 1 {
         return Err(not_applicable(format!(
-            "output {}x{} differs from input {}x{}: a 1x1 stride-1 pad-0 convolution keeps the size",
-            p.out_h, p.out_w, p.in_h, p.in_w
+            "output {}x{} of input {}x{}: a 1x1 pad-0 convolution of stride {s} gives {}x{}",
+            p.out_h,
+            p.out_w,
+            p.in_h,
+            p.in_w,
+            (p.in_h - 1) / s + 1,
+            (p.in_w - 1) / s + 1
         )));
     }
     let e = elements_in_dword(p) as u128;
     let (c_in, k_out) = dir_channels(p);
     let (c_in, k_out) = (c_in as u128, k_out as u128);
-    let hw = p.in_h as u128 * p.in_w as u128; // both tensors have this size here (< 2^128)
+    let hw2 = |(h, w): (u64, u64)| h as u128 * w as u128; // < 2^128
+    let (hw_in, hw_out, hw) = (hw2(dir_in_hw(p)), hw2(dir_out_hw(p)), hw2(asm_hw(p)));
     if e == 2 {
         if !p.c.is_multiple_of(2) || !p.k.is_multiple_of(2) {
             return Err(not_applicable(format!(
@@ -189,8 +217,10 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
                 p.c, p.k
             )));
         }
-        if hw < 2 {
-            return Err(not_applicable("fp16 needs at least 2 pixels per image (H*W >= 2)"));
+        if hw_out < 2 {
+            return Err(not_applicable(
+                "fp16 needs at least 2 output pixels per image (H*W >= 2)",
+            ));
         }
         if k_out < 4 {
             return Err(not_applicable(format!(
@@ -213,7 +243,7 @@ pub fn check_applicable(p: &ConvProblem) -> Result<()> {
         )));
     }
     // 4 * H * W * channels of the input and output stacks (bytes as MIOpen counts them).
-    if !(below(&[4, hw, c_in], 24) && below(&[4, hw, k_out], 24)) {
+    if !(below(&[4, hw_in, c_in], 24) && below(&[4, hw_out, k_out], 24)) {
         return Err(not_applicable(format!(
             "{c_in} input / {k_out} output channels of {}x{}: ConvAsm1x1U needs \
              4*channels*H*W below 2^24 for both tensors",
@@ -637,6 +667,8 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
     }
 
     fn encoder_input(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        // MIOpen's KTN model (the only one reading this input) takes stride 1 only.
+        check_model_applicable(problem)?;
         Ok(encoder_input(problem))
     }
 
@@ -735,13 +767,15 @@ pub const OWN_FEATURE_NAMES: [&str; NUM_FEATURES] = [
     "twos N",
 ];
 
-/// tuneinfer's model features of a problem, in the direction convention (C_in, K_out, H, W of
-/// the direction's input tensor): sizes as log2, direction and precision as 0/1, and the
+/// tuneinfer's model features of a problem, in the direction convention (C_in, K_out; H, W of
+/// the image the kernel runs over, [`asm_hw`]: the direction's input tensor's at stride 1, the
+/// subsampled / not yet upsampled one at stride 2, so that a stride-2 problem reads as the
+/// stride-1 problem the kernel runs): sizes as log2, direction and precision as 0/1, and the
 /// power-of-two divisibility ("twos" = trailing zero bits, at most 12) of the sizes the rules
 /// divide by.
 pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
     let (l, twos) = (log2_feature, twos_feature);
-    let (h, w) = p.in_hw();
+    let (h, w) = asm_hw(p);
     let hw = h.saturating_mul(w);
     [
         l(p.in_channels()),
