@@ -369,7 +369,8 @@ pub const MIN_KIND_PROBLEMS: u64 = 20;
 /// ([`DEFAULT_WHERE_VALID`], where recorded) on that kind's held-out problems.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KindFigures {
-    /// `{direction} {precision}`, as [`crate::problem::ConvProblem`]'s parts print.
+    /// `{direction} {precision}`, as [`crate::problem::ConvProblem`]'s parts print, or a
+    /// solver's problem class ([`Tunable::problem_class`], e.g. `stride 2`).
     pub kind: String,
     pub model_exact_pct: f64,
     pub default_exact_pct: f64,
@@ -503,7 +504,8 @@ pub fn predictor_answers(
 }
 
 /// The scores of one method's answers split by problem kind (direction, then precision, in
-/// MIOpen's spelling; only kinds present), each row named `{label}, {kind} ({problems})`.
+/// MIOpen's spelling; only kinds present), each row named `{label}, {kind} ({problems})`; then
+/// the solver's problem classes ([`Tunable::problem_class`], e.g. `stride 2`) the same way.
 pub fn by_kind(
     label: &str,
     solver: &dyn Tunable,
@@ -520,8 +522,19 @@ pub fn by_kind(
         }
     }
     kinds.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut classes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        if let Some(class) = solver.problem_class(&s.problem) {
+            match classes.iter_mut().find(|(k, _)| k == class) {
+                Some((_, rows)) => rows.push(i),
+                None => classes.push((class.to_string(), vec![i])),
+            }
+        }
+    }
+    classes.sort_by(|a, b| a.0.cmp(&b.0));
     kinds
         .into_iter()
+        .chain(classes)
         .map(|(kind, rows)| {
             let subset: Vec<Sample> = rows.iter().map(|&i| samples[i].clone()).collect();
             let subset_answers: Vec<Vec<Vec<i64>>> = rows.iter().map(|&i| answers[i].clone()).collect();
@@ -997,6 +1010,26 @@ mod tests {
         assert_eq!(rows[0].kind.as_deref(), Some("B FP16"));
         assert_eq!((rows[0].problems, rows[0].exact, rows[0].top[1]), (1, 0, 1));
         assert_eq!((rows[1].problems, rows[1].exact, rows[1].params_matched), (2, 1, 8 + 7));
+    }
+
+    #[test]
+    fn a_solvers_problem_class_gets_rows_of_its_own_after_the_kinds() {
+        // ConvAsm1x1U: 14x14 -> 7x7 at stride 2 is the class "stride 2" (and a F FP32 problem).
+        let s1 = sample(
+            "64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            [1, 4, 2, 1, 1, 2, 1, 1],
+        );
+        let s2 = sample(
+            "64-14-14-1x1-64-7-7-8-0x0-2x2-1x1-0-NCHW-FP32-F",
+            [1, 4, 1, 1, 1, 1, 1, 1],
+        );
+        let answers = vec![vec![[1, 4, 2, 1, 1, 2, 1, 1]], vec![[2, 4, 1, 1, 1, 1, 1, 1]]];
+        let rows = by_kind("beam 1", &ASM, &gfx906(), &[s1, s2], &lists(answers));
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["beam 1, F FP32 (2)", "beam 1, stride 2 (1)"]);
+        assert_eq!(rows[1].kind.as_deref(), Some("stride 2"));
+        assert_eq!((rows[1].problems, rows[1].exact), (1, 0));
+        assert_eq!((rows[0].problems, rows[0].exact), (2, 1));
     }
 
     #[test]

@@ -114,3 +114,55 @@ fn own_models_answer_stride_2_with_valid_configs_and_miopens_model_refuses() {
     let e = ktn.predict_batch(&[p], DecodeMode::Miopen).remove(0).unwrap_err();
     assert!(e.to_string().contains("applies only to stride 1"), "{e}");
 }
+
+#[test]
+fn userdb_leaves_stride_2_to_miopens_default_where_it_won_on_the_held_out_problems() {
+    // MI210's recorded figures (weights/gfx90a68_ConvAsm1x1U.json, `eval --record`): on the 357
+    // held-out stride-2 problems MIOpen's static default is the tuned best more often than the
+    // model, so userdb writes the stride-1 problem and leaves the stride-2 one to MIOpen.
+    let dir = std::env::temp_dir().join(format!("tuneinfer-s2-udb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("net.txt");
+    std::fs::write(
+        &input,
+        "2048-14-14-1x1-512-7-7-64-0x0-2x2-1x1-0-NCHW-FP32-F\n2048-7-7-1x1-512-7-7-64-0x0-1x1-1x1-0-NCHW-FP32-F\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args([
+            "userdb",
+            "--arch",
+            "gfx90a68",
+            "--solver",
+            "ConvAsm1x1U",
+            "--device",
+            "cpu",
+        ])
+        .args([
+            "--system-db",
+            "none",
+            "--dry-run",
+            "--miopen-version",
+            "HIP.3_5_1_",
+            "--input",
+        ])
+        .arg(&input)
+        .arg("--out")
+        .arg(dir.join("udb"))
+        .env_remove("TUNEINFER_MODELS")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("would write 1 entries"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("left to MIOpen's static default"))
+        .expect("the kinds line");
+    assert!(
+        line.contains("1 problem(s)") && line.contains("stride 2 (default "),
+        "{line}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

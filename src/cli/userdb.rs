@@ -338,8 +338,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                     };
                     let left_to_default = !tuned && is_mixed && default_is_valid(engine, problem);
                     let kind = format!("{} {}", problem.direction, problem.precision);
+                    // A class of problems (ConvAsm1x1U's stride 2) counts as a kind of its own.
+                    let class = engine.host().solver.tunable().and_then(|t| t.problem_class(problem));
                     let kind_left = !tuned
-                        && left_kinds[s].contains(&kind)
+                        && (left_kinds[s].contains(&kind)
+                            || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c)))
                         && engine.host().solver.check(&engine.host().target, problem).is_ok();
                     if tuned {
                         per_solver[s].system += 1;

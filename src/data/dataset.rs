@@ -399,11 +399,11 @@ mod tests {
 
     #[test]
     fn report_gives_every_unused_row_its_reason() {
-        // A 3-D key (17 dash fields), a stride-2 ConvAsm1x1U problem (its model is stride 1
+        // A 3-D key (17 dash fields), a padded ConvAsm1x1U problem (the solver takes pad 0
         // only), a config whose first value is outside the rules, and one usable row.
         let text = "\
             64-1-7-7-1x1x1-64-1-7-7-1-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
-            64-14-14-1x1-64-7-7-8-0x0-2x2-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
+            64-14-14-1x1-64-16-16-8-1x1-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
             64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:5,4,2,1,1,2,1,1\n\
             64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,1,1,1,1,1,1\n";
         let rows = textdb::solver_rows_from_text(text, "ConvAsm1x1U");
@@ -423,7 +423,7 @@ mod tests {
             reasons.contains("invalid problem '…': expected 15 '-'-separated"),
             "{reasons}"
         );
-        assert!(reasons.contains("1 not applicable: stride"), "{reasons}");
+        assert!(reasons.contains("1 not applicable: pad"), "{reasons}");
         assert!(
             reasons.contains("1 rule violations, first failing at parameter 1"),
             "{reasons}"
@@ -474,8 +474,8 @@ mod tests {
                     "1024-14-14-1x1-2048-14-14-128-0x0-1x1-1x1-0-NCHW-FP32-B",
                     "9,8,4,16,1,4,1,8",
                 ),
-                // stride 2: the solver does not apply
-                row(6, "1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F", good),
+                // pad 1: the solver does not apply
+                row(6, "1024-14-14-1x1-2048-16-16-128-1x1-1x1-1x1-0-NCHW-FP32-F", good),
             ],
             rejected: vec![(7, "bad".into())],
         };

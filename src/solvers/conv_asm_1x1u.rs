@@ -749,6 +749,10 @@ impl Tunable for ConvAsm1x1USolver {
     fn features(&self, problem: &ConvProblem) -> [f32; NUM_FEATURES] {
         own_features(problem)
     }
+
+    fn problem_class(&self, problem: &ConvProblem) -> Option<&'static str> {
+        (problem.stride_w == 2).then_some("stride 2")
+    }
 }
 
 /// Names of tuneinfer's model features (see [`own_features`]).

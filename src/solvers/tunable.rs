@@ -101,6 +101,13 @@ pub trait Tunable: Send + Sync {
     /// filter size (padding "same").
     fn workload_kind(&self) -> (&'static [crate::problem::Direction], u64);
 
+    /// A class of problems, beside direction and precision, whose figures `eval` reports on
+    /// their own (and `userdb` leaves to MIOpen's default where it wins there, as a kind): e.g.
+    /// ConvAsm1x1U's stride-2 problems, which run a subsampling kernel first. None for most.
+    fn problem_class(&self, _problem: &ConvProblem) -> Option<&'static str> {
+        None
+    }
+
     /// How many leading features are log2 sizes (see [`Tunable::features`]).
     fn size_features(&self) -> usize {
         6
