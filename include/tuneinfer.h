@@ -81,6 +81,7 @@ extern "C" {
 /* ----- where an answer came from ----- */
 #define TUNEINFER_SOURCE_MODEL 0
 #define TUNEINFER_SOURCE_DEFAULT 1  /* the solver's static default (no score) */
+#define TUNEINFER_SOURCE_NEIGHBOUR 2  /* the nearest tuned neighbour's config (no score; the CLI's --method) */
 
 /* How to load a predictor. Zero-initialise it ({0}): every NULL or 0 field takes the CLI's
  * default. The strings are only read during tuneinfer_open. */

@@ -14,6 +14,7 @@ use crate::data::dataset::Sample;
 use crate::error::{Error, Result};
 use crate::format::weights::WeightsFiles;
 use crate::models;
+pub use crate::neighbour::nearest_neighbours;
 use crate::predict::{DecodeMode, Predictor};
 use crate::seq2seq::find_model_files;
 use crate::solvers::{Target, Tunable};
@@ -431,54 +432,6 @@ impl KindFigures {
         };
         self.problems >= MIN_KIND_PROBLEMS && self.default_exact_pct > written
     }
-}
-
-/// The k nearest training rows of the same direction and precision (Euclidean distance over
-/// the solver's log2 size features), as their distinct configs that are valid for the problem;
-/// MIOpen's static default when no neighbour's config is valid.
-pub fn nearest_neighbours(
-    solver: &dyn Tunable,
-    target: &Target,
-    reference: &[Sample],
-    sample: &Sample,
-    k: usize,
-) -> Vec<Vec<i64>> {
-    let f = solver.features(&sample.problem);
-    let sizes = solver.size_features();
-    let rules = solver.rules(target, &sample.problem);
-    let mut dist: Vec<(f32, usize)> = reference
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| {
-            r.problem.direction == sample.problem.direction && r.problem.precision == sample.problem.precision
-        })
-        .map(|(i, r)| {
-            let g = solver.features(&r.problem);
-            (
-                f.iter()
-                    .zip(&g)
-                    .take(sizes)
-                    .map(|(a, b)| (a - b) * (a - b))
-                    .sum::<f32>(),
-                i,
-            )
-        })
-        .collect();
-    dist.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut out: Vec<Vec<i64>> = Vec::with_capacity(k);
-    for (_, i) in dist {
-        let c = &reference[i].config;
-        if !out.contains(c) && rules.is_valid(c) {
-            out.push(c.clone());
-            if out.len() == k {
-                break;
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push(solver.static_default(target, &sample.problem));
-    }
-    out
 }
 
 /// Ranked answers of a predictor for every sample (answers the solver cannot parse are dropped).

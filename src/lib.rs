@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod format;
 pub mod fuzzing;
 pub mod models;
+pub mod neighbour;
 pub mod predict;
 pub mod seq2seq;
 #[doc(hidden)]

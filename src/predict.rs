@@ -50,8 +50,11 @@ impl DecodeMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Model,
-    /// The solver's static default (the model failed or found nothing valid).
+    /// The solver's static default (the model failed or found nothing valid, or it was chosen:
+    /// `--method default`, or `best` where it won on the held-out problems).
     Default,
+    /// The config of the nearest tuned neighbour ([`crate::neighbour`]).
+    Neighbour,
 }
 
 impl Source {
@@ -59,6 +62,7 @@ impl Source {
         match self {
             Source::Model => "model",
             Source::Default => "default",
+            Source::Neighbour => "neighbour",
         }
     }
 }

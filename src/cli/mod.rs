@@ -16,6 +16,7 @@ mod bench;
 mod eval;
 mod info;
 mod interrupt;
+mod method;
 mod predict;
 mod train;
 mod userdb;

@@ -41,7 +41,16 @@ const COMMON_OPTIONS: &str = "  --models DIR       a directory of models searche
                      answered with the tuned value itself, source perf-db, not predicted.
                      Default: the one MIOpen reads for --arch (and --cu): {basename}.db.txt or
                      .db in $MIOPEN_SYSTEM_DB_PATH, else in the ROCm install's share/miopen/db
-                     ($LD_LIBRARY_PATH's libMIOpen.so, $ROCM_PATH, /opt/rocm); none: predict all";
+                     ($LD_LIBRARY_PATH's libMIOpen.so, $ROCM_PATH, /opt/rocm); else the same
+                     arch's of the closest CU count; none: predict all
+  --method M         which predictor answers what the system perf db has not tuned: best
+                     (default: per problem, the one of model, nearest neighbour and MIOpen's
+                     default that matched the tuned best most often on the model's held-out
+                     problems of its class or kind, e.g. MIOpen's default for ConvAsm1x1U at
+                     stride 2 on MI100/MI210), model, neighbour (the config of the nearest
+                     tuned problem of the same direction and precision that is valid here,
+                     from the system perf db's rows), or default (MIOpen's static default);
+                     the source column says which answered (model|neighbour|default|perf-db)";
 
 const PREDICT_HELP: &str = "\
 Usage: tuneinfer predict [OPTIONS] PROBLEM
@@ -61,7 +70,7 @@ Prints the config (e.g. 2,8,4,16,1,4,1,4); with --beam, one line per config:
 rank, config, score (sum of log-probabilities). A static default, and a value tuned in
 MIOpen's system perf db, are marked on stderr. When the answer is for several problems (-F 0)
 or solvers (--solver all), each line is problem key, solver, rank, config, score, source
-(model|default|perf-db), tab-separated.
+(model|neighbour|default|perf-db), tab-separated.
 
 Options:";
 
@@ -71,8 +80,8 @@ Usage: tuneinfer batch [OPTIONS]
 Predicts for the problems of each input line (any form 'predict' takes: perf-db keys,
 24-field keys, MIOpenDriver lines, whole MIOpen logs; '#' comments and blank lines skipped;
 log lines that are not convolutions skipped and counted) and writes a TSV: problem, solver,
-rank, config, score, source (model|default|perf-db: the value tuned in MIOpen's system perf
-db, see --system-db). The problem column is the line as given, or the
+rank, config, score, source (model|neighbour|default|perf-db: the value tuned in MIOpen's
+system perf db, see --system-db; --method chooses among the others). The problem column is the line as given, or the
 problem's perf-db key when a line holds several (-F 0). A problem repeated in the input is
 predicted and written once. Input is read, predicted and written in chunks, so memory stays
 flat whatever its size. Bad lines are reported on stderr with their line number (the first
@@ -99,6 +108,7 @@ const VALUED: &[&str] = &[
     "device",
     "precision",
     "system-db",
+    "method",
 ];
 
 pub(super) struct Common {
@@ -291,9 +301,12 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             ))
         }
     };
+    let method = super::method::Method::parse(args.value("method"))?;
     let system = system_db(&args)?;
     let c = common(settings)?;
-    let answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
+    let plans = super::method::plans(method, &c.engines, system.db.as_ref().map(|d| d.path.as_path()))?;
+    let mut answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
+    let whys = super::method::apply(&plans, &c.engines, &problems, &mut answers);
     for note in c.engines.take_notes() {
         eprintln!("{note}");
     }
@@ -323,8 +336,16 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             } else {
                 writeln!(out, "{}", p.config).map_err(write_err)?;
             }
+            let chosen = whys.first().and_then(|w| w.first()).and_then(Option::as_ref);
             if tuned {
                 perf_db_note(system.db.as_ref());
+            } else if let (Some(why), 0) = (chosen, rank) {
+                let who = match p.source {
+                    Source::Neighbour => "the nearest tuned neighbour's config",
+                    Source::Default => "MIOpen's static default",
+                    Source::Model => "the model's answer",
+                };
+                eprintln!("note: {}: {who} (source {}): {why}", names[0], p.source.as_str());
             } else if p.source == Source::Default {
                 default_note(names[0], c.mode.unwrap_or_else(|| c.engines.engines[0].default_mode()));
             }
@@ -815,8 +836,10 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     };
     let out_name = if output_name == "-" { "<stdout>" } else { output_name };
     let write_err = |e: std::io::Error| Error::io(out_name, e);
+    let method = super::method::Method::parse(args.value("method"))?;
     let system = system_db(&args)?;
     let c = common(settings)?;
+    let plans = super::method::plans(method, &c.engines, system.db.as_ref().map(|d| d.path.as_path()))?;
     let names = c.engines.solver_names();
     sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
         .map_err(write_err)?;
@@ -832,7 +855,8 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
             let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p, _)| p.clone()).collect();
-            let answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
+            let mut answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
+            super::method::apply(&plans, &c.engines, &problems, &mut answers);
             let mut text = String::new();
             for ((line_no, label, _, several), answers) in chunk.iter().zip(answers) {
                 let mut any = false;

@@ -61,6 +61,7 @@ pub const TUNEINFER_DECODE_BEAM: i32 = 2;
 
 pub const TUNEINFER_SOURCE_MODEL: i32 = 0;
 pub const TUNEINFER_SOURCE_DEFAULT: i32 = 1;
+pub const TUNEINFER_SOURCE_NEIGHBOUR: i32 = 2;
 
 pub const TUNEINFER_LAYOUT_NCHW: i32 = 0;
 pub const TUNEINFER_LAYOUT_NHWC: i32 = 1;
@@ -355,6 +356,7 @@ fn make_results(outcomes: Vec<Result<Vec<Prediction>, Fail>>) -> *mut tuneinfer_
                             source: match p.source {
                                 Source::Model => TUNEINFER_SOURCE_MODEL,
                                 Source::Default => TUNEINFER_SOURCE_DEFAULT,
+                                Source::Neighbour => TUNEINFER_SOURCE_NEIGHBOUR,
                             },
                         }
                     })

@@ -1,0 +1,349 @@
+//! `--method` of `predict` and `batch` (issue 36): which predictor answers a (problem, solver)
+//! that the system perf db has not tuned: tuneinfer's model, the nearest tuned neighbour
+//! ([`crate::neighbour`], over the solver's rows of the system perf db), MIOpen's static default,
+//! or `best` (the default): per problem, the one of the three that matched the tuned best most
+//! often on the model's held-out problems of the problem's class (e.g. ConvAsm1x1U's `stride 2`),
+//! else of its kind (direction and precision), else over all of them (figures recorded in the
+//! model's JSON by `train`/`eval --record`; a class or kind counts from
+//! [`crate::eval::MIN_KIND_PROBLEMS`] problems). Where a model records no figures (MIOpen's KTN
+//! models, a model trained with nothing held out), `best` is the model. The answer's `source`
+//! says which answered.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::engines::{Engines, SolverAnswer};
+use crate::error::{Error, Result};
+use crate::models::Located;
+use crate::neighbour::Neighbours;
+use crate::predict::{Prediction, Source};
+use crate::problem::ConvProblem;
+use crate::solvers::Tunable;
+
+/// What `--method` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    Model,
+    Neighbour,
+    Default,
+    Best,
+}
+
+impl Method {
+    pub(super) fn parse(text: Option<&str>) -> Result<Method> {
+        Ok(match text {
+            None | Some("best") => Method::Best,
+            Some("model") => Method::Model,
+            Some("neighbour" | "neighbor") => Method::Neighbour,
+            Some("default") => Method::Default,
+            Some(other) => {
+                return Err(Error::Usage(format!(
+                    "--method: unknown method '{}' (model, neighbour, default or best)",
+                    crate::error::quote_short(other)
+                )))
+            }
+        })
+    }
+}
+
+/// Exact-match figures of one kind of held-out problems (or all of them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Figures {
+    model: f64,
+    neighbour: Option<f64>,
+    default: f64,
+    problems: u64,
+}
+
+/// The predictor chosen for one problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chosen {
+    Model,
+    Neighbour,
+    Default,
+}
+
+impl Figures {
+    /// The best of the three (the model on a tie, then the neighbour); the neighbour only where
+    /// its rows are at hand.
+    fn best(&self, have_neighbours: bool) -> Chosen {
+        let mut chosen = (Chosen::Model, self.model);
+        if let Some(n) = self.neighbour.filter(|_| have_neighbours) {
+            if n > chosen.1 {
+                chosen = (Chosen::Neighbour, n);
+            }
+        }
+        if self.default > chosen.1 {
+            chosen = (Chosen::Default, self.default);
+        }
+        chosen.0
+    }
+}
+
+/// The recorded figures of a model: over all held-out problems, and per kind or class.
+#[derive(Debug, Clone, Default)]
+struct Recorded {
+    overall: Option<Figures>,
+    kinds: Vec<(String, Figures)>,
+}
+
+impl Recorded {
+    /// Reads a model's `validation` rows (see [`crate::eval::EvalTable::to_json`]).
+    fn from_metrics(metrics: &Value) -> Recorded {
+        let Some(rows) = metrics.get("methods").and_then(Value::as_array) else {
+            return Recorded::default();
+        };
+        let find = |kind: Option<&str>, prefix: &str| {
+            rows.iter().find(|r| {
+                r.get("kind").and_then(Value::as_str) == kind
+                    && r.get("method")
+                        .and_then(Value::as_str)
+                        .is_some_and(|m| m.starts_with(prefix))
+            })
+        };
+        let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
+        let figures = |kind: Option<&str>, model: &str, default: &str, neighbour: &str| -> Option<Figures> {
+            let m = find(kind, model)?;
+            Some(Figures {
+                model: exact(m)?,
+                default: exact(find(kind, default)?)?,
+                neighbour: find(kind, neighbour).and_then(exact),
+                problems: m.get("problems").and_then(Value::as_u64).unwrap_or(0),
+            })
+        };
+        let overall = figures(None, "model, beam", "MIOpen static default", "nearest neighbour");
+        let mut kinds: Vec<(String, Figures)> = Vec::new();
+        for r in rows {
+            let Some(kind) = r.get("kind").and_then(Value::as_str) else {
+                continue;
+            };
+            if kinds.iter().any(|(k, _)| k == kind) {
+                continue;
+            }
+            if let Some(f) = figures(Some(kind), "beam ", "static default", "nearest neighbour") {
+                kinds.push((kind.to_string(), f));
+            }
+        }
+        Recorded { overall, kinds }
+    }
+
+    /// The figures that decide for `problem`: its class's, else its kind's (each from
+    /// [`crate::eval::MIN_KIND_PROBLEMS`] problems), else the overall ones; with the label.
+    fn for_problem(&self, solver: &dyn Tunable, problem: &ConvProblem) -> Option<(String, Figures)> {
+        let kind = format!("{} {}", problem.direction, problem.precision);
+        let enough = |label: &str| {
+            self.kinds
+                .iter()
+                .find(|(k, f)| k == label && f.problems >= crate::eval::MIN_KIND_PROBLEMS)
+                .map(|(k, f)| (k.clone(), *f))
+        };
+        solver
+            .problem_class(problem)
+            .and_then(enough)
+            .or_else(|| enough(&kind))
+            .or_else(|| self.overall.map(|f| ("all".to_string(), f)))
+    }
+
+    /// Could the neighbour win anywhere?
+    fn neighbour_can_win(&self) -> bool {
+        self.overall
+            .iter()
+            .chain(self.kinds.iter().map(|(_, f)| f))
+            .any(|f| f.best(true) == Chosen::Neighbour)
+    }
+}
+
+/// How one engine's answers are chosen.
+pub(super) struct Plan {
+    method: Method,
+    /// The solver's integer side (None: not a tunable solver; its model answers).
+    tunable: Option<&'static dyn Tunable>,
+    recorded: Recorded,
+    neighbours: Option<Neighbours>,
+}
+
+/// The plans of every engine: `method`, the models' recorded figures, and the neighbours' rows
+/// from `rows_db` (MIOpen's system perf db, or none) where a plan needs them. Errors: `--method
+/// neighbour` without a database holding rows of any solver.
+pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -> Result<Vec<Plan>> {
+    let mut out = Vec::new();
+    for engine in &engines.engines {
+        let host = engine.host();
+        let tunable = host
+            .solver
+            .tunable()
+            .and_then(|_| crate::solvers::tunable(host.solver).ok());
+        let recorded = match host.served.as_ref().map(|r| &r.located) {
+            Some(Located::Attention(files, _)) => crate::format::weights::read_info(&files.metadata)
+                .map(|(info, _)| Recorded::from_metrics(&info.metrics))
+                .unwrap_or_default(),
+            _ => Recorded::default(),
+        };
+        let wants_rows = match method {
+            Method::Neighbour => true,
+            Method::Best => recorded.neighbour_can_win(),
+            Method::Model | Method::Default => false,
+        };
+        let neighbours = match (tunable, rows_db) {
+            (Some(t), Some(db)) if wants_rows => Neighbours::load(db, t, &host.target)?,
+            _ => None,
+        };
+        out.push(Plan {
+            method,
+            tunable,
+            recorded,
+            neighbours,
+        });
+    }
+    if method == Method::Neighbour && out.iter().all(|p| p.neighbours.is_none()) {
+        return Err(Error::Usage(match rows_db {
+            None => "--method neighbour needs tuned rows: MIOpen's system perf db of the GPU (none found; \
+                     give --system-db FILE, e.g. ../shared/miopen/perfdb/gfx906_60.db)"
+                .into(),
+            Some(db) => format!(
+                "--method neighbour: {} holds no usable row of {}",
+                db.display(),
+                engines.solver_names().join(", ")
+            ),
+        }));
+    }
+    Ok(out)
+}
+
+/// A config as an answer of `source`.
+fn as_answer(tunable: &dyn Tunable, config: &[i64], source: Source) -> Prediction {
+    let text = tunable.format_params(config);
+    Prediction {
+        values: text.split(',').map(str::to_string).collect(),
+        config: text,
+        tokens: Vec::new(),
+        score: None,
+        source,
+    }
+}
+
+/// Applies the plans to the answers of [`super::predict::answers_with_perf_db`] (tuned answers
+/// and the solvers that do not apply are left as they are): the chosen predictor's answer first,
+/// then the model's other answers. Returns, per problem and engine, why a predictor other than
+/// the model answered (for `predict`'s note).
+pub(super) fn apply(
+    plans: &[Plan],
+    engines: &Engines,
+    problems: &[ConvProblem],
+    answers: &mut [Vec<(SolverAnswer, bool)>],
+) -> Vec<Vec<Option<String>>> {
+    let mut why: Vec<Vec<Option<String>>> = problems.iter().map(|_| vec![None; plans.len()]).collect();
+    for ((problem, slots), whys) in problems.iter().zip(answers.iter_mut()).zip(why.iter_mut()) {
+        for (s, ((plan, engine), (answer, tuned))) in
+            plans.iter().zip(&engines.engines).zip(slots.iter_mut()).enumerate()
+        {
+            let (SolverAnswer::Predicted(list), false) = (&mut *answer, *tuned) else {
+                continue;
+            };
+            let Some(tunable) = plan.tunable else { continue };
+            let target = &engine.host().target;
+            let (chosen, reason) = match plan.method {
+                Method::Model => continue,
+                Method::Default => (Chosen::Default, "--method default".to_string()),
+                Method::Neighbour => (Chosen::Neighbour, "--method neighbour".to_string()),
+                Method::Best => match plan.recorded.for_problem(tunable, problem) {
+                    None => continue,
+                    Some((label, f)) => {
+                        let chosen = f.best(plan.neighbours.is_some());
+                        let n = f.neighbour.map_or("-".to_string(), |n| format!("{n:.1}%"));
+                        (
+                            chosen,
+                            format!(
+                                "on the model's held-out problems ({label}, {}): model {:.1}%, nearest neighbour {n}, MIOpen's default {:.1}% exact",
+                                f.problems, f.model, f.default
+                            ),
+                        )
+                    }
+                },
+            };
+            let first = match chosen {
+                Chosen::Model => continue,
+                Chosen::Default => as_answer(tunable, &tunable.static_default(target, problem), Source::Default),
+                Chosen::Neighbour => match plan.neighbours.as_ref().and_then(|n| n.answer(target, problem)) {
+                    Some(config) => as_answer(tunable, &config, Source::Neighbour),
+                    // No neighbour of the kind has a valid config: MIOpen's default (eval's
+                    // neighbour does the same), unless `best` keeps the model.
+                    None if plan.method == Method::Neighbour => {
+                        as_answer(tunable, &tunable.static_default(target, problem), Source::Default)
+                    }
+                    None => continue,
+                },
+            };
+            list.retain(|p| p.config != first.config);
+            list.insert(0, first);
+            whys[s] = Some(reason);
+        }
+    }
+    why
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(method: &str, kind: Option<&str>, exact: f64, problems: u64) -> Value {
+        json!({"method": method, "kind": kind, "exact_pct": exact, "problems": problems})
+    }
+
+    #[test]
+    fn best_reads_the_class_then_the_kind_then_all_and_prefers_the_model_on_a_tie() {
+        let metrics = json!({"methods": [
+            row("model, beam 16", None, 86.2, 3531),
+            row("beam 16, F FP32 (1246)", Some("F FP32"), 91.2, 1246),
+            row("beam 16, stride 2 (357)", Some("stride 2"), 90.8, 357),
+            row("beam 16, B FP16 (5)", Some("B FP16"), 10.0, 5),
+            row("MIOpen static default", None, 81.9, 3531),
+            row("static default, F FP32 (1246)", Some("F FP32"), 88.0, 1246),
+            row("static default, stride 2 (357)", Some("stride 2"), 95.2, 357),
+            row("static default, B FP16 (5)", Some("B FP16"), 90.0, 5),
+            row("nearest neighbour (valid, k=16)", None, 83.6, 3531),
+            row("nearest neighbour, F FP32 (1246)", Some("F FP32"), 91.2, 1246),
+            row("nearest neighbour, stride 2 (357)", Some("stride 2"), 91.6, 357),
+        ]});
+        let r = Recorded::from_metrics(&metrics);
+        let asm = &crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver;
+        let p = |key: &str| ConvProblem::from_perfdb_key(key).unwrap();
+        // Stride 2: the class decides (the default, 95.2 over 91.6 and 90.8).
+        let (label, f) = r
+            .for_problem(asm, &p("64-14-14-1x1-64-7-7-8-0x0-2x2-1x1-0-NCHW-FP32-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("stride 2", Chosen::Default));
+        // F FP32 at stride 1: the kind; the neighbour ties the model, which stays.
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("F FP32", Chosen::Model));
+        // B FP16 has 5 problems (fewer than MIN_KIND_PROBLEMS): all problems decide.
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("all", Chosen::Model));
+        // Without the neighbour's rows at hand it is never chosen; with them it wins where ahead.
+        let f = Figures {
+            model: 40.0,
+            neighbour: Some(45.0),
+            default: 10.0,
+            problems: 100,
+        };
+        assert_eq!((f.best(true), f.best(false)), (Chosen::Neighbour, Chosen::Model));
+        assert!(!r.neighbour_can_win());
+        assert!(Recorded::from_metrics(&json!({}))
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B"))
+            .is_none());
+    }
+
+    #[test]
+    fn methods_parse_and_a_bad_one_names_the_choices() {
+        assert_eq!(Method::parse(None).unwrap(), Method::Best);
+        assert_eq!(Method::parse(Some("neighbor")).unwrap(), Method::Neighbour);
+        let e = Method::parse(Some("oracle")).unwrap_err().to_string();
+        assert!(e.contains("model, neighbour, default or best"), "{e}");
+    }
+}
