@@ -53,6 +53,8 @@ struct Figures {
     model: f64,
     neighbour: Option<f64>,
     default: f64,
+    /// MIOpen's default where the rules accept it, else the model ([`crate::eval::default_where_valid`]).
+    mix: Option<f64>,
     problems: u64,
 }
 
@@ -62,6 +64,8 @@ enum Chosen {
     Model,
     Neighbour,
     Default,
+    /// MIOpen's default where the solver's rules accept it for the problem, else the model.
+    DefaultWhereValid,
 }
 
 impl Figures {
@@ -76,6 +80,9 @@ impl Figures {
         }
         if self.default > chosen.1 {
             chosen = (Chosen::Default, self.default);
+        }
+        if let Some(mix) = self.mix.filter(|m| *m > chosen.1) {
+            chosen = (Chosen::DefaultWhereValid, mix);
         }
         chosen.0
     }
@@ -103,16 +110,25 @@ impl Recorded {
             })
         };
         let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
-        let figures = |kind: Option<&str>, model: &str, default: &str, neighbour: &str| -> Option<Figures> {
+        let figures = |kind: Option<&str>, [model, default, neighbour, mix]: [&str; 4]| -> Option<Figures> {
             let m = find(kind, model)?;
             Some(Figures {
                 model: exact(m)?,
                 default: exact(find(kind, default)?)?,
                 neighbour: find(kind, neighbour).and_then(exact),
+                mix: find(kind, mix).and_then(exact),
                 problems: m.get("problems").and_then(Value::as_u64).unwrap_or(0),
             })
         };
-        let overall = figures(None, "model, beam", "MIOpen static default", "nearest neighbour");
+        let overall = figures(
+            None,
+            [
+                "model, beam",
+                "MIOpen static default",
+                "nearest neighbour",
+                crate::eval::DEFAULT_WHERE_VALID,
+            ],
+        );
         let mut kinds: Vec<(String, Figures)> = Vec::new();
         for r in rows {
             let Some(kind) = r.get("kind").and_then(Value::as_str) else {
@@ -121,7 +137,10 @@ impl Recorded {
             if kinds.iter().any(|(k, _)| k == kind) {
                 continue;
             }
-            if let Some(f) = figures(Some(kind), "beam ", "static default", "nearest neighbour") {
+            if let Some(f) = figures(
+                Some(kind),
+                ["beam ", "static default", "nearest neighbour", "default/model"],
+            ) {
                 kinds.push((kind.to_string(), f));
             }
         }
@@ -251,27 +270,31 @@ pub(super) fn apply(
                     None => continue,
                     Some((label, f)) => {
                         let chosen = f.best(plan.neighbours.is_some());
-                        let n = f.neighbour.map_or("-".to_string(), |n| format!("{n:.1}%"));
+                        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}%"));
                         (
                             chosen,
                             format!(
-                                "on the model's held-out problems ({label}, {}): model {:.1}%, nearest neighbour {n}, MIOpen's default {:.1}% exact",
-                                f.problems, f.model, f.default
+                                "on the model's held-out problems ({label}, {}): model {:.1}%, nearest neighbour {}, MIOpen's default {:.1}%, the default where valid else the model {} exact",
+                                f.problems,
+                                f.model,
+                                pct(f.neighbour),
+                                f.default,
+                                pct(f.mix)
                             ),
                         )
                     }
                 },
             };
+            let default = tunable.static_default(target, problem);
             let first = match chosen {
                 Chosen::Model => continue,
-                Chosen::Default => as_answer(tunable, &tunable.static_default(target, problem), Source::Default),
+                Chosen::DefaultWhereValid if !tunable.rules(target, problem).is_valid(&default) => continue,
+                Chosen::Default | Chosen::DefaultWhereValid => as_answer(tunable, &default, Source::Default),
                 Chosen::Neighbour => match plan.neighbours.as_ref().and_then(|n| n.answer(target, problem)) {
                     Some(config) => as_answer(tunable, &config, Source::Neighbour),
                     // No neighbour of the kind has a valid config: MIOpen's default (eval's
                     // neighbour does the same), unless `best` keeps the model.
-                    None if plan.method == Method::Neighbour => {
-                        as_answer(tunable, &tunable.static_default(target, problem), Source::Default)
-                    }
+                    None if plan.method == Method::Neighbour => as_answer(tunable, &default, Source::Default),
                     None => continue,
                 },
             };
@@ -330,9 +353,22 @@ mod tests {
             model: 40.0,
             neighbour: Some(45.0),
             default: 10.0,
+            mix: Some(41.0),
             problems: 100,
         };
-        assert_eq!((f.best(true), f.best(false)), (Chosen::Neighbour, Chosen::Model));
+        assert_eq!(
+            (f.best(true), f.best(false)),
+            (Chosen::Neighbour, Chosen::DefaultWhereValid)
+        );
+        // MI100's GTC backward (its recorded figures): the mix beats both the model and the default.
+        let gtc = Figures {
+            model: 60.7,
+            neighbour: Some(48.9),
+            default: 72.6,
+            mix: Some(85.4),
+            problems: 4341,
+        };
+        assert_eq!(gtc.best(true), Chosen::DefaultWhereValid);
         assert!(!r.neighbour_can_win());
         assert!(Recorded::from_metrics(&json!({}))
             .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B"))
