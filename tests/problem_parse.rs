@@ -49,6 +49,7 @@ fn readme_key_forward_fp32() {
         layout: Layout::Nchw,
         precision: Precision::Fp32,
         direction: Direction::Forward,
+        depth: None,
     };
     assert_eq!(p, expected);
     assert_eq!(p.in_channels(), 1024);
@@ -606,6 +607,7 @@ fn random_problem(rng: &mut Lcg) -> ConvProblem {
             layout: rng.pick(&[Layout::Nchw, Layout::Nhwc]),
             precision: rng.pick(&[Precision::Fp32, Precision::Fp16, Precision::Bf16]),
             direction: rng.pick(&[Direction::Forward, Direction::BackwardData, Direction::BackwardWeights]),
+            depth: None,
         };
     }
 }
