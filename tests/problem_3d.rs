@@ -605,7 +605,7 @@ fn transposed_3d() {
 /// What a 3-D line or key cannot be, each refused with its reason.
 #[test]
 fn malformed_3d_inputs_say_why() {
-    let cases: [(&str, &str); 12] = [
+    let cases: [(&str, &str); 14] = [
         ("conv -n 2 --in_d 4", "needs --spatial_dim 3"),
         ("conv -n 2 -! 4", "needs --spatial_dim 3"),
         ("conv --spatial_dim 4", "expected 2 or 3"),
@@ -620,6 +620,16 @@ fn malformed_3d_inputs_say_why() {
         ),
         ("conv --spatial_dim 3 --in_d 2 --fil_d 3", "output depth would be empty"),
         ("conv --spatial_dim 3 --in_d 0", "a positive integer"),
+        // A pad can make an output larger than MIOpen's C int sizes (2-D too: a fuzz find; the
+        // key written from it could not be read back). 1e9 + 2*1184467440 - 3 + 1:
+        (
+            "conv --spatial_dim 3 --in_d 1000000000 --pad_d 1184467440",
+            "output depth 3368934878 is out of range",
+        ),
+        (
+            "conv -n 19 -c 256 -H 38 -W 38 -k 256 -y 3 -x 3 -p 1 -q 1709551616",
+            "output width 3419103268 is out of range",
+        ),
         (
             "16-1-7-7-1x1x1-32-1-7-7-8-0x0x0-1x1x1-1x1x1-0-NCHW-FP32-F",
             "2-D layout 'NCHW' in a 3-D problem",

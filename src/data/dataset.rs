@@ -55,8 +55,8 @@ pub struct DataReport {
     /// The rule-violating rows by the first parameter at which no valid config remains (the
     /// solver's `param_names`): where in the config the rules reject the tuned value.
     pub violations_at: BTreeMap<String, usize>,
-    /// The malformed problems by the reader's reason (e.g. a 3-D key, which tuneinfer's 2-D
-    /// solvers do not take), numbers as `N`.
+    /// The malformed problems by the reader's reason (e.g. a key with a field too many),
+    /// numbers as `N`.
     pub malformed_reasons: BTreeMap<String, usize>,
 }
 
@@ -399,10 +399,12 @@ mod tests {
 
     #[test]
     fn report_gives_every_unused_row_its_reason() {
-        // A 3-D key (17 dash fields), a padded ConvAsm1x1U problem (the solver takes pad 0
-        // only), a config whose first value is outside the rules, and one usable row.
+        // A 3-D key (17 dash fields: ConvAsm1x1U is 2-D only), a key with a field too many, a
+        // padded ConvAsm1x1U problem (the solver takes pad 0 only), a config whose first value
+        // is outside the rules, and one usable row.
         let text = "\
             64-1-7-7-1x1x1-64-1-7-7-1-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
+            64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
             64-14-14-1x1-64-16-16-8-1x1-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
             64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:5,4,2,1,1,2,1,1\n\
             64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,1,1,1,1,1,1\n";
@@ -412,13 +414,14 @@ mod tests {
         let r = &ds.report;
         assert_eq!(
             (r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations),
-            (4, 1, 1, 1, 1)
+            (5, 1, 1, 2, 1)
         );
         let reasons = r.reasons().join("\n");
         assert!(
-            reasons.contains("1 malformed problems:") && reasons.contains("3-D"),
+            reasons.contains("1 not applicable: a 3-D problem (spatial_dim N, NCDHW"),
             "{reasons}"
         );
+        assert!(reasons.contains("1 malformed problems:"), "{reasons}");
         assert!(
             reasons.contains("invalid problem '…': expected 15 '-'-separated"),
             "{reasons}"

@@ -434,7 +434,7 @@ impl Raw {
     /// of depth, height and width in the "output would be empty" error.
     fn finish(self, input: &str, fields: [&str; 3]) -> Result<ConvProblem> {
         let out = |dim: &str, field: &str, i, p, f, s, d| {
-            conv_out_size(i, p, f, s, d).ok_or_else(|| {
+            let size = conv_out_size(i, p, f, s, d).ok_or_else(|| {
                 Error::problem(
                     input,
                     format!(
@@ -442,7 +442,15 @@ impl Raw {
                          than the dilated filter {d}*({f}-1)+1)"
                     ),
                 )
-            })
+            })?;
+            // A large pad can make the output larger than any size MIOpen stores (a C int).
+            if size > MAX_FIELD_VALUE {
+                return Err(Error::problem(
+                    input,
+                    format!("{field}: output {dim} {size} is out of range (at most {MAX_FIELD_VALUE})"),
+                ));
+            }
+            Ok(size)
         };
         let depth = match self.depth {
             None => None,
