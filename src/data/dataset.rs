@@ -315,7 +315,8 @@ fn without_quotes(text: &str) -> String {
 /// so that messages naming a problem's sizes group by rule. A number followed by a unit (`2 GiB`,
 /// `32-bit`) is a limit of the rule, not a size of the problem, and stays.
 pub fn numbers_as_n(text: &str) -> String {
-    const UNITS: [&str; 6] = [" GiB", " MiB", " KiB", " bytes", "-bit", " bit"];
+    // Units, and "-D" of "2-D" / "3-D" (a problem's dimensions are a category, not a size).
+    const UNITS: [&str; 7] = [" GiB", " MiB", " KiB", " bytes", "-bit", " bit", "-D "];
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -418,7 +419,7 @@ mod tests {
         );
         let reasons = r.reasons().join("\n");
         assert!(
-            reasons.contains("1 not applicable: a 3-D problem (spatial_dim N, NCDHW"),
+            reasons.contains("1 not applicable: a 3-D problem (NCDHW, depth N, filter depth N): tuneinfer models ConvAsm1x1U for 2-D problems only"),
             "{reasons}"
         );
         assert!(reasons.contains("1 malformed problems:"), "{reasons}");
@@ -446,6 +447,10 @@ mod tests {
             "N-N-N-Nx1: a tensor of 2 GiB or more (X indexes with 32-bit offsets)"
         );
         assert_eq!(numbers_as_n(""), "");
+        assert_eq!(
+            numbers_as_n("a 3-D problem (NCDHW, depth 4): X for 2-D problems only; 64-D-7"),
+            "a 3-D problem (NCDHW, depth N): X for 2-D problems only; N-D-N"
+        );
     }
     use crate::data::perfdb::TunedRow;
     use crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver as ASM;

@@ -235,8 +235,7 @@ pub fn two_d_only(solver: &str, problem: &ConvProblem) -> Result<()> {
         Some(d) => Err(Error::NotApplicable {
             solver: solver.to_string(),
             reason: format!(
-                "a 3-D problem (spatial_dim 3, {}, depth {}, filter depth {}): tuneinfer models {solver} for 2-D \
-                 problems only",
+                "a 3-D problem ({}, depth {}, filter depth {}): tuneinfer models {solver} for 2-D problems only",
                 problem.layout_name(),
                 d.in_d,
                 d.filter_d
