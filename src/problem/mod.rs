@@ -641,3 +641,49 @@ fn smallest_input(out: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -
     let x = needed.saturating_sub(pad.checked_mul(2)?).max(1);
     (conv_out_size(x, pad, filter, stride, dilation)? == out).then_some(x)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MIOpen's four layout spellings (`ProblemDescription::IsLayoutDefault` / `IsLayoutNHWC`:
+    /// NCHW and NHWC for 2-D, NCDHW and NDHWC for 3-D), both ways.
+    #[test]
+    fn layouts_are_spelled_per_spatial_dims() {
+        let table = [
+            ("NCHW", Layout::Nchw, 2),
+            ("NHWC", Layout::Nhwc, 2),
+            ("NCDHW", Layout::Nchw, 3),
+            ("NDHWC", Layout::Nhwc, 3),
+        ];
+        for (name, layout, dims) in table {
+            assert_eq!(Layout::from_any_name(name), Some((layout, dims)));
+            assert_eq!(layout.name(dims), name);
+            assert_eq!(Layout::parse_for(name, dims), Ok(layout));
+            let other = 5 - dims;
+            let why = Layout::parse_for(name, other).unwrap_err();
+            assert!(
+                why.contains(&format!("the {dims}-D layout '{name}' in a {other}-D problem")),
+                "{why}"
+            );
+        }
+        assert_eq!(Layout::from_name("NCDHW"), None);
+        assert_eq!(Layout::from_any_name("CHWN"), None);
+        assert!(Layout::parse_for("CHWN", 3)
+            .unwrap_err()
+            .contains("expected NCDHW or NDHWC"));
+    }
+
+    /// A spatial field has one value per dimension; the wrong count says which key form has it.
+    #[test]
+    fn spatial_fields_name_the_other_form() {
+        let two = parse_axes("k", "pad", "0x0x0", ["PadH", "PadW"], Range::NonNegative).unwrap_err();
+        assert!(two.to_string().contains("a 3-D key has 17 fields"), "{two}");
+        let three = parse_axes("k", "pad", "0x1", ["PadD", "PadH", "PadW"], Range::NonNegative).unwrap_err();
+        assert!(three.to_string().contains("a 2-D key has 15 fields"), "{three}");
+        assert_eq!(
+            parse_axes("k", "pad", "2x0x1", ["PadD", "PadH", "PadW"], Range::NonNegative).unwrap(),
+            [2, 0, 1]
+        );
+    }
+}
