@@ -33,6 +33,7 @@ fn prob(prec: Precision, dir: Direction, n: u64, c: u64, k: u64, h: u64, w: u64)
         layout: Layout::Nchw,
         precision: prec,
         direction: dir,
+        depth: None,
     }
 }
 
@@ -606,6 +607,7 @@ fn huge_values_never_panic() {
         layout: Layout::Nchw,
         precision: Fp16,
         direction: Bwd,
+        depth: None,
     };
     let mut probs = vec![big.clone()];
     let mut p = big.clone();

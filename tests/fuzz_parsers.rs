@@ -63,6 +63,15 @@ const TOKENS: &[&str] = &[
     "_g",
     "-F 0",
     " -g 0",
+    " --spatial_dim 3",
+    " -_ 3",
+    " -! 0",
+    " -@ 2147483647",
+    " -% 1",
+    " -m trans",
+    "NCDHW",
+    "NDHWC",
+    "NCHW",
     "conv",
     "MIOpen(HIP): ",
     "\u{feff}",
@@ -278,6 +287,44 @@ fn sqlite_problems() -> Vec<tuneinfer::ConvProblem> {
     out
 }
 
+/// 3-D problems of the shared databases: the 3-D rows of gfx1030_36's sqlite database (NCDHW)
+/// and every 2000th 3-D key of gfx942130's text one (NCDHW and NDHWC, MIOpen 3.5.1).
+fn three_d_problems() -> Vec<tuneinfer::ConvProblem> {
+    let mut out = Vec::new();
+    for solver in [
+        "ConvHipImplicitGemmV4R4Fwd",
+        "ConvHipImplicitGemmV4R4WrW",
+        "ConvHipImplicitGemmBwdDataV1R1",
+    ] {
+        let rows = tuneinfer::data::perfdb::solver_rows(&common::perfdb_dir().join("gfx1030_36.db"), solver).unwrap();
+        out.extend(rows.rows.into_iter().map(|r| r.problem).filter(|p| p.is_3d()).take(4));
+    }
+    let text = tuneinfer::data::textdb::read_text(&common::perfdb_dir().join("gfx942130.db.txt.bz2")).unwrap();
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("3x"))
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    out.extend(
+        keys.iter()
+            .step_by(2000)
+            .filter_map(|k| tuneinfer::ConvProblem::from_db_key(k).ok()),
+    );
+    out.extend(
+        keys.iter()
+            .filter(|k| k.contains("NDHWC"))
+            .step_by(100)
+            .filter_map(|k| tuneinfer::ConvProblem::from_db_key(k).ok()),
+    );
+    assert!(
+        out.iter().all(|p| p.is_3d()) && out.len() > 30,
+        "3-D seeds: {}",
+        out.len()
+    );
+    assert!(out.iter().any(|p| p.layout == tuneinfer::problem::Layout::Nhwc));
+    out
+}
+
 /// Keys of the 2019 text databases (dash form).
 fn history_keys() -> Vec<String> {
     HISTORY
@@ -307,8 +354,11 @@ fn bytes_of(v: impl IntoIterator<Item = String>) -> Vec<Vec<u8>> {
 
 #[test]
 fn problem_parsers_survive_mutations() {
-    let problems = sqlite_problems();
-    let dash = history_keys();
+    let mut problems = sqlite_problems();
+    let three_d = three_d_problems();
+    problems.extend(three_d.iter().cloned());
+    let mut dash = history_keys();
+    dash.extend(three_d.iter().map(|p| p.to_perfdb_key()));
     let db: Vec<String> = problems.iter().map(|p| p.to_db_key()).collect();
     let driver: Vec<String> = problems.iter().map(|p| p.to_driver_line()).collect();
     for (d, k) in driver.iter().zip(&db) {
@@ -325,6 +375,7 @@ fn problem_parsers_survive_mutations() {
     );
     let mut all: Vec<String> = dash.iter().chain(&db).chain(&driver).cloned().collect();
     all.extend(log_lines(&driver));
+    all.extend(log_lines(&driver[driver.len() - three_d.len()..]));
     all.extend(
         driver
             .iter()
@@ -633,6 +684,12 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
         "problem_line" | "perfdb_key" | "db_key" | "driver_line" => {
             let mut all = history_keys();
             all.extend(problems.iter().map(|p| p.to_db_key()));
+            let three_d = three_d_problems();
+            all.extend(
+                three_d
+                    .iter()
+                    .flat_map(|p| [p.to_db_key(), p.to_perfdb_key(), p.to_driver_line()]),
+            );
             all.extend(log_lines(&driver));
             all.extend(driver);
             bytes_of(all)

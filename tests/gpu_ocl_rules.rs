@@ -71,6 +71,7 @@ fn problem(
         layout: Layout::Nchw,
         precision,
         direction,
+        depth: None,
     }
 }
 

@@ -49,6 +49,7 @@ fn readme_key_forward_fp32() {
         layout: Layout::Nchw,
         precision: Precision::Fp32,
         direction: Direction::Forward,
+        depth: None,
     };
     assert_eq!(p, expected);
     assert_eq!(p.in_channels(), 1024);
@@ -287,10 +288,10 @@ fn malformed_keys_name_the_field() {
         ),
         ("", &["expected 15", "got 1"]),
         ("2048-7-7-1x1-512-7-7-256--0x0-1x1-1x1-0-NCHW-FP16-F", &["expected 15"]),
-        // 3-D key: C-D-H-W-FzxFyxFx-K-D-H-W-N-PadDxPadHxPadW-...
+        // 3-D key (C-D-H-W-FzxFyxFx-K-D-H-W-N-PadDxPadHxPadW-...) with a 2-D pad.
         (
-            "64-4-7-7-1x1x1-64-4-7-7-8-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F",
-            &["expected 15", "got 17", "3-D"],
+            "64-4-7-7-1x1x1-64-4-7-7-8-0x0-1x1x1-1x1x1-0-NCDHW-FP32-F",
+            &["field 'pad'", "PadDxPadHxPadW", "a 2-D key has 15"],
         ),
         // Filter larger than the padded input: no output.
         (
@@ -338,7 +339,10 @@ fn malformed_driver_lines_name_the_flag() {
         ("conv -m banana", &["flag -m", "'banana'"]),
         ("conv -m trans -g 2 -c 4 -k 4", &["-m trans", "-g 2"]),
         ("conv -Y 1 -u 2", &["-m trans"]),
-        ("conv --spatial_dim 3", &["flag --spatial_dim", "'3'"]),
+        (
+            "conv --spatial_dim 1",
+            &["flag --spatial_dim", "expected 2 or 3", "'1'"],
+        ),
         ("conv -z same", &["flag -z", "'same'"]),
         ("conv --in_layout CHWN", &["flag --in_layout", "CHWN"]),
         ("conv --out_layout NHWC", &["flag --out_layout", "differs"]),
@@ -348,7 +352,8 @@ fn malformed_driver_lines_name_the_flag() {
         ),
         ("conv -Q 1", &["unknown MIOpenDriver flag '-Q'"]),
         ("conv --batch 1", &["unknown MIOpenDriver flag '--batch'"]),
-        ("conv -_ 1", &["unknown MIOpenDriver flag '-_'"]),
+        // `-_` is MIOpenDriver's short flag of --spatial_dim.
+        ("conv -_ 1", &["flag -_ (spatial dimensions)", "expected 2 or 3"]),
         ("conv 5", &["unexpected argument '5'"]),
         ("conv -n 1 -n 2", &["flag -n", "more than once"]),
         ("conv -n 1 --batchsize 2", &["flag --batchsize", "more than once"]),
@@ -368,29 +373,47 @@ fn malformed_driver_lines_name_the_flag() {
 
 fn row_of(p: &ConvProblem) -> PerfDbConfigRow {
     let (in_h, in_w) = p.in_hw();
+    // A 3-D problem's depth (the direction's input depth, as in_h and in_w); a 2-D problem's
+    // as MIOpen stores it.
+    let (spatial_dim, layout, [in_d, fil_d, pad_d, stride_d, dil_d]) = match p.depth {
+        Some(d) => {
+            let in_d = if p.direction == Direction::Forward {
+                d.in_d
+            } else {
+                d.out_d
+            };
+            let layout = if p.layout == Layout::Nchw { "NCDHW" } else { "NDHWC" };
+            (
+                3,
+                layout.to_string(),
+                [in_d, d.filter_d, d.pad_d, d.stride_d, d.dilation_d].map(|v| v as i64),
+            )
+        }
+        None => (2, p.layout.to_string(), [1, 1, 0, 0, 0]),
+    };
     PerfDbConfigRow {
-        layout: p.layout.to_string(),
+        layout,
         data_type: p.precision.to_string(),
         direction: p.direction.to_string(),
-        spatial_dim: 2,
+        spatial_dim,
         in_channels: p.in_channels() as i64,
         in_h: in_h as i64,
         in_w: in_w as i64,
-        in_d: 1,
+        in_d,
         fil_h: p.filter_h as i64,
         fil_w: p.filter_w as i64,
-        fil_d: 1,
+        fil_d,
         out_channels: p.out_channels() as i64,
         batchsize: p.n as i64,
         pad_h: p.pad_h as i64,
         pad_w: p.pad_w as i64,
-        pad_d: 0,
+        pad_d,
         conv_stride_h: p.stride_h as i64,
         conv_stride_w: p.stride_w as i64,
-        conv_stride_d: 0,
+        conv_stride_d: stride_d,
         dilation_h: p.dilation_h as i64,
         dilation_w: p.dilation_w as i64,
-        dilation_d: 0,
+        dilation_d: dil_d,
         bias: i64::from(p.bias),
         group_count: p.groups as i64,
     }
@@ -606,6 +629,7 @@ fn random_problem(rng: &mut Lcg) -> ConvProblem {
             layout: rng.pick(&[Layout::Nchw, Layout::Nhwc]),
             precision: rng.pick(&[Precision::Fp32, Precision::Fp16, Precision::Bf16]),
             direction: rng.pick(&[Direction::Forward, Direction::BackwardData, Direction::BackwardWeights]),
+            depth: None,
         };
     }
 }

@@ -55,8 +55,8 @@ pub struct DataReport {
     /// The rule-violating rows by the first parameter at which no valid config remains (the
     /// solver's `param_names`): where in the config the rules reject the tuned value.
     pub violations_at: BTreeMap<String, usize>,
-    /// The malformed problems by the reader's reason (e.g. a 3-D key, which tuneinfer's 2-D
-    /// solvers do not take), numbers as `N`.
+    /// The malformed problems by the reader's reason (e.g. a key with a field too many),
+    /// numbers as `N`.
     pub malformed_reasons: BTreeMap<String, usize>,
 }
 
@@ -315,7 +315,8 @@ fn without_quotes(text: &str) -> String {
 /// so that messages naming a problem's sizes group by rule. A number followed by a unit (`2 GiB`,
 /// `32-bit`) is a limit of the rule, not a size of the problem, and stays.
 pub fn numbers_as_n(text: &str) -> String {
-    const UNITS: [&str; 6] = [" GiB", " MiB", " KiB", " bytes", "-bit", " bit"];
+    // Units, and "-D" of "2-D" / "3-D" (a problem's dimensions are a category, not a size).
+    const UNITS: [&str; 7] = [" GiB", " MiB", " KiB", " bytes", "-bit", " bit", "-D "];
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -399,10 +400,12 @@ mod tests {
 
     #[test]
     fn report_gives_every_unused_row_its_reason() {
-        // A 3-D key (17 dash fields), a padded ConvAsm1x1U problem (the solver takes pad 0
-        // only), a config whose first value is outside the rules, and one usable row.
+        // A 3-D key (17 dash fields: ConvAsm1x1U is 2-D only), a key with a field too many, a
+        // padded ConvAsm1x1U problem (the solver takes pad 0 only), a config whose first value
+        // is outside the rules, and one usable row.
         let text = "\
             64-1-7-7-1x1x1-64-1-7-7-1-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
+            64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
             64-14-14-1x1-64-16-16-8-1x1-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,2,1,1,2,1,1\n\
             64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:5,4,2,1,1,2,1,1\n\
             64-14-14-1x1-64-14-14-8-0x0-1x1-1x1-0-NCHW-FP32-F=ConvAsm1x1U:1,4,1,1,1,1,1,1\n";
@@ -412,13 +415,14 @@ mod tests {
         let r = &ds.report;
         assert_eq!(
             (r.rows, r.used, r.malformed_problem, r.not_applicable, r.rule_violations),
-            (4, 1, 1, 1, 1)
+            (5, 1, 1, 2, 1)
         );
         let reasons = r.reasons().join("\n");
         assert!(
-            reasons.contains("1 malformed problems:") && reasons.contains("3-D"),
+            reasons.contains("1 not applicable: a 3-D problem (NCDHW, depth N, filter depth N): tuneinfer models ConvAsm1x1U for 2-D problems only"),
             "{reasons}"
         );
+        assert!(reasons.contains("1 malformed problems:"), "{reasons}");
         assert!(
             reasons.contains("invalid problem '…': expected 15 '-'-separated"),
             "{reasons}"
@@ -443,6 +447,10 @@ mod tests {
             "N-N-N-Nx1: a tensor of 2 GiB or more (X indexes with 32-bit offsets)"
         );
         assert_eq!(numbers_as_n(""), "");
+        assert_eq!(
+            numbers_as_n("a 3-D problem (NCDHW, depth 4): X for 2-D problems only; 64-D-7"),
+            "a 3-D problem (NCDHW, depth N): X for 2-D problems only; N-D-N"
+        );
     }
     use crate::data::perfdb::TunedRow;
     use crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver as ASM;

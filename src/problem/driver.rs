@@ -22,14 +22,21 @@ const DRIVER_FLAGS: &[(&str, &str, &str)] = &[
     ("-F", "--forw", "direction"),
     ("-b", "--bias", "bias"),
     ("-m", "--mode", "convolution mode"),
+    // The depth of a 3-D problem (`--spatial_dim 3`; MIOpenDriver's short flags).
+    ("-!", "--in_d", "input depth"),
+    ("-@", "--fil_d", "filter depth"),
+    ("-$", "--pad_d", "padding depth"),
+    ("-#", "--conv_stride_d", "stride depth"),
+    ("-^", "--dilation_d", "dilation depth"),
     ("-_", "--spatial_dim", "spatial dimensions"),
-    ("-_", "--in_layout", "input layout"),
-    ("-_", "--out_layout", "output layout"),
-    ("-_", "--fil_layout", "filter layout"),
+    ("-I", "--in_layout", "input layout"),
+    ("-O", "--out_layout", "output layout"),
+    ("-f", "--fil_layout", "filter layout"),
     ("-z", "--pad_mode", "padding mode"),
     // Transposed convolutions' output padding (`-m trans` only; MIOpen's logs never print it).
     ("-Y", "--trans_output_pad_h", "transposed output padding height"),
     ("-X", "--trans_output_pad_w", "transposed output padding width"),
+    ("-%", "--trans_output_pad_d", "transposed output padding depth"),
     // Accepted and ignored: they change how the driver runs, not the problem.
     ("-t", "--time", "timing"),
     ("-V", "--verify", "verification"),
@@ -41,11 +48,22 @@ const DRIVER_FLAGS: &[(&str, &str, &str)] = &[
     ("-S", "--solution", "solution"),
 ];
 
+/// The flags of a 3-D problem's depth: MIOpenDriver reads them only with `--spatial_dim 3`.
+const DEPTH_FLAGS: [&str; 6] = [
+    "--in_d",
+    "--fil_d",
+    "--pad_d",
+    "--conv_stride_d",
+    "--dilation_d",
+    "--trans_output_pad_d",
+];
+
 /// Looks a driver flag up; returns its long name (the canonical key) and description.
+/// `--spatial_dim`'s short form is MIOpenDriver's `-_`.
 fn driver_flag(token: &str) -> Option<(&'static str, &'static str)> {
     DRIVER_FLAGS
         .iter()
-        .find(|(short, long, _)| (token == *short && *short != "-_") || token == *long)
+        .find(|(short, long, _)| token == *short || token == *long)
         .map(|(_, long, what)| (*long, *what))
 }
 
@@ -60,8 +78,13 @@ impl ConvProblem {
     /// means "all directions", which is not one problem, so we take forward (1). An explicit
     /// `-F` must be 1 (forward), 2 (backward data) or 4 (backward weights).
     ///
+    /// `--spatial_dim 3` (`-_ 3`) makes a 3-D problem (even with a depth of 1): its depth from
+    /// `-!/--in_d` (default 32), `-@/--fil_d` (3), `-$/--pad_d` (0), `-#/--conv_stride_d` (1) and
+    /// `-^/--dilation_d` (1), layouts NCDHW (the default) or NDHWC. A depth flag without
+    /// `--spatial_dim 3` is an error (MIOpenDriver would ignore it).
+    ///
     /// Flags that only change how the driver runs (`-t`, `-V`, `-i`, `-s`, `-w`, `-P`, `-S`) are
-    /// accepted and ignored; `-z/--pad_mode` must be `default`, `--spatial_dim` must be 2, and
+    /// accepted and ignored; `-z/--pad_mode` must be `default`, `--spatial_dim` 2 or 3, and
     /// `--out_layout`/`--fil_layout` must equal `--in_layout`.
     ///
     /// `-m trans` (a transposed convolution, `-g 1`, output padding `-Y`/`-X` below the
@@ -180,6 +203,40 @@ impl ConvProblem {
         let dilation_w = num("--dilation_w", 1, Range::Positive)?;
         let groups = num("--group_count", 1, Range::Positive)?;
         let bias = num("--bias", 0, Range::Flag)? == 1;
+        // `--spatial_dim 3`: a 3-D problem, its depth from the depth flags with MIOpenDriver's
+        // defaults (in_d 32, fil_d 3, pad_d 0, conv_stride_d 1, dilation_d 1), even a depth of 1.
+        let spatial_dims: u8 = match lookup("--spatial_dim") {
+            None | Some((_, _, "2")) => 2,
+            Some((_, _, "3")) => 3,
+            Some((_, written, value)) => {
+                return Err(Error::problem(
+                    input,
+                    format!("flag {written} (spatial dimensions): expected 2 or 3, got '{value}'"),
+                ))
+            }
+        };
+        if spatial_dims == 2 {
+            if let Some((_, written, _)) = DEPTH_FLAGS.iter().find_map(|long| lookup(long)) {
+                return Err(Error::problem(
+                    input,
+                    format!(
+                        "flag {written}: a depth flag needs --spatial_dim 3 (a 2-D problem has no \
+                         depth; MIOpenDriver ignores it)"
+                    ),
+                ));
+            }
+        }
+        let depth = if spatial_dims == 3 {
+            Some(RawDepth {
+                in_d: num("--in_d", 32, Range::Positive)?,
+                filter_d: num("--fil_d", 3, Range::Positive)?,
+                pad_d: num("--pad_d", 0, Range::NonNegative)?,
+                stride_d: num("--conv_stride_d", 1, Range::Positive)?,
+                dilation_d: num("--dilation_d", 1, Range::Positive)?,
+            })
+        } else {
+            None
+        };
         for ignored in [
             "--time",
             "--verify",
@@ -253,6 +310,7 @@ impl ConvProblem {
         let transposed = matches!(lookup("--mode"), Some((_, _, "trans")));
         let out_pad_h = num("--trans_output_pad_h", 0, Range::NonNegative)?;
         let out_pad_w = num("--trans_output_pad_w", 0, Range::NonNegative)?;
+        let out_pad_d = num("--trans_output_pad_d", 0, Range::NonNegative)?;
         if transposed && groups > 1 {
             return Err(Error::problem(
                 input,
@@ -264,10 +322,20 @@ impl ConvProblem {
                 ),
             ));
         }
-        if !transposed && (out_pad_h > 0 || out_pad_w > 0) {
+        if !transposed && (out_pad_h > 0 || out_pad_w > 0 || out_pad_d > 0) {
             return Err(Error::problem(
                 input,
-                "flags -Y/-X (transposed output padding) apply to '-m trans' only",
+                "flags -Y/-X/-% (transposed output padding) apply to '-m trans' only",
+            ));
+        }
+        if let Some(d) = depth.filter(|d| transposed && out_pad_d >= d.stride_d) {
+            return Err(Error::problem(
+                input,
+                format!(
+                    "flag -% (transposed output padding depth {out_pad_d}): must be smaller than \
+                     the depth stride ({}), as MIOpen requires",
+                    d.stride_d
+                ),
             ));
         }
         if transposed && (out_pad_h >= stride_h || out_pad_w >= stride_w) {
@@ -280,17 +348,13 @@ impl ConvProblem {
             ));
         }
         text_flag("--mode", &["conv", "trans"])?;
-        text_flag("--spatial_dim", &["2"])?;
         text_flag("--pad_mode", &["default"])?;
         let layout_of = |long: &str| -> Result<Option<(Layout, &str)>> {
             match lookup(long) {
                 None => Ok(None),
-                Some((_, written, value)) => match Layout::from_name(value) {
-                    Some(l) => Ok(Some((l, written))),
-                    None => Err(Error::problem(
-                        input,
-                        format!("flag {written}: unsupported layout '{value}' (expected NCHW or NHWC)"),
-                    )),
+                Some((_, written, value)) => match Layout::parse_for(value, spatial_dims) {
+                    Ok(l) => Ok(Some((l, written))),
+                    Err(why) => Err(Error::problem(input, format!("flag {written}: {why}"))),
                 },
             }
         };
@@ -301,8 +365,10 @@ impl ConvProblem {
                     return Err(Error::problem(
                         input,
                         format!(
-                            "flag {written}: layout {other} differs from the input layout \
-                             {layout} (--in_layout); mixed layouts are not supported"
+                            "flag {written}: layout {} differs from the input layout \
+                             {} (--in_layout); mixed layouts are not supported",
+                            other.name(spatial_dims),
+                            layout.name(spatial_dims)
                         ),
                     ));
                 }
@@ -332,6 +398,8 @@ impl ConvProblem {
                         layout,
                         precision,
                         direction,
+                        depth,
+                        out_pad_d,
                     };
                     return trans.as_miopen_runs_it(input);
                 }
@@ -354,8 +422,9 @@ impl ConvProblem {
                     layout,
                     precision,
                     direction,
+                    depth,
                 };
-                raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")
+                raw.finish(input, DRIVER_FIELDS)
             })
             .collect()
     }
@@ -369,7 +438,8 @@ impl ConvProblem {
         })
     }
 
-    /// An equivalent MIOpenDriver command line (all flags explicit);
+    /// An equivalent MIOpenDriver command line (all flags explicit; a 3-D problem's with
+    /// `--spatial_dim 3` and its depth flags, as MIOpen logs them);
     /// [`ConvProblem::from_driver_line`] inverts it.
     pub fn to_driver_line(&self) -> String {
         let mut line = format!(
@@ -395,13 +465,22 @@ impl ConvProblem {
         if self.bias {
             line.push_str(" -b 1");
         }
+        if let Some(d) = self.depth {
+            line.push_str(&format!(
+                " --spatial_dim 3 --in_d {} --fil_d {} --pad_d {} --conv_stride_d {} --dilation_d {}",
+                d.in_d, d.filter_d, d.pad_d, d.stride_d, d.dilation_d
+            ));
+        }
         if self.layout != Layout::Nchw {
-            let l = self.layout;
+            let l = self.layout_name();
             line.push_str(&format!(" --in_layout {l} --out_layout {l} --fil_layout {l}"));
         }
         line
     }
 }
+
+/// The flags of depth, height and width in the "output would be empty" error.
+const DRIVER_FIELDS: [&str; 3] = ["flags -!/-@/-$/-#/-^", "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j"];
 
 /// True for a token that is a flag rather than a value (`-n`, `--iter`), false for values,
 /// including negative numbers such as `-1` (which then fail the range check with a clear error).
@@ -436,6 +515,9 @@ struct Transposed {
     layout: Layout,
     precision: Precision,
     direction: Direction,
+    /// The depth of a 3-D problem (None: 2-D) and its output padding.
+    depth: Option<RawDepth>,
+    out_pad_d: u64,
 }
 
 impl Transposed {
@@ -466,7 +548,10 @@ impl Transposed {
             self.pad_w,
             self.out_pad_w,
         );
-        if out_h > MAX_FIELD_VALUE || out_w > MAX_FIELD_VALUE {
+        let out_d = self
+            .depth
+            .map(|d| out(d.in_d, d.stride_d, d.filter_d, d.dilation_d, d.pad_d, self.out_pad_d));
+        if out_h > MAX_FIELD_VALUE || out_w > MAX_FIELD_VALUE || out_d.is_some_and(|d| d > MAX_FIELD_VALUE) {
             return Err(Error::problem(
                 input,
                 format!("-m trans: output {out_h}x{out_w} is larger than MIOpen's int sizes"),
@@ -496,11 +581,16 @@ impl Transposed {
             layout: self.layout,
             precision: self.precision,
             direction,
+            depth: match (self.depth, out_d) {
+                (Some(d), Some(out_d)) => Some(RawDepth { in_d: out_d, ..d }),
+                _ => None,
+            },
         };
-        let problem = raw.finish(input, "flags -H/-y/-p/-u/-l", "flags -W/-x/-q/-v/-j")?;
+        let problem = raw.finish(input, DRIVER_FIELDS)?;
         // The ordinary convolution's output is the transposed input again, unless the output
         // size was clamped to 1 (a filter larger than the padded image): MIOpen cannot run that.
-        if (problem.out_h, problem.out_w) != (self.in_h, self.in_w) {
+        let depth_back = problem.depth.map(|d| d.out_d) == self.depth.map(|d| d.in_d);
+        if (problem.out_h, problem.out_w) != (self.in_h, self.in_w) || !depth_back {
             return Err(Error::problem(
                 input,
                 format!(

@@ -4,6 +4,10 @@
 //! direction that is being tuned. MIOpen's "direction convention" (the tensor called `in` is x
 //! for forward and dy for backward data / backward weights) is exposed through
 //! [`ConvProblem::in_channels`] and friends, so solvers can read features exactly as MIOpen does.
+//!
+//! A problem is 2-D (MIOpen's `spatial_dim` 2: NCHW or NHWC) or 3-D (`spatial_dim` 3: NCDHW or
+//! NDHWC, the depth in [`ConvProblem::depth`]). A 3-D problem stays 3-D when its depth is 1:
+//! MIOpen keys it as a 3-D problem (`3x...x1x...xNCDHW...`), a different record from the 2-D one.
 
 use crate::error::{Error, Result};
 
@@ -34,14 +38,31 @@ pub enum Direction {
     BackwardWeights,
 }
 
-/// Memory layout of the activation tensors.
+/// Memory layout of the activation tensors: channels first or channels last. A 3-D problem's
+/// layout is the same choice with a depth: [`Layout::Nchw`] is MIOpen's NCDHW and
+/// [`Layout::Nhwc`] its NDHWC ([`Layout::name`], [`ConvProblem::layout_name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Layout {
+    /// NCHW (2-D), NCDHW (3-D).
     Nchw,
+    /// NHWC (2-D), NDHWC (3-D).
     Nhwc,
 }
 
-/// One 2-D convolution problem, stored as its forward convolution plus the tuned direction.
+/// The depth dimension of a 3-D problem, in the forward convention like the H and W fields of
+/// [`ConvProblem`]: `in_d` is x's depth and `out_d` y's (derived from the others).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Depth {
+    pub in_d: u64,
+    pub out_d: u64,
+    pub filter_d: u64,
+    pub pad_d: u64,
+    pub stride_d: u64,
+    pub dilation_d: u64,
+}
+
+/// One 2-D or 3-D convolution problem, stored as its forward convolution plus the tuned
+/// direction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConvProblem {
     /// Batch size N.
@@ -69,6 +90,9 @@ pub struct ConvProblem {
     pub layout: Layout,
     pub precision: Precision,
     pub direction: Direction,
+    /// The depth of a 3-D problem (MIOpen's `spatial_dim` 3, layouts NCDHW and NDHWC); None for
+    /// a 2-D problem. Some with every size 1 is still a 3-D problem, as MIOpen keys it.
+    pub depth: Option<Depth>,
 }
 
 /// Largest value accepted for any number in a problem description. MIOpen stores every size as
@@ -77,6 +101,10 @@ pub const MAX_FIELD_VALUE: u64 = i32::MAX as u64;
 
 /// Number of `-`-separated fields of a 2-D MIOpen perf-db key.
 pub const PERFDB_KEY_FIELDS: usize = 15;
+
+/// Number of `-`-separated fields of a 3-D MIOpen perf-db key (`C-D-H-W-FdxFhxFw-K-D-H-W-N-...`:
+/// the depths of in and out add two fields).
+pub const PERFDB_KEY_FIELDS_3D: usize = 17;
 
 impl Precision {
     /// MIOpen's spelling: `"FP32"`, `"FP16"` or `"BF16"`.
@@ -186,20 +214,55 @@ impl std::str::FromStr for Direction {
 }
 
 impl Layout {
-    /// MIOpen's spelling: `"NCHW"` or `"NHWC"`.
+    /// MIOpen's 2-D spelling: `"NCHW"` or `"NHWC"` ([`Layout::name`] for a 3-D problem's).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::Nchw => "NCHW",
-            Layout::Nhwc => "NHWC",
+        self.name(2)
+    }
+
+    /// MIOpen's spelling for a problem of `spatial_dims` dimensions: `"NCHW"`/`"NHWC"` for 2,
+    /// `"NCDHW"`/`"NDHWC"` for 3.
+    pub fn name(self, spatial_dims: u8) -> &'static str {
+        match (self, spatial_dims == 3) {
+            (Layout::Nchw, false) => "NCHW",
+            (Layout::Nhwc, false) => "NHWC",
+            (Layout::Nchw, true) => "NCDHW",
+            (Layout::Nhwc, true) => "NDHWC",
         }
     }
 
-    /// Parses MIOpen's spelling; `None` for anything else.
+    /// Parses MIOpen's 2-D spelling (`"NCHW"`, `"NHWC"`); `None` for anything else.
     pub fn from_name(s: &str) -> Option<Layout> {
-        match s {
-            "NCHW" => Some(Layout::Nchw),
-            "NHWC" => Some(Layout::Nhwc),
+        match Layout::from_any_name(s) {
+            Some((l, 2)) => Some(l),
             _ => None,
+        }
+    }
+
+    /// Parses any of MIOpen's four spellings into the layout and its spatial dimensions:
+    /// NCHW, NHWC (2), NCDHW, NDHWC (3); `None` for anything else.
+    pub fn from_any_name(s: &str) -> Option<(Layout, u8)> {
+        match s {
+            "NCHW" => Some((Layout::Nchw, 2)),
+            "NHWC" => Some((Layout::Nhwc, 2)),
+            "NCDHW" => Some((Layout::Nchw, 3)),
+            "NDHWC" => Some((Layout::Nhwc, 3)),
+            _ => None,
+        }
+    }
+
+    /// The layout of a problem of `spatial_dims` dimensions spelled `s`, or an error reason
+    /// (without the field's name) naming the spellings that fit.
+    fn parse_for(s: &str, spatial_dims: u8) -> std::result::Result<Layout, String> {
+        match Layout::from_any_name(s) {
+            Some((l, d)) if d == spatial_dims => Ok(l),
+            Some((_, 2)) => Err(format!(
+                "the 2-D layout '{s}' in a 3-D problem (MIOpen's 3-D layouts are NCDHW and NDHWC)"
+            )),
+            Some(_) => Err(format!(
+                "the 3-D layout '{s}' in a 2-D problem (MIOpen's 2-D layouts are NCHW and NHWC)"
+            )),
+            None if spatial_dims == 3 => Err(format!("unsupported layout '{s}' (expected NCDHW or NDHWC)")),
+            None => Err(format!("unsupported layout '{s}' (expected NCHW or NHWC)")),
         }
     }
 }
@@ -300,31 +363,37 @@ fn check_col(input: &str, name: &str, value: i64, range: Range) -> Result<u64> {
     Ok(v)
 }
 
-/// Parses an `AxB` pair of a perf-db key (filter, pad, stride, dilation).
-fn parse_pair(input: &str, field: &str, text: &str, names: [&str; 2], range: Range) -> Result<(u64, u64)> {
+/// Parses an `AxB` (2-D) or `AxBxC` (3-D: depth first) field of a perf-db key (filter, pad,
+/// stride, dilation): one value per name in `names`.
+fn parse_axes<const D: usize>(
+    input: &str,
+    field: &str,
+    text: &str,
+    names: [&str; D],
+    range: Range,
+) -> Result<[u64; D]> {
     let parts: Vec<&str> = text.split('x').collect();
-    match parts.as_slice() {
-        [a, b] => Ok((
-            parse_num(input, &format!("field '{}' ({field})", names[0]), a, range)?,
-            parse_num(input, &format!("field '{}' ({field})", names[1]), b, range)?,
-        )),
-        [_, _, _] => Err(Error::problem(
+    let form = names.join("x");
+    if parts.len() != D {
+        let hint = match (D, parts.len()) {
+            (2, 3) => "; a 3-D key has 17 fields (C-D-H-W-FzxFyxFx-K-D-H-W-N-...)",
+            (3, 2) => "; a 2-D key has 15 fields (C-H-W-FyxFx-K-H-W-N-...)",
+            _ => "",
+        };
+        return Err(Error::problem(
             input,
-            format!(
-                "field '{field}': got 3 values '{text}'; 3-D convolutions are not supported \
-                 (expected {}x{})",
-                names[0], names[1]
-            ),
-        )),
-        _ => Err(Error::problem(
-            input,
-            format!("field '{field}': expected '{}x{}', got '{text}'", names[0], names[1]),
-        )),
+            format!("field '{field}': expected '{form}', got '{text}'{hint}"),
+        ));
     }
+    let mut out = [0u64; D];
+    for ((slot, name), part) in out.iter_mut().zip(names).zip(parts) {
+        *slot = parse_num(input, &format!("field '{name}' ({field})"), part, range)?;
+    }
+    Ok(out)
 }
 
-/// Raw values of a 2-D problem as MIOpen describes it (direction convention), before
-/// validation. Used by all three parsers so that the checks are written once.
+/// Raw values of a problem as MIOpen describes it (direction convention), before validation.
+/// Used by all three parsers so that the checks are written once.
 struct Raw {
     n: u64,
     /// Channels and spatial size of the forward input x.
@@ -346,14 +415,26 @@ struct Raw {
     layout: Layout,
     precision: Precision,
     direction: Direction,
+    /// The depth of a 3-D problem (None: 2-D).
+    depth: Option<RawDepth>,
+}
+
+/// The depth values of a 3-D problem before validation (forward convention: `in_d` is x's).
+#[derive(Clone, Copy)]
+struct RawDepth {
+    in_d: u64,
+    filter_d: u64,
+    pad_d: u64,
+    stride_d: u64,
+    dilation_d: u64,
 }
 
 impl Raw {
-    /// Derives y's spatial size and checks group divisibility. `field_h`/`field_w` name the
-    /// input fields in the "output would be empty" error.
-    fn finish(self, input: &str, field_h: &str, field_w: &str) -> Result<ConvProblem> {
+    /// Derives y's spatial size and checks group divisibility. `fields` name the input fields
+    /// of depth, height and width in the "output would be empty" error.
+    fn finish(self, input: &str, fields: [&str; 3]) -> Result<ConvProblem> {
         let out = |dim: &str, field: &str, i, p, f, s, d| {
-            conv_out_size(i, p, f, s, d).ok_or_else(|| {
+            let size = conv_out_size(i, p, f, s, d).ok_or_else(|| {
                 Error::problem(
                     input,
                     format!(
@@ -361,11 +442,38 @@ impl Raw {
                          than the dilated filter {d}*({f}-1)+1)"
                     ),
                 )
-            })
+            })?;
+            // A large pad can make the output larger than any size MIOpen stores (a C int).
+            if size > MAX_FIELD_VALUE {
+                return Err(Error::problem(
+                    input,
+                    format!("{field}: output {dim} {size} is out of range (at most {MAX_FIELD_VALUE})"),
+                ));
+            }
+            Ok(size)
+        };
+        let depth = match self.depth {
+            None => None,
+            Some(d) => Some(Depth {
+                in_d: d.in_d,
+                out_d: out(
+                    "depth",
+                    fields[0],
+                    d.in_d,
+                    d.pad_d,
+                    d.filter_d,
+                    d.stride_d,
+                    d.dilation_d,
+                )?,
+                filter_d: d.filter_d,
+                pad_d: d.pad_d,
+                stride_d: d.stride_d,
+                dilation_d: d.dilation_d,
+            }),
         };
         let out_h = out(
             "height",
-            field_h,
+            fields[1],
             self.in_h,
             self.pad_h,
             self.filter_h,
@@ -374,7 +482,7 @@ impl Raw {
         )?;
         let out_w = out(
             "width",
-            field_w,
+            fields[2],
             self.in_w,
             self.pad_w,
             self.filter_w,
@@ -412,6 +520,7 @@ impl Raw {
             layout: self.layout,
             precision: self.precision,
             direction: self.direction,
+            depth,
         })
     }
 }
@@ -477,6 +586,37 @@ impl ConvProblem {
             (self.in_h, self.in_w)
         }
     }
+
+    /// MIOpen's `spatial_dim`: 2, or 3 for a problem with a depth (even a depth of 1).
+    pub fn spatial_dims(&self) -> u8 {
+        if self.depth.is_some() {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// True for a 3-D problem (MIOpen's `spatial_dim` 3), whatever its depth.
+    pub fn is_3d(&self) -> bool {
+        self.depth.is_some()
+    }
+
+    /// The layout as MIOpen spells it for this problem: NCHW or NHWC (2-D), NCDHW or NDHWC (3-D).
+    pub fn layout_name(&self) -> &'static str {
+        self.layout.name(self.spatial_dims())
+    }
+
+    /// Depth of the direction's input tensor (x for forward, dy for backward); None for 2-D.
+    pub fn in_d(&self) -> Option<u64> {
+        self.depth
+            .map(|d| if self.direction.is_forward() { d.in_d } else { d.out_d })
+    }
+
+    /// Depth of the direction's output tensor (y for forward, dx for backward); None for 2-D.
+    pub fn out_d(&self) -> Option<u64> {
+        self.depth
+            .map(|d| if self.direction.is_forward() { d.out_d } else { d.in_d })
+    }
 }
 
 impl std::fmt::Display for ConvProblem {
@@ -500,4 +640,50 @@ fn smallest_input(out: u64, pad: u64, filter: u64, stride: u64, dilation: u64) -
     let needed = out.checked_sub(1)?.checked_mul(stride)?.checked_add(span)?;
     let x = needed.saturating_sub(pad.checked_mul(2)?).max(1);
     (conv_out_size(x, pad, filter, stride, dilation)? == out).then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MIOpen's four layout spellings (`ProblemDescription::IsLayoutDefault` / `IsLayoutNHWC`:
+    /// NCHW and NHWC for 2-D, NCDHW and NDHWC for 3-D), both ways.
+    #[test]
+    fn layouts_are_spelled_per_spatial_dims() {
+        let table = [
+            ("NCHW", Layout::Nchw, 2),
+            ("NHWC", Layout::Nhwc, 2),
+            ("NCDHW", Layout::Nchw, 3),
+            ("NDHWC", Layout::Nhwc, 3),
+        ];
+        for (name, layout, dims) in table {
+            assert_eq!(Layout::from_any_name(name), Some((layout, dims)));
+            assert_eq!(layout.name(dims), name);
+            assert_eq!(Layout::parse_for(name, dims), Ok(layout));
+            let other = 5 - dims;
+            let why = Layout::parse_for(name, other).unwrap_err();
+            assert!(
+                why.contains(&format!("the {dims}-D layout '{name}' in a {other}-D problem")),
+                "{why}"
+            );
+        }
+        assert_eq!(Layout::from_name("NCDHW"), None);
+        assert_eq!(Layout::from_any_name("CHWN"), None);
+        assert!(Layout::parse_for("CHWN", 3)
+            .unwrap_err()
+            .contains("expected NCDHW or NDHWC"));
+    }
+
+    /// A spatial field has one value per dimension; the wrong count says which key form has it.
+    #[test]
+    fn spatial_fields_name_the_other_form() {
+        let two = parse_axes("k", "pad", "0x0x0", ["PadH", "PadW"], Range::NonNegative).unwrap_err();
+        assert!(two.to_string().contains("a 3-D key has 17 fields"), "{two}");
+        let three = parse_axes("k", "pad", "0x1", ["PadD", "PadH", "PadW"], Range::NonNegative).unwrap_err();
+        assert!(three.to_string().contains("a 2-D key has 15 fields"), "{three}");
+        assert_eq!(
+            parse_axes("k", "pad", "2x0x1", ["PadD", "PadH", "PadW"], Range::NonNegative).unwrap(),
+            [2, 0, 1]
+        );
+    }
 }

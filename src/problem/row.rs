@@ -36,11 +36,12 @@ pub struct PerfDbConfigRow {
 impl ConvProblem {
     /// Builds a problem from one row of a perf-db `config` table.
     ///
-    /// Only `spatial_dim` 2 is supported; the `*_d` columns are ignored then (MIOpen stores
-    /// in_d = fil_d = 1 and pad_d = conv_stride_d = dilation_d = 0 for 2-D rows).
+    /// `spatial_dim` 2 (layout NCHW or NHWC) or 3 (NCDHW or NDHWC: a 3-D problem, even when its
+    /// depths are 1). For 2-D rows the `*_d` columns are ignored (MIOpen stores in_d = fil_d = 1
+    /// and pad_d = conv_stride_d = dilation_d = 0 for them).
     ///
-    /// The table does not store output spatial sizes. For `F` rows `in_h`/`in_w` are x's size
-    /// and y's is derived. For `B` and `W` rows `in_h`/`in_w` are dy's size (the forward output)
+    /// The table does not store output spatial sizes. For `F` rows `in_d`/`in_h`/`in_w` are x's
+    /// size and y's is derived. For `B` and `W` rows they are dy's size (the forward output)
     /// and x's size is not stored: it is recovered as the *smallest* x whose forward output is
     /// dy, i.e. `x = (dy-1)*stride - 2*pad + dil*(fil-1) + 1` (at least 1). With stride > 1
     /// several x sizes give the same dy; MIOpen's own key for such a row would carry the x
@@ -48,22 +49,20 @@ impl ConvProblem {
     pub fn from_perfdb_columns(cols: &PerfDbConfigRow) -> Result<ConvProblem> {
         let input = format!("{cols:?}");
         let input = input.as_str();
-        if cols.spatial_dim != 2 {
-            return Err(Error::problem(
-                input,
-                format!(
-                    "column 'spatial_dim': only 2-D convolutions are supported, got {}",
-                    cols.spatial_dim
-                ),
-            ));
-        }
-        let layout = Layout::from_name(&cols.layout).ok_or_else(|| {
+        let three_d = match cols.spatial_dim {
+            2 => false,
+            3 => true,
+            other => {
+                return Err(Error::problem(
+                    input,
+                    format!("column 'spatial_dim': only 2-D and 3-D convolutions are supported, got {other}"),
+                ))
+            }
+        };
+        let layout = Layout::parse_for(&cols.layout, cols.spatial_dim as u8).map_err(|why| {
             Error::problem(
                 input,
-                format!(
-                    "column 'layout': unsupported layout '{}' (expected NCHW or NHWC)",
-                    cols.layout
-                ),
+                format!("column 'layout': {why} (spatial_dim {})", cols.spatial_dim),
             )
         })?;
         let precision = Precision::from_name(&cols.data_type).ok_or_else(|| {
@@ -97,8 +96,20 @@ impl ConvProblem {
         let dilation_w = col("dilation_w", cols.dilation_w, Range::Positive)?;
         let bias = col("bias", cols.bias, Range::Flag)? == 1;
         let groups = col("group_count", cols.group_count, Range::Positive)?;
-        let (c, k, in_h, in_w) = if direction.is_forward() {
-            (c_in, c_out, h_in, w_in)
+        // The direction's input depth (dy's for B and W), as in_h and in_w.
+        let depth = if three_d {
+            Some(RawDepth {
+                in_d: col("in_d", cols.in_d, Range::Positive)?,
+                filter_d: col("fil_d", cols.fil_d, Range::Positive)?,
+                pad_d: col("pad_d", cols.pad_d, Range::NonNegative)?,
+                stride_d: col("conv_stride_d", cols.conv_stride_d, Range::Positive)?,
+                dilation_d: col("dilation_d", cols.dilation_d, Range::Positive)?,
+            })
+        } else {
+            None
+        };
+        let (c, k, in_h, in_w, depth) = if direction.is_forward() {
+            (c_in, c_out, h_in, w_in, depth)
         } else {
             let recover = |name: &str, dy: u64, pad: u64, fil: u64, stride: u64, dil: u64| {
                 let x = smallest_input(dy, pad, fil, stride, dil).ok_or_else(|| {
@@ -123,7 +134,14 @@ impl ConvProblem {
             };
             let x_h = recover("in_h", h_in, pad_h, filter_h, stride_h, dilation_h)?;
             let x_w = recover("in_w", w_in, pad_w, filter_w, stride_w, dilation_w)?;
-            (c_out, c_in, x_h, x_w)
+            let depth = match depth {
+                None => None,
+                Some(d) => Some(RawDepth {
+                    in_d: recover("in_d", d.in_d, d.pad_d, d.filter_d, d.stride_d, d.dilation_d)?,
+                    ..d
+                }),
+            };
+            (c_out, c_in, x_h, x_w, depth)
         };
         let raw = Raw {
             n,
@@ -144,8 +162,16 @@ impl ConvProblem {
             layout,
             precision,
             direction,
+            depth,
         };
-        raw.finish(input, "columns in_h/fil_h/pad_h", "columns in_w/fil_w/pad_w")
+        raw.finish(
+            input,
+            [
+                "columns in_d/fil_d/pad_d",
+                "columns in_h/fil_h/pad_h",
+                "columns in_w/fil_w/pad_w",
+            ],
+        )
     }
 
     /// The problem as a sqlite perf database stores it: for backward directions the x size is
@@ -161,6 +187,11 @@ impl ConvProblem {
             }
             if let Some(w) = smallest_input(p.out_w, p.pad_w, p.filter_w, p.stride_w, p.dilation_w) {
                 p.in_w = w;
+            }
+            if let Some(d) = p.depth.as_mut() {
+                if let Some(x) = smallest_input(d.out_d, d.pad_d, d.filter_d, d.stride_d, d.dilation_d) {
+                    d.in_d = x;
+                }
             }
         }
         p
@@ -247,42 +278,49 @@ impl PerfDbConfigRow {
 impl ConvProblem {
     /// The row of a sqlite perf database's `config` table that MIOpen writes for this problem
     /// (direction convention; for 2-D problems in_d = fil_d = 1 and pad_d = conv_stride_d =
-    /// dilation_d = 0, as MIOpen's getters give them). For backward problems the x size is not
-    /// part of the row (see [`ConvProblem::from_perfdb_columns`]).
+    /// dilation_d = 0, as MIOpen's getters give them; a 3-D problem's row has spatial_dim 3, its
+    /// depths and layout NCDHW or NDHWC). For backward problems the x size is not part of the
+    /// row (see [`ConvProblem::from_perfdb_columns`]).
     pub fn to_perfdb_columns(&self) -> PerfDbConfigRow {
         let (in_h, in_w) = self.in_hw();
         let i = |v: u64| v as i64;
+        // MIOpen's getters for a 2-D problem: depth 1 for the tensors, 0 for pad/stride/dilation.
+        let (in_d, fil_d, pad_d, stride_d, dilation_d) = match (self.depth, self.in_d()) {
+            (Some(d), Some(in_d)) => (i(in_d), i(d.filter_d), i(d.pad_d), i(d.stride_d), i(d.dilation_d)),
+            _ => (1, 1, 0, 0, 0),
+        };
         PerfDbConfigRow {
-            layout: self.layout.as_str().to_string(),
+            layout: self.layout_name().to_string(),
             data_type: self.precision.as_str().to_string(),
             direction: self.direction.as_char().to_string(),
-            spatial_dim: 2,
+            spatial_dim: i64::from(self.spatial_dims()),
             in_channels: i(self.in_channels()),
             in_h: i(in_h),
             in_w: i(in_w),
-            in_d: 1,
+            in_d,
             fil_h: i(self.filter_h),
             fil_w: i(self.filter_w),
-            fil_d: 1,
+            fil_d,
             out_channels: i(self.out_channels()),
             batchsize: i(self.n),
             pad_h: i(self.pad_h),
             pad_w: i(self.pad_w),
-            pad_d: 0,
+            pad_d,
             conv_stride_h: i(self.stride_h),
             conv_stride_w: i(self.stride_w),
-            conv_stride_d: 0,
+            conv_stride_d: stride_d,
             dilation_h: i(self.dilation_h),
             dilation_w: i(self.dilation_w),
-            dilation_d: 0,
+            dilation_d,
             bias: i64::from(self.bias),
             group_count: i(self.groups),
         }
     }
 
     /// MIOpen's current text perf-db key (user `*.udb.txt` and system `.db.txt` files, ROCm 6.2
-    /// and later), e.g. `2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW`: the
-    /// 24 columns of [`ConvProblem::to_perfdb_columns`] joined by `x`.
+    /// and later), e.g. `2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW`, or for
+    /// a 3-D problem `3x64x7x7x4x3x3x3x64x8x1x1x1x1x1x1x1x1x1x0x1xNCDHWxFP32xF`: the 24 columns
+    /// of [`ConvProblem::to_perfdb_columns`] joined by `x`.
     pub fn to_db_key(&self) -> String {
         self.to_perfdb_columns().to_db_key()
     }

@@ -141,6 +141,7 @@ fn not_applicable(reason: impl Into<String>) -> Error {
 /// sizes, and an output size other than a 1x1 pad-0 convolution's, `(in - 1) / stride + 1`.
 /// MIOpen's KTN model takes stride 1 only (`IsModelApplicable`): [`check_model_applicable`].
 pub fn check_applicable(p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     match p.direction {
         Direction::Forward | Direction::BackwardData => {}
         Direction::BackwardWeights => return Err(not_applicable("backward weights is not a ConvAsm1x1U direction")),

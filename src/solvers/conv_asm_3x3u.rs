@@ -55,6 +55,7 @@ fn not_applicable(reason: impl Into<String>) -> Error {
 /// problem does not carry them): environment switches, XNACK, code-object version, packed or
 /// int-sized tensors, cast tensors.
 pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     if !ARCHES.iter().any(|a| target.arch.eq_ignore_ascii_case(a)) {
         return Err(not_applicable(format!(
             "arch {}: MIOpen applies {NAME} only on {} (device names gfx8* and gfx90*)",

@@ -67,6 +67,7 @@ fn not_applicable(reason: impl Into<String>) -> Error {
 /// Also rejected: zero sizes. Not modelled (a problem does not carry them): XNACK, the
 /// fp16-alt case of gfx90a, environment switches.
 pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     if !ARCHES.iter().any(|a| a.eq_ignore_ascii_case(&target.arch)) {
         return Err(not_applicable(format!(
             "arch {}: MIOpen applies {NAME} only on {}",

@@ -81,6 +81,7 @@ fn divides(a: i128, b: i128) -> bool {
 /// modelled (a problem does not carry them): XNACK, fp16-alt on gfx90a, environment switches,
 /// packed/int-sized tensors, ROCm metadata version.
 pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     let arch = target.arch.to_ascii_lowercase();
     if !ARCHES.contains(&arch.as_str()) {
         return Err(not_applicable(format!(

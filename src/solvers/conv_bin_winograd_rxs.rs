@@ -395,6 +395,7 @@ impl ConvBinWinogradRxS {
     /// modelled (a problem does not carry them): packed tensors, casts, asm/code-object/XNACK
     /// switches, gfx90a fp16-alt, environment variables.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
         let arch = target.arch.to_ascii_lowercase();
         if p.n == 0 || p.c == 0 || p.k == 0 || p.in_h == 0 || p.in_w == 0 || p.groups == 0 || p.filter_h == 0 {

@@ -351,6 +351,7 @@ impl ConvOclBwdWrW2Solver {
     /// `:258-269` (weights times batch blocks <= 85% of the device memory; no tuned problem
     /// comes near it on a GPU of 4 GiB or more).
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
         let na = |reason: String| Err(not_applicable(name, reason));
         if !arch_allowed(&target.arch) {

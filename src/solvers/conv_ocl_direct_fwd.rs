@@ -98,6 +98,7 @@ fn in_out(p: &ConvProblem) -> (u64, u64, u64, u64) {
 /// static default valid. Also rejected: zero sizes, strides or groups. Not modelled (a problem
 /// does not carry them): environment switches, packed/int-sized tensors, cast tensors.
 pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     if !arch_allowed(&target.arch) {
         return Err(not_applicable(format!(
             "arch {}: MIOpen applies {NAME} only on {}",

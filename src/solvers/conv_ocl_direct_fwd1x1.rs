@@ -49,6 +49,7 @@ fn not_applicable(reason: impl Into<String>) -> Error {
 /// Section 3: an arch of [`ARCHES`], F or B, NCHW, filter 1x1, dilation 1, groups 1, pad 0
 /// (any stride). Not modelled: environment switches, packed/int-sized tensors, cast tensors.
 pub fn check_applicable(target: &Target, p: &ConvProblem) -> Result<()> {
+    crate::solvers::two_d_only(NAME, p)?;
     if !ARCHES.iter().any(|a| target.arch.eq_ignore_ascii_case(a)) {
         return Err(not_applicable(format!(
             "arch {}: MIOpen applies {NAME} only on {} (not on gfx10*/gfx11*: WORKAROUND_SWDEV_271887)",

@@ -225,6 +225,25 @@ pub trait Solver: Send + Sync {
     }
 }
 
+/// Refuses a 3-D problem (MIOpen's `spatial_dim` 3, any depth, even 1) for a solver that
+/// tuneinfer models for 2-D problems only: [`Error::NotApplicable`] saying so. Every such
+/// solver's applicability check calls this first, so a 3-D problem is never read as a 2-D one
+/// (its depth silently dropped) by rules, features or defaults written for 2-D.
+pub fn two_d_only(solver: &str, problem: &ConvProblem) -> Result<()> {
+    match problem.depth {
+        None => Ok(()),
+        Some(d) => Err(Error::NotApplicable {
+            solver: solver.to_string(),
+            reason: format!(
+                "a 3-D problem ({}, depth {}, filter depth {}): tuneinfer models {solver} for 2-D problems only",
+                problem.layout_name(),
+                d.in_d,
+                d.filter_d
+            ),
+        }),
+    }
+}
+
 /// The [`Tunable`] side of a solver, or a usage error naming the solvers that have one.
 pub fn tunable(solver: &dyn Solver) -> Result<&dyn Tunable> {
     solver.tunable().ok_or_else(|| {

@@ -205,6 +205,7 @@ impl CkGroupSolver {
 
     /// Checks the problem and returns its CK view and catalogue.
     fn prepare(&self, target: &Target, problem: &ConvProblem) -> Result<(Plan, CkDims, std::sync::Arc<Catalogue>)> {
+        crate::solvers::two_d_only(self.name(), problem)?;
         let plan = self.plan(target)?;
         if problem.direction != self.direction {
             return Err(self.not_applicable(format!(

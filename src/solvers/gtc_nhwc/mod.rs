@@ -149,6 +149,7 @@ impl GtcSolver {
     /// not carry them): environment switches, the deterministic attribute, XNACK, the code
     /// object version, packed tensors.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
         if !arch_supported(&target.arch) {
             return Err(self.not_applicable(format!(

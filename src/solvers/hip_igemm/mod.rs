@@ -301,8 +301,11 @@ impl HipIgemmSolver {
     /// MIOpen's `IsApplicable` as far as a problem carries it (V4R1Fwd: ConvHipImplicitGemmV4R1Fwd.md
     /// section 3; the others: ConvHipImplicitGemmNonXdlops.md sections D and G). Not modelled (a
     /// problem does not carry them): environment switches, `deterministic`, `use_hip_kernels`,
-    /// packed tensors, cast tensors, 3-D problems (tuneinfer's problems are 2-D).
+    /// packed tensors, cast tensors. 3-D problems are refused ([`crate::solvers::two_d_only`]):
+    /// MIOpen runs V4R4Fwd, V4R4WrW and BwdDataV1R1 on them too, but these rules and models are
+    /// 2-D.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
         if !arch_allowed(target) {
             return Err(self.not_applicable(format!(

@@ -280,6 +280,7 @@ impl MlirSolver {
     /// have a tensor of 2 GiB or more). Not modelled (a problem does not carry them): the MLIR build,
     /// environment switches, the deterministic attribute, packed tensors.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
+        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
         if self.xdlops && !xdlops_arch(target) {
             return Err(self.not_applicable(format!(
