@@ -147,10 +147,14 @@ fn readme_examples(dir: &Path) -> Vec<Vec<String>> {
             // A C predictor is one solver's: `--solver all` (several predictors' answers) is
             // the CLI's; the example's C program does not take it.
             let all_solvers = words.windows(2).any(|w| w[0] == "--solver" && w[1] == "all");
+            // The system perf db and the choice among predictors (`--method`) are the CLI's: the
+            // ABI predicts with the model.
+            let cli_only = words.iter().any(|w| w == "--system-db" || w == "--method");
             if words.len() > 2
                 && words[0] == "tuneinfer"
                 && (words[1] == "predict" || words[1] == "batch")
                 && !all_solvers
+                && !cli_only
             {
                 commands.push(words[1..].to_vec());
             }
@@ -277,7 +281,8 @@ fn a_bad_problem_is_the_documented_code_with_the_clis_message() {
         BAD_KEY.to_string(),
         "2048-7-7-1x1-512-7-7".to_string(),
         "conv -n 0 -c 4".to_string(),
-        "1024-14-14-1x1-2048-7-7-128-0x0-2x2-1x1-0-NCHW-FP32-F".to_string(),
+        // Stride 3: ConvAsm1x1U takes strides 1 and 2 only.
+        "1024-14-14-1x1-2048-5-5-128-0x0-3x3-1x1-0-NCHW-FP32-F".to_string(),
     ] {
         let args = vec!["--device".into(), "cpu".into(), problem.clone()];
         let got = run(predict_c(), &args);

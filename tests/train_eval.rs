@@ -78,7 +78,12 @@ fn training_smoke_loss_falls_and_model_predicts() {
     let table = tuneinfer::eval::evaluate_files(&r.files, "gfx906", "ConvAsm1x1U", &prep, 4, None).unwrap();
     assert!(table.methods.len() >= 4);
     for m in &table.methods {
-        assert_eq!(m.problems, prep.validation.len());
+        // Rows over all problems count every one; a kind's or class's (ConvAsm1x1U's stride 2)
+        // a part of them.
+        match m.kind {
+            None => assert_eq!(m.problems, prep.validation.len(), "{}", m.name),
+            Some(_) => assert!(m.problems <= prep.validation.len() && m.problems > 0, "{}", m.name),
+        }
         assert!(m.valid_pct() > 99.9, "{}: valid {}", m.name, m.valid_pct());
     }
     assert!(table.to_text().contains("nearest neighbour"));

@@ -282,7 +282,8 @@ pub fn asm1x1u_hard_and_sample(
     Vec<tuneinfer::problem::ConvProblem>,
     Vec<tuneinfer::problem::ConvProblem>,
 ) {
-    use tuneinfer::solvers::conv_asm_1x1u::{check_applicable, NAME};
+    // MIOpen's KTN model's problems (stride 1: `IsModelApplicable`), which these tests run.
+    use tuneinfer::solvers::conv_asm_1x1u::{check_model_applicable as check_applicable, NAME};
     let mut seen = std::collections::HashSet::new();
     let mut all = Vec::new();
     for name in PERF_DATABASES {
