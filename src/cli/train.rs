@@ -301,4 +301,4 @@ fn other_gpus_neighbour(
 }
 
 /// The row [`other_gpus_neighbour`] adds (`tools/leave_one_out.sh` reads it by this name).
-const OTHER_GPUS_NEIGHBOUR: &str = "other GPUs' nearest neighbour (valid, k=16)";
+const OTHER_GPUS_NEIGHBOUR: &str = "other GPUs' NN (valid, k=16)";
