@@ -511,7 +511,12 @@ fn leave_out_target_trains_on_no_row_of_the_target() {
     assert_eq!(tensors(&rb.files), tensors(&r.files), "a target row was trained on");
     let (a, _) = weights::read_info(&r.files.metadata).unwrap();
     let (b, _) = weights::read_info(&rb.files.metadata).unwrap();
-    assert_eq!((a.transform, a.token_values), (b.transform, b.token_values));
+    assert_eq!((&a.transform, &a.token_values), (&b.transform, &b.token_values));
+    // One other GPU: every GPU feature is constant in training, so each keeps unit scale (the
+    // target's family flag, never set in training, reads 1, not 1,000).
+    let gpu_std = &a.transform.std[tuneinfer::solvers::NUM_FEATURES..];
+    assert_eq!(gpu_std.len(), tuneinfer::solvers::NUM_GPU_FEATURES);
+    assert!(gpu_std.iter().all(|&s| s == 1.0), "{gpu_std:?}");
     assert_ne!(r.training["data_sha256"], rb.training["data_sha256"]);
     // Without it, the target's rows are trained on (the same files give another model).
     let mut pooled = opts.clone();

@@ -486,7 +486,10 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             raw.extend(raw_of(&g.target, &g.train));
             all_train.extend(g.train.iter().cloned());
         }
-        let transform = FeatureTransform::fit(raw.iter(), Some(gpu));
+        let mut transform = FeatureTransform::fit(raw.iter(), Some(gpu));
+        if opts.leave_out_target {
+            unit_scale_constant_gpu_features(&mut transform);
+        }
         (
             transform,
             TokenTable::from_samples(&all_train, tunable.param_names().len()),
@@ -830,6 +833,20 @@ fn train_member(
         first_loss,
         last_loss,
     })
+}
+
+/// Gives the GPU features that the training rows never vary (their spread is `fit`'s floor,
+/// 1e-3) unit scale. Training is unchanged (such a feature standardises to 0 either way); a GPU
+/// that no training row has, the left-out target above all, then reads its own value on the
+/// scale of the others (a family flag never set in training: 1 instead of 1,000, which swamps
+/// the encoder; measured on MI210's GTC backward weights left out: 3.6% exact before, 21.2 after).
+pub fn unit_scale_constant_gpu_features(transform: &mut FeatureTransform) {
+    let floor = 1e-3;
+    for std in transform.std.iter_mut().skip(crate::solvers::NUM_FEATURES) {
+        if *std <= floor {
+            *std = 1.0;
+        }
+    }
 }
 
 /// Decoupled weight decay: every weight times `1 - amount`.
