@@ -24,7 +24,7 @@ weights=${WEIGHTS:-weights}
 seeds=${SEEDS:-1}
 mkdir -p "$out"
 summary="$out/summary.tsv"
-[ -f "$summary" ] || printf 'cell\tseed\tpool\tproblems\ttrain_rows\tleave_out_exact\tleave_out_top16\tshipped_exact\tshipped_top16\tshipped\tnn_target\tnn_other_gpus\tdefault\tseconds\n' >"$summary"
+[ -f "$summary" ] || printf 'cell\tseed\tpool\tproblems\ttrain_rows\tleave_out_exact\tleave_out_top16\tshipped_exact\tshipped_top16\tshipped\tnn_target\tnn_other_gpus\tdefault\ttrain_s\twall_s\n' >"$summary"
 
 for cell in "$@"; do
   IFS=: read -r db solver arch <<<"$cell"
@@ -97,7 +97,7 @@ print("\t".join([
     pool, str(model["problems"]), str(t["split"]["train"]), pct(model), pct(model, "top16_pct"),
     shipped_exact, shipped_top16, shipped,
     pct(pick(v, "nearest neighbour")), pct(pick(v, "other GPUs'")),
-    pct(pick(v, "MIOpen static default")),
+    pct(pick(v, "MIOpen static default")), f'{t["train_seconds"]:.0f}',
 ]))
 EOF
 )
