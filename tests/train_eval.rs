@@ -468,3 +468,83 @@ fn other_gpu_databases_must_name_their_gpu() {
     assert!(e.contains("--older-perf-db"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn leave_out_target_trains_on_no_row_of_the_target() {
+    let dir = temp_dir("leave-out");
+    let mut opts = tiny_options(&dir, 2);
+    opts.max_rows = Some(300);
+    opts.other_gpu_perf_dbs = vec![common::perfdb_dir().join("gfx900_56.db")];
+    opts.leave_out_target = true;
+    let prep = train::prepare(&opts).unwrap();
+    assert!(!prep.train.is_empty() && !prep.early_stop.is_empty() && !prep.validation.is_empty());
+    let other = &prep.other_gpus[0];
+    let r = train::train(&opts, None).unwrap();
+    // What is trained on is the other GPU's training side, row for row; early stopping judges
+    // at most its early-stop side (rows whose values no training row has are left out).
+    assert_eq!(r.train_rows, other.train.len());
+    assert!(r.early_stop_rows > 0 && r.early_stop_rows <= other.early_stop.len());
+    assert_eq!(r.validation_rows, prep.validation.len());
+    assert_eq!(r.training["leave_out_target"], true);
+    assert_eq!(r.training["split"]["train"], other.train.len());
+    // The proof: a target database holding only its held-out rows (none of its training-side or
+    // early-stop rows) gives the same model bit for bit, and the same validation problems.
+    let only_held_out = dir.join("val").join("gfx906_60.db.txt");
+    std::fs::create_dir_all(only_held_out.parent().unwrap()).unwrap();
+    let text: String = prep
+        .validation
+        .iter()
+        .map(|s| {
+            let params: Vec<String> = s.config.iter().map(|v| v.to_string()).collect();
+            format!("{}=ConvAsm1x1U:{}\n", s.problem.to_perfdb_key(), params.join(","))
+        })
+        .collect();
+    std::fs::write(&only_held_out, text).unwrap();
+    let mut bare = opts.clone();
+    bare.perf_db = only_held_out;
+    bare.out_dir = dir.join("bare");
+    bare.checkpoint = bare.out_dir.join("ckpt.safetensors");
+    let bare_prep = train::prepare(&bare).unwrap();
+    assert!(bare_prep.train.is_empty() && bare_prep.early_stop.is_empty());
+    let problems = |v: &[tuneinfer::data::dataset::Sample]| {
+        v.iter()
+            .map(|s| (s.problem.to_perfdb_key(), s.config.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(problems(&bare_prep.validation), problems(&prep.validation));
+    let rb = train::train(&bare, None).unwrap();
+    assert_eq!(tensors(&rb.files), tensors(&r.files), "a target row was trained on");
+    let (a, _) = weights::read_info(&r.files.metadata).unwrap();
+    let (b, _) = weights::read_info(&rb.files.metadata).unwrap();
+    assert_eq!((&a.transform, &a.token_values), (&b.transform, &b.token_values));
+    // One other GPU: every GPU feature is constant in training, so each keeps unit scale (the
+    // target's family flag, never set in training, reads 1, not 1,000).
+    let gpu_std = &a.transform.std[tuneinfer::solvers::NUM_FEATURES..];
+    assert_eq!(gpu_std.len(), tuneinfer::solvers::NUM_GPU_FEATURES);
+    assert!(gpu_std.iter().all(|&s| s == 1.0), "{gpu_std:?}");
+    assert_ne!(r.training["data_sha256"], rb.training["data_sha256"]);
+    // Without it, the target's rows are trained on (the same files give another model).
+    let mut pooled = opts.clone();
+    pooled.leave_out_target = false;
+    pooled.out_dir = dir.join("pooled");
+    pooled.checkpoint = pooled.out_dir.join("ckpt.safetensors");
+    let rp = train::train(&pooled, None).unwrap();
+    assert_eq!(rp.train_rows, prep.train.len() + other.train.len());
+    // A checkpoint of one does not resume the other.
+    let mut resume = opts.clone();
+    resume.resume = Some(pooled.checkpoint.clone());
+    resume.epochs = 3;
+    let e = train::train(&resume, None).err().map(|e| e.to_string());
+    assert!(e.as_deref().is_some_and(|e| e.contains("other data")), "{e:?}");
+    // Without other GPUs there is nothing to train on: a usage error, before any data is read.
+    let mut alone = opts.clone();
+    alone.other_gpu_perf_dbs.clear();
+    let e = train::prepare(&alone).err().expect("refused");
+    assert!(matches!(e, tuneinfer::Error::Usage(_)), "{e}");
+    assert!(e.to_string().contains("--other-gpu-perf-db"), "{e}");
+    let code = tuneinfer::cli::run(
+        &["train", "--perf-db", "x.db", "--arch", "gfx906", "--leave-out-target"].map(String::from),
+    );
+    assert_eq!(code, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

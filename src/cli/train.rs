@@ -28,6 +28,12 @@ Options (defaults in brackets):
                              the GPU family follow the solver's features); their rows of the
                              held-out geometries are left out; validation and the baselines
                              stay the target GPU's
+  --leave-out-target         with --other-gpu-perf-db: train on the other GPUs' rows only, none
+                             of the target's (not for early stopping either): its held-out
+                             rows are the validation, its other rows only the nearest
+                             neighbour's reference (a second neighbour searches the other
+                             GPUs' rows), as for a GPU nobody tuned; the model's JSON records
+                             it (training.leave_out_target)
   --arch ARCH                GPU architecture the data comes from, e.g. gfx906 (required)
   --solver NAME              [ConvAsm1x1U] one of the solvers listed at the end
   --out DIR                  where the model files go [weights]
@@ -128,6 +134,8 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     o.resume = args.value("resume").map(PathBuf::from);
     o.older_perf_dbs = args.paths("older-perf-db")?.unwrap_or_default();
     o.other_gpu_perf_dbs = args.paths("other-gpu-perf-db")?.unwrap_or_default();
+    // Refused without --other-gpu-perf-db by train::prepare, before any data is read.
+    o.leave_out_target = args.flag("leave-out-target");
     o.hidden = args.positive("hidden", o.hidden, MAX_MODEL_SIZE)?;
     o.embed = args.positive("embed", o.embed, MAX_MODEL_SIZE)?;
     let channels = args.positive(
@@ -184,7 +192,7 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         words,
         &Spec {
             valued: VALUED,
-            flags: &["no-eval", "quiet", "data-report"],
+            flags: &["no-eval", "quiet", "data-report", "leave-out-target"],
             options_after_positionals: false,
         },
     )?;
@@ -207,11 +215,16 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
             say!("  {reason}");
         }
         say!(
-            "split (seed {}): {} train, {} early-stop, {} validation samples",
+            "split (seed {}): {} train, {} early-stop, {} validation samples{}",
             opts.seed,
             prep.train.len(),
             prep.early_stop.len(),
-            prep.validation.len()
+            prep.validation.len(),
+            if opts.leave_out_target {
+                " (--leave-out-target: train and early-stop not trained on)"
+            } else {
+                ""
+            }
         );
         for g in &prep.other_gpus {
             say!(
@@ -225,9 +238,13 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         return Ok(0);
     }
     let beam = opts.eval_beam;
+    let leave_out = opts.leave_out_target;
     let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
         let (info, _) = crate::format::weights::read_info(&files.metadata)?;
-        let table = crate::eval::evaluate_files(files, &info.arch, &info.solver, prep, beam, None)?;
+        let mut table = crate::eval::evaluate_files(files, &info.arch, &info.solver, prep, beam, None)?;
+        if leave_out {
+            other_gpus_neighbour(&mut table, &info.arch, &info.solver, prep)?;
+        }
         for note in &table.notes {
             eprintln!("{note}");
         }
@@ -251,3 +268,37 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     );
     Ok(0)
 }
+
+/// For a model that never saw the target's rows (`--leave-out-target`), the baseline a GPU
+/// nobody tuned has: the nearest neighbour over the other GPUs' rows (their training and
+/// early-stop sides), its configs valid on the target, added to the table after the usual rows.
+fn other_gpus_neighbour(
+    table: &mut crate::eval::EvalTable,
+    arch: &str,
+    solver: &str,
+    prep: &train::Prepared,
+) -> Result<()> {
+    let tunable = crate::solvers::tunable(crate::solvers::by_name(solver)?)?;
+    let target = crate::solvers::Target::new(arch);
+    let reference: Vec<crate::data::dataset::Sample> = prep
+        .other_gpus
+        .iter()
+        .flat_map(|g| g.train.iter().chain(&g.early_stop).cloned())
+        .collect();
+    let answers: Vec<Vec<Vec<i64>>> = prep
+        .validation
+        .iter()
+        .map(|s| crate::eval::nearest_neighbours(tunable, &target, &reference, s, 16))
+        .collect();
+    table.methods.push(crate::eval::MethodScores::score(
+        OTHER_GPUS_NEIGHBOUR,
+        tunable,
+        &target,
+        &prep.validation,
+        &answers,
+    ));
+    Ok(())
+}
+
+/// The row [`other_gpus_neighbour`] adds (`tools/leave_one_out.sh` reads it by this name).
+const OTHER_GPUS_NEIGHBOUR: &str = "other GPUs' NN (valid, k=16)";

@@ -16,6 +16,12 @@ pub struct TrainOptions {
     /// reads `solvers::gpu_features` after the solver's features). Their rows of the held-out
     /// geometries are left out. Empty by default (a model of one GPU, no GPU input).
     pub other_gpu_perf_dbs: Vec<PathBuf>,
+    /// Leave the target GPU out (`--leave-out-target`): none of its rows is trained on or used
+    /// for early stopping (the other GPUs' are); its rows of the held-out geometries are still
+    /// the validation set, and its training-side rows only the nearest neighbour's reference,
+    /// so the model is measured as it would do on a GPU nobody tuned. Needs
+    /// `other_gpu_perf_dbs`. Off by default.
+    pub leave_out_target: bool,
     pub arch: String,
     pub solver: String,
     /// Where the model files go.
@@ -80,6 +86,7 @@ impl TrainOptions {
             perf_db: perf_db.to_path_buf(),
             older_perf_dbs: Vec::new(),
             other_gpu_perf_dbs: Vec::new(),
+            leave_out_target: false,
             arch: arch.to_string(),
             solver: solver.to_string(),
             out_dir: out_dir.to_path_buf(),
