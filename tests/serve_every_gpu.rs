@@ -28,26 +28,29 @@ fn text(bytes: &[u8]) -> String {
 const P1X1: &str = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F";
 const P3X3: &str = "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F";
 
-/// `predict --solver all` on `arch`: the solvers that answered, the stderr.
-fn predict_all(arch: &str, problem: &str) -> (Vec<String>, String) {
-    let o = run(
-        &[
-            "predict",
-            "--arch",
-            arch,
-            "--solver",
-            "all",
-            "--device",
-            "cpu",
-            "--system-db",
-            "none",
-            problem,
-        ],
-        &[],
-    );
+/// `predict --solver all` on `arch` (no system perf db): stdout and stderr, the run checked.
+fn predict_all_output(arch: &str, problem: &str) -> (String, String) {
+    let args = [
+        "predict",
+        "--arch",
+        arch,
+        "--solver",
+        "all",
+        "--device",
+        "cpu",
+        "--system-db",
+        "none",
+        problem,
+    ];
+    let o = run(&args, &[]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{arch}: {err}");
-    let out = text(&o.stdout);
+    (text(&o.stdout), err)
+}
+
+/// [`predict_all_output`]: the solvers that answered (every answer a model's), the stderr.
+fn predict_all(arch: &str, problem: &str) -> (Vec<String>, String) {
+    let (out, err) = predict_all_output(arch, problem);
     let solvers: Vec<String> = out
         .lines()
         .map(|l| l.split('\t').nth(1).expect("a solver column").to_string())
@@ -130,28 +133,9 @@ fn a_gpu_with_its_own_models_gets_no_note_and_the_plain_arch_is_its_usual_gpu() 
     // MI300X by arch alone and by its database name: the same, current models (the 2024 ones
     // trained on the older sqlite rows are retired).
     let answers = |arch: &str| {
-        let o = run(
-            &[
-                "predict",
-                "--arch",
-                arch,
-                "--solver",
-                "all",
-                "--device",
-                "cpu",
-                "--system-db",
-                "none",
-                P3X3,
-            ],
-            &[],
-        );
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-        assert!(
-            !text(&o.stderr).contains("has no model of its own"),
-            "{}",
-            text(&o.stderr)
-        );
-        text(&o.stdout)
+        let (out, err) = predict_all_output(arch, P3X3);
+        assert!(!err.contains("has no model of its own"), "{err}");
+        out
     };
     assert_eq!(answers("gfx942"), answers("gfx942130"));
     // An arch with --cu is the GPU of that name.
