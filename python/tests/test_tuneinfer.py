@@ -114,8 +114,10 @@ def readme_examples(tmp):
             cat = words[1] if words[:1] == ["cat"] else None
             if cat:
                 files[cat] = []
-            # A Predictor is one solver's: `--solver all` is the CLI's.
-            if words[:1] == ["tuneinfer"] and words[1:2] in (["predict"], ["batch"]) and "all" not in words:
+            # A Predictor is one solver's: `--solver all` is the CLI's; so are the system perf
+            # db and the choice among predictors (`--method`): a Predictor answers with its model.
+            cli_only = "all" in words or "--system-db" in words or "--method" in words
+            if words[:1] == ["tuneinfer"] and words[1:2] in (["predict"], ["batch"]) and not cli_only:
                 commands.append(words[1:])
         elif cat:
             files[cat].append(line)
