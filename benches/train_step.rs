@@ -2,8 +2,8 @@
 //! forward + backward (the unit `tuneinfer train` repeats) and one batched decoder step.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use tuneinfer::format::weights::ktn_metadata;
 use tuneinfer::seq2seq::attention::{AttentionConfig, AttentionModel, AttentionParams, FeatureTransform, NUM_FEATURES};
+use tuneinfer::seq2seq::weights::ktn_metadata;
 use tuneinfer::seq2seq::{DecoderScratch, Seq2SeqModel, StepDecoder};
 use tuneinfer::testutil::Lcg;
 use tuneinfer::train::model::forward_backward_sharded;

@@ -215,14 +215,6 @@ pub fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
-pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
-    format!(
-        "{arch}_{}.safetensors + .json",
-        crate::format::weights::file_solver_name(solver)
-    )
-}
-
 /// The file names of MIOpen's KTN model `model` on `arch`, as [`Error::ModelNotFound`] lists them.
 pub(crate) fn ktn_pattern(arch: &str, model: &str) -> String {
     format!("{arch}_{model}_{{encoder,decoder,metadata}}.ktn.model")

@@ -12,11 +12,11 @@ use serde_json::{json, Value};
 
 use crate::data::dataset::Sample;
 use crate::error::{Error, Result};
-use crate::format::weights::WeightsFiles;
 use crate::models;
 pub use crate::neighbour::nearest_neighbours;
 use crate::predict::{DecodeMode, Predictor};
 use crate::seq2seq::find_model_files;
+use crate::seq2seq::weights::WeightsFiles;
 use crate::solvers::{Target, Tunable};
 use crate::train::Prepared;
 
@@ -1009,8 +1009,8 @@ mod tests {
     #[test]
     fn evaluate_files_refuses_a_model_whose_token_values_are_not_integers() {
         use crate::data::dataset::{DataReport, Dataset};
-        use crate::format::weights::{self, WeightsInfo};
         use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, NUM_FEATURES};
+        use crate::seq2seq::weights::{self, WeightsInfo};
         let dir = std::env::temp_dir().join(format!("tuneinfer-eval-vocab-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let config = AttentionConfig {

@@ -13,8 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::data::{perfdb, textdb};
-use crate::format::{frugally::KerasModel, metadata::KtnMetadata, safetensors, weights};
+use crate::format::{frugally::KerasModel, metadata::KtnMetadata, safetensors};
 use crate::problem::{self, ConvProblem, Direction, InputLine, Precision};
+use crate::seq2seq::weights;
 use crate::seq2seq::{verify::verify_model, Decoder, Encoder};
 use crate::solvers::ck::catalogue::{self, Catalogue, CkDims};
 use crate::solvers::gtc_nhwc;

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::format::weights::{self, WeightsFiles};
+use crate::seq2seq::weights::{self, WeightsFiles};
 use crate::seq2seq::{AttentionModel, KtnModel, ModelFiles};
 use crate::solvers::Solver;
 
@@ -235,11 +235,11 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
     }
     Err(Error::ModelNotFound {
         looked_for: vec![
-            crate::error::weights_pattern(&gpu.db_name, solver.name()),
+            weights_pattern(&gpu.db_name, solver.name()),
             crate::error::ktn_pattern(base, model_name),
             format!(
                 "{base}*_{} (any CU count of {base})",
-                crate::format::weights::file_solver_name(solver.name())
+                crate::seq2seq::weights::file_solver_name(solver.name())
             ),
         ],
         searched: dirs.to_vec(),
@@ -263,7 +263,7 @@ struct Candidate {
 /// whose metadata does not read is an error naming it (never skipped); one whose CU count is
 /// unknown is left out.
 fn same_arch_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<Candidate>> {
-    let suffix = format!("_{}.json", crate::format::weights::file_solver_name(solver));
+    let suffix = format!("_{}.json", crate::seq2seq::weights::file_solver_name(solver));
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(Vec::new());
     };
@@ -387,6 +387,11 @@ fn trained_on(files: &WeightsFiles, db_name: &str) -> bool {
     })
 }
 
+/// The file names of tuneinfer's own model of (arch, solver), as [`Error::ModelNotFound`] lists them.
+pub(crate) fn weights_pattern(arch: &str, solver: &str) -> String {
+    format!("{arch}_{}.safetensors + .json", weights::file_solver_name(solver))
+}
+
 /// MIOpen's KTN model files of `model_name` on `arch` in `dir`: None when none of the three is
 /// there, an error naming the first missing one when only some are.
 fn ktn_files_in(dir: &std::path::Path, arch: &str, model_name: &str) -> Result<Option<ModelFiles>> {
@@ -425,8 +430,8 @@ pub fn load_ktn(files: &ModelFiles, solver: &dyn Solver) -> Result<KtnModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::weights::WeightsInfo;
     use crate::seq2seq::attention::{AttentionConfig, AttentionParams, FeatureTransform, GpuInput};
+    use crate::seq2seq::weights::WeightsInfo;
     use crate::solvers;
 
     const CK_FWD: &str = "ConvHipImplicitGemmGroupFwdXdlops";

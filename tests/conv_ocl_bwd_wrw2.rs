@@ -197,7 +197,7 @@ fn registration_names_and_params() {
         assert_eq!(tun.parse_params("1,6,4,1,5").unwrap(), cfg("1,6,4,1,5"));
         assert!(tun.parse_params("1,6,4,1").is_err());
         assert_eq!(
-            tuneinfer::format::weights::file_solver_name(&name),
+            tuneinfer::seq2seq::weights::file_solver_name(&name),
             format!("ConvOclBwdWrW2_{nb}")
         );
     }

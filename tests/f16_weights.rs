@@ -1,5 +1,5 @@
 //! Would storing the shipped models' weights as f16 change a prediction? For every model in
-//! `weights/`: a copy with its tensors rounded to IEEE halves (`format::weights::store_as`),
+//! `weights/`: a copy with its tensors rounded to IEEE halves (`seq2seq::weights::store_as`),
 //! then the configs of MIOpen's greedy walk and of the default decoding, f32 vs f16, on up to
 //! ~2,000 problems of the database it was trained on. Slow (the default decoding is a beam of 6
 //! over 5 members): `#[ignore]`d, run by `tools/f16_check.sh`.
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use tuneinfer::data::dataset::read_rows;
 use tuneinfer::format::safetensors::Dtype;
-use tuneinfer::format::weights::{self, WeightsFiles};
+use tuneinfer::seq2seq::weights::{self, WeightsFiles};
 use tuneinfer::solvers::{self, Target};
 use tuneinfer::{DecodeMode, Predictor};
 

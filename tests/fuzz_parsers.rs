@@ -475,7 +475,7 @@ fn weights_metadata_survives_mutations() {
         .map(|n| read(&weights_dir().join(n)))
         .collect();
     for seed in &seeds {
-        tuneinfer::format::weights::parse_info(std::str::from_utf8(seed).unwrap(), "seed").unwrap();
+        tuneinfer::seq2seq::weights::parse_info(std::str::from_utf8(seed).unwrap(), "seed").unwrap();
     }
     fuzz("weights_info", &seeds, 60, 10000);
 }

@@ -6,8 +6,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use tuneinfer::format::weights::{self, WeightsFiles};
 use tuneinfer::seq2seq::attention::EncoderKind;
+use tuneinfer::seq2seq::weights::{self, WeightsFiles};
 use tuneinfer::train::{self, TrainOptions};
 use tuneinfer::{ConvProblem, DecodeMode, Predictor};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tuneinfer::solvers::Target;
 
 use tuneinfer::format::safetensors;
-use tuneinfer::format::weights::{self, WeightsFiles};
+use tuneinfer::seq2seq::weights::{self, WeightsFiles};
 use tuneinfer::train::{self, TrainOptions};
 use tuneinfer::{ConvProblem, DecodeMode, Predictor};
 
@@ -54,7 +54,7 @@ fn training_smoke_loss_falls_and_model_predicts() {
     assert!(r.samples_per_second > 0.0 && r.train_rows > 0 && r.validation_rows > 0);
     // What is saved (the moving average of the weights) has learned too: its early-stop loss is
     // well below a uniform guess over the vocabulary, ln(V) per token.
-    let (_, info) = tuneinfer::format::weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
+    let (_, info) = tuneinfer::seq2seq::weights::load(&r.files, "gfx906", "ConvAsm1x1U").unwrap();
     let vocab = info.config.vocab as f64;
     let saved_loss = r.training["best_early_stop_loss"][0].as_f64().unwrap();
     println!("saved early-stop loss {saved_loss:.3}, uniform {:.3}", vocab.ln());

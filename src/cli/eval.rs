@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
-use crate::format::weights;
+use crate::seq2seq::weights;
 use crate::train::{self, TrainOptions};
 
 const HELP: &str = "\
@@ -84,7 +84,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
-        looked_for: vec![crate::error::weights_pattern(arch, solver.name())],
+        looked_for: vec![crate::models::weights_pattern(arch, solver.name())],
         searched: dirs.clone(),
     })?;
     let half_dir = args.value("store-half").map(PathBuf::from);

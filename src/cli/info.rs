@@ -4,8 +4,8 @@ use std::path::Path;
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
-use crate::format::weights::{self, WeightsFiles};
 use crate::models;
+use crate::seq2seq::weights::{self, WeightsFiles};
 use crate::seq2seq::{find_model_files, KtnModel};
 use crate::solvers;
 
@@ -137,7 +137,7 @@ fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
             let model = solvers::all()
                 .into_iter()
                 .map(|s| s.name())
-                .find(|name| *name != model && crate::format::weights::file_solver_name(name) == model)
+                .find(|name| *name != model && crate::seq2seq::weights::file_solver_name(name) == model)
                 .unwrap_or(model);
             all.push(Listed {
                 arch: arch.to_string(),

@@ -194,7 +194,7 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
             .tunable()
             .and_then(|_| crate::solvers::tunable(host.solver).ok());
         let recorded = match host.served.as_ref().map(|r| &r.located) {
-            Some(Located::Attention(files, _)) => crate::format::weights::read_info(&files.metadata)
+            Some(Located::Attention(files, _)) => crate::seq2seq::weights::read_info(&files.metadata)
                 .map(|(info, _)| Recorded::from_metrics(&info.metrics))
                 .unwrap_or_default(),
             _ => Recorded::default(),

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{wants_help, Args, Spec};
 use crate::error::{Error, Result};
-use crate::format::weights::{MAX_MEMBERS, MAX_MODEL_SIZE};
+use crate::seq2seq::weights::{MAX_MEMBERS, MAX_MODEL_SIZE};
 use crate::train::{self, TrainOptions};
 
 const HELP: &str = "\
@@ -239,8 +239,8 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
     }
     let beam = opts.eval_beam;
     let leave_out = opts.leave_out_target;
-    let evaluate = move |files: &crate::format::weights::WeightsFiles, prep: &train::Prepared| {
-        let (info, _) = crate::format::weights::read_info(&files.metadata)?;
+    let evaluate = move |files: &crate::seq2seq::weights::WeightsFiles, prep: &train::Prepared| {
+        let (info, _) = crate::seq2seq::weights::read_info(&files.metadata)?;
         let mut table = crate::eval::evaluate_files(files, &info.arch, &info.solver, prep, beam, None)?;
         if leave_out {
             other_gpus_neighbour(&mut table, &info.arch, &info.solver, prep)?;

@@ -96,7 +96,7 @@ pub(super) fn verdict_of(
     let solver = crate::solvers::by_name(solver)?;
     match locate(arch, solver, dirs)? {
         Located::Attention(files, _) => {
-            let (info, _) = crate::format::weights::read_info(&files.metadata)?;
+            let (info, _) = crate::seq2seq::weights::read_info(&files.metadata)?;
             Ok(Verdict::from_metrics(&info.metrics).map(|v| (v, KindFigures::from_metrics(&info.metrics))))
         }
         Located::Ktn(_) => Ok(None),

@@ -34,7 +34,7 @@ pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static 
                     continue;
                 }
                 for s in &solvers {
-                    let file_name = crate::format::weights::file_solver_name(s.name());
+                    let file_name = crate::seq2seq::weights::file_solver_name(s.name());
                     if let Some(arch) = stem.strip_suffix(&*file_name).and_then(|a| a.strip_suffix('_')) {
                         if !arch.is_empty() {
                             add(arch, s.name());

@@ -349,10 +349,10 @@ impl Ctx<'_> {
             }
             "Dense" => {
                 let units = self.usize_of(cfg.get("units"), &format!("layer '{name}' units"))?;
-                if units == 0 || units > crate::format::weights::MAX_MODEL_SIZE {
+                if units == 0 || units > crate::format::MAX_MODEL_SIZE {
                     return Err(self.err(format!(
                         "layer '{name}': units {units} is not in 1..={}",
-                        crate::format::weights::MAX_MODEL_SIZE
+                        crate::format::MAX_MODEL_SIZE
                     )));
                 }
                 let activation = self.str_of(cfg, "activation").unwrap_or("linear");
@@ -389,10 +389,10 @@ impl Ctx<'_> {
             }
             "LSTM" => {
                 let units = self.usize_of(cfg.get("units"), &format!("layer '{name}' units"))?;
-                if units == 0 || units > crate::format::weights::MAX_MODEL_SIZE {
+                if units == 0 || units > crate::format::MAX_MODEL_SIZE {
                     return Err(self.err(format!(
                         "layer '{name}': units {units} is not in 1..={}",
-                        crate::format::weights::MAX_MODEL_SIZE
+                        crate::format::MAX_MODEL_SIZE
                     )));
                 }
                 for (key, want) in [("activation", "tanh"), ("recurrent_activation", "sigmoid")] {

@@ -7,7 +7,6 @@ pub mod md5;
 pub mod metadata;
 pub mod safetensors;
 pub mod sha256;
-pub mod weights;
 
 use std::path::Path;
 
@@ -15,6 +14,10 @@ use crate::error::{Error, Result};
 
 /// Reads a text file (JSON, TSV). A file that cannot be read is an I/O error; one that is not
 /// UTF-8 text (a binary file given by mistake) is a format error naming it.
+/// Largest size (steps, units, embedding width, vocabulary, positions) a model file may give
+/// (tuneinfer's weights and MIOpen's frugally-deep graphs alike).
+pub const MAX_MODEL_SIZE: usize = 4096;
+
 pub fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     String::from_utf8(bytes).map_err(|e| {

@@ -7,10 +7,10 @@
 //! best score survives); the best `width` by [`rank_cmp`] continue. Width 1 therefore equals
 //! MIOpen's greedy answer whenever greedy succeeds.
 
+use super::States;
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
 use super::{DecoderScratch, StepDecoder};
 use crate::cpu;
-use crate::seq2seq::States;
 
 struct Candidate {
     score: f32,

@@ -4,10 +4,10 @@
 //! down: a token whose value is "-1" fails the whole prediction; the first token whose value the
 //! solver accepts is taken and fed to the next step.
 
+use super::States;
 use super::{rank_cmp, Constraint, Hypothesis, Vocabulary};
 use super::{DecoderScratch, StepDecoder};
 use crate::cpu;
-use crate::seq2seq::States;
 
 /// One position of MIOpen's walk for one row: the CPU twin of `greedy_step.wgsl`. The tokens
 /// are ranked by raw score (`raw`, `[vocab]`; ties to the larger token id) and walked down: an

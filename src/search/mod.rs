@@ -4,8 +4,6 @@
 //! (what the solver sees): MIOpen's constraint is value-based, so a token from another
 //! position's block whose value is acceptable is taken too.
 
-use crate::seq2seq::States;
-
 /// Work buffers a decoder reuses across steps (one per thread).
 #[derive(Debug, Default, Clone)]
 pub struct DecoderScratch {
@@ -111,9 +109,11 @@ pub trait Constraint {
 
 mod beam;
 mod greedy;
+mod states;
 
 pub use beam::{beam_iteration, beam_search, BeamRow, BeamScratch};
 pub use greedy::{greedy_miopen, greedy_position};
+pub use states::States;
 
 /// A decoded parameter sequence.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! are a fixed table per step (so every expected answer can be worked out on paper).
 
 use super::*;
-use crate::seq2seq::{DecoderScratch, States, StepDecoder};
+use crate::search::{DecoderScratch, States, StepDecoder};
 
 /// Scores for step s are `table[s]` whatever the input token; the step counter lives in the
 /// states' side buffer so beam reordering carries it.

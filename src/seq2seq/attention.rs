@@ -317,14 +317,14 @@ impl StepKernels {
 
 impl AttentionModel {
     /// Loads tuneinfer's model pair `files` (checked to be for `arch` and `solver`; see
-    /// [`weights::load`](crate::format::weights::load)) and builds the ensemble.
+    /// [`weights::load`](crate::seq2seq::weights::load)) and builds the ensemble.
     pub fn load(
-        files: &crate::format::weights::WeightsFiles,
+        files: &crate::seq2seq::weights::WeightsFiles,
         arch: &str,
         solver: &str,
-    ) -> Result<(AttentionModel, crate::format::weights::WeightsInfo)> {
-        let (members, info) = crate::format::weights::load(files, arch, solver)?;
-        let metadata = crate::format::weights::ktn_metadata(&info.token_values, info.config.seq_len);
+    ) -> Result<(AttentionModel, crate::seq2seq::weights::WeightsInfo)> {
+        let (members, info) = crate::seq2seq::weights::load(files, arch, solver)?;
+        let metadata = crate::seq2seq::weights::ktn_metadata(&info.token_values, info.config.seq_len);
         let source = files.tensors.display().to_string();
         let model = AttentionModel::ensemble(members, info.transform.clone(), metadata, source)?;
         Ok((model, info))

@@ -3,11 +3,11 @@
 
 use super::graph::{expect_refs, next_in_chain, state_refs};
 use super::packed::{dense_packed, pack_dense, PackedLstm};
-use super::states::States;
 use crate::cpu;
 use crate::cpu::PackedMatrix;
 use crate::error::{Error, Result};
 use crate::format::frugally::{DenseWeights, KerasModel, LayerKind, LstmWeights};
+use crate::search::States;
 
 /// A KTN encoder.
 #[derive(Debug, Clone)]

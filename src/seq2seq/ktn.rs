@@ -1,7 +1,7 @@
 //! A KernelTuningNet model: encoder + decoder + metadata, found by file name in a models
 //! directory as `{arch}_{solver}_{encoder,decoder,metadata}.ktn.model`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{Decoder, Encoder, Seq2SeqModel, States, StepDecoder};
 use crate::error::{Error, Result};
@@ -129,10 +129,4 @@ impl Seq2SeqModel for KtnModel {
             self.vocab.len()
         )
     }
-}
-
-/// The directories searched for models: [`crate::models::search_dirs`] (`--models DIR` first,
-/// then the default ones).
-pub fn default_model_dirs(flag: Option<&Path>) -> Vec<PathBuf> {
-    crate::models::search_dirs(flag)
 }

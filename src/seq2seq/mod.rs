@@ -10,13 +10,13 @@ mod graph;
 mod ktn;
 mod model;
 mod packed;
-mod states;
 pub mod verify;
+pub mod weights;
 
+pub use crate::search::States;
 pub use crate::search::{DecoderScratch, StepDecoder};
 pub use attention::AttentionModel;
 pub use decoder::Decoder;
 pub use encoder::Encoder;
-pub use ktn::{default_model_dirs, find_model_files, KtnModel, ModelFiles};
+pub use ktn::{find_model_files, KtnModel, ModelFiles};
 pub use model::Seq2SeqModel;
-pub use states::States;

@@ -512,8 +512,8 @@ mod tests {
     }
 
     fn inference_matches_training(encoder: EncoderKind) {
-        use crate::format::weights::ktn_metadata;
         use crate::seq2seq::attention::{AttentionModel, FeatureTransform, NUM_FEATURES};
+        use crate::seq2seq::weights::ktn_metadata;
         use crate::seq2seq::{DecoderScratch, Seq2SeqModel, StepDecoder};
         let config = AttentionConfig {
             steps: NUM_FEATURES,

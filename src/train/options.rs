@@ -92,7 +92,7 @@ impl TrainOptions {
             out_dir: out_dir.to_path_buf(),
             checkpoint: out_dir.join(format!(
                 "{arch}_{}.checkpoint.safetensors",
-                crate::format::weights::file_solver_name(solver)
+                crate::seq2seq::weights::file_solver_name(solver)
             )),
             hidden: 128,
             embed: 32,

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::metadata::KtnMetadata;
-use super::safetensors::{self, Tensor};
-use super::sha256::{hex, Sha256};
 use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::format::safetensors::{self, Tensor};
+use crate::format::sha256::{hex, Sha256};
 use crate::seq2seq::attention::{AttentionConfig, AttentionParams, EncoderKind, FeatureTransform};
 use crate::seq2seq::conv_encoder::CONV_WIDTH;
 
@@ -21,7 +21,7 @@ pub const MAGIC: &str = "tuneinfer-attention-seq2seq";
 pub const VERSION: u64 = 1;
 
 /// Largest size (steps, units, embedding width, vocabulary, positions) a weights file may give.
-pub const MAX_MODEL_SIZE: usize = 4096;
+pub use crate::format::MAX_MODEL_SIZE;
 
 /// Most ensemble members a weights file may hold.
 pub const MAX_MEMBERS: usize = 64;

@@ -1,0 +1,73 @@
+//! The layering ARCHITECTURE.md states (issue 36 item 5): file formats know no model or solver,
+//! the solvers know no model, the search knows no model type, the models know no model search,
+//! and the error type imports nothing of the crate; so there is no import circle across
+//! `format/`, `search/`, `seq2seq/`, `solvers/` and `error.rs`. Read from the source text: every `crate::` path a layer names.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The `crate::X` module names `path` (a file or a folder) refers to, with where.
+fn crate_refs(path: &str) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(path);
+    let mut files = Vec::new();
+    if root.is_dir() {
+        rust_files(&root, &mut files);
+    } else {
+        files.push(root);
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let mut rest = code;
+            while let Some(i) = rest.find("crate::") {
+                let name: String = rest[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                out.push((name, format!("{}:{}", f.display(), n + 1)));
+                rest = &rest[i + 7..];
+            }
+        }
+    }
+    out
+}
+
+fn assert_only(layer: &str, allowed: &[&str]) {
+    let bad: Vec<String> = crate_refs(layer)
+        .into_iter()
+        .filter(|(name, _)| !allowed.contains(&name.as_str()))
+        .map(|(name, at)| format!("{at}: crate::{name}"))
+        .collect();
+    assert!(bad.is_empty(), "{layer} reaches outside its layer: {bad:#?}");
+}
+
+#[test]
+fn formats_solvers_models_and_the_error_type_import_no_layer_above_them() {
+    assert_only("error.rs", &["error"]);
+    assert_only("problem", &["problem", "error"]);
+    // The search knows no model type: decoders are a trait (`StepDecoder`) over `States`.
+    assert_only("search", &["search", "error", "cpu"]);
+    assert_only("format", &["format", "error"]);
+    // The solvers read problems, the search's constraint types and MIOpen's metadata format.
+    assert_only("solvers", &["solvers", "error", "format", "problem", "search", "cpu"]);
+    // The models: their files (format), their features (solvers), their search (search, cpu).
+    // (`testutil`: the seeded random numbers of its initialisers, a leaf.)
+    assert_only(
+        "seq2seq",
+        &[
+            "seq2seq", "error", "format", "solvers", "problem", "search", "cpu", "testutil",
+        ],
+    );
+}
