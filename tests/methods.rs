@@ -26,62 +26,46 @@ fn text(bytes: &[u8]) -> String {
 
 const STRIDE2: &str = "2048-14-14-1x1-512-7-7-64-0x0-2x2-1x1-0-NCHW-FP16-F";
 
+/// `predict` on MI210 with no system perf db, `extra` options before `problem`: (stdout,
+/// stderr), the run checked.
+fn predict_mi210(extra: &[&str], problem: &str) -> (String, String) {
+    let mut args = vec![
+        "predict",
+        "--arch",
+        "gfx90a68",
+        "--device",
+        "cpu",
+        "--system-db",
+        "none",
+    ];
+    args.extend(extra);
+    args.push(problem);
+    let o = run(&args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    (text(&o.stdout), err)
+}
+
 #[test]
 fn best_answers_mi210s_stride_2_with_miopens_default_and_says_why() {
     // weights/gfx90a68_ConvAsm1x1U.json records, on its 357 held-out stride-2 problems, MIOpen's
     // static default ahead of the model and the neighbour: `best` (the default method) answers
     // the static default there, and the model elsewhere.
-    let o = run(&[
-        "predict",
-        "--arch",
-        "gfx90a68",
-        "--device",
-        "cpu",
-        "--system-db",
-        "none",
-        STRIDE2,
-    ]);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let (out, err) = predict_mi210(&[], STRIDE2);
     let p = ConvProblem::from_perfdb_key(STRIDE2).unwrap();
     let default =
         tuneinfer::solvers::conv_asm_1x1u::format_config(&tuneinfer::solvers::conv_asm_1x1u::static_default(&p));
-    assert_eq!(text(&o.stdout).trim(), default);
+    assert_eq!(out.trim(), default);
     assert!(
         err.contains("MIOpen's static default (source default): on the model's held-out problems (stride 2, 357)"),
         "{err}"
     );
     // --method model: the model's own answer, no such note.
-    let o = run(&[
-        "predict",
-        "--arch",
-        "gfx90a68",
-        "--device",
-        "cpu",
-        "--system-db",
-        "none",
-        "--method",
-        "model",
-        STRIDE2,
-    ]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(!text(&o.stderr).contains("source default"), "{}", text(&o.stderr));
+    let (_, err) = predict_mi210(&["--method", "model"], STRIDE2);
+    assert!(!err.contains("source default"), "{err}");
     // A stride-1 problem of a kind where the model wins: the model answers under best.
-    let key = "2048-7-7-1x1-512-7-7-64-0x0-1x1-1x1-0-NCHW-FP32-F";
-    let o = run(&[
-        "predict",
-        "--arch",
-        "gfx90a68",
-        "--device",
-        "cpu",
-        "--system-db",
-        "none",
-        "--beam",
-        "2",
-        key,
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(!text(&o.stderr).contains("source default"), "{}", text(&o.stderr));
+    let (_, err) = predict_mi210(&["--beam", "2"], "2048-7-7-1x1-512-7-7-64-0x0-1x1-1x1-0-NCHW-FP32-F");
+    assert!(!err.contains("source default"), "{err}");
 }
 
 #[test]
