@@ -840,7 +840,7 @@ fn train_member(
 /// that no training row has, the left-out target above all, then reads its own value on the
 /// scale of the others (a family flag never set in training: 1 instead of 1,000, which swamps
 /// the encoder; measured on MI210's GTC backward weights left out: 3.6% exact before, 21.2 after).
-pub fn unit_scale_constant_gpu_features(transform: &mut FeatureTransform) {
+fn unit_scale_constant_gpu_features(transform: &mut FeatureTransform) {
     let floor = 1e-3;
     for std in transform.std.iter_mut().skip(crate::solvers::NUM_FEATURES) {
         if *std <= floor {
