@@ -63,6 +63,14 @@ fn best_answers_mi210s_stride_2_with_miopens_default_and_says_why() {
     // --method model: the model's own answer, no such note.
     let (_, err) = predict_mi210(&["--method", "model"], STRIDE2);
     assert!(!err.contains("source default"), "{err}");
+    // `info --arch` says so under the model.
+    let o = run(&["info", "--arch", "gfx90a68"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("--method best answers with: stride 2: MIOpen's default (95.2% vs the model's 90.8%)"),
+        "{out}"
+    );
     // A stride-1 problem of a kind where the model wins: the model answers under best.
     let (_, err) = predict_mi210(&["--beam", "2"], "2048-7-7-1x1-512-7-7-64-0x0-1x1-1x1-0-NCHW-FP32-F");
     assert!(!err.contains("source default"), "{err}");

@@ -23,7 +23,8 @@ whether it loads. --models DIR is searched first, before the default directories
 with --cu N) lists instead, for every solver, the model that serves that GPU and why: its own;
 MIOpen's model of the arch; a model with the GPU as an input trained for another GPU of the
 arch; the arch's model of the closest compute-unit count (MIOpen's rule for its databases); or
-why none does.";
+why none does. Under a model, the kinds of problem where predict's --method best answers with
+another predictor, by the model's recorded held-out figures.";
 
 pub(super) fn info(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -77,6 +78,10 @@ fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
             Ok((_, r)) => {
                 served += 1;
                 say!("  {:w$}  {}", s.name(), r.describe());
+                let differs = super::method::best_differs(&r);
+                if !differs.is_empty() {
+                    say!("  {:w$}    --method best answers with: {}", "", differs.join("; "));
+                }
             }
             Err(e @ (Error::ModelNotFound { .. } | Error::NoModelForArch { .. })) => {
                 let why = match e {

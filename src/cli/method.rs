@@ -230,6 +230,38 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
     Ok(out)
 }
 
+/// Where `--method best` does not take the model of `resolved` (its recorded figures, per class
+/// or kind of at least [`crate::eval::MIN_KIND_PROBLEMS`] problems, and over all of them), e.g.
+/// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
+/// Empty for a model without recorded figures.
+pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
+    let Located::Attention(files, _) = &resolved.located else {
+        return Vec::new();
+    };
+    let Ok((info, _)) = crate::seq2seq::weights::read_info(&files.metadata) else {
+        return Vec::new();
+    };
+    let r = Recorded::from_metrics(&info.metrics);
+    let all = r.overall.map(|f| ("all".to_string(), f));
+    all.into_iter()
+        .chain(
+            r.kinds
+                .iter()
+                .filter(|(_, f)| f.problems >= crate::eval::MIN_KIND_PROBLEMS)
+                .cloned(),
+        )
+        .filter_map(|(label, f)| {
+            let (who, pct) = match f.best(true) {
+                Chosen::Model => return None,
+                Chosen::Neighbour => ("the nearest neighbour (with a system perf db)", f.neighbour?),
+                Chosen::Default => ("MIOpen's default", f.default),
+                Chosen::DefaultWhereValid => ("MIOpen's default where valid, else the model", f.mix?),
+            };
+            Some(format!("{label}: {who} ({pct:.1}% vs the model's {:.1}%)", f.model))
+        })
+        .collect()
+}
+
 /// A config as an answer of `source`.
 fn as_answer(tunable: &dyn Tunable, config: &[i64], source: Source) -> Prediction {
     let text = tunable.format_params(config);
