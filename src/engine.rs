@@ -111,6 +111,13 @@ impl Engine {
         precision: Precision,
     ) -> Result<(Engine, Option<String>)> {
         let no_note = |engine: Engine| (engine, None);
+        // A cell served without a network has nothing to compute: the CPU answers it, whatever
+        // the device (no GPU is opened for it, and no note).
+        if let Ok(resolved) = crate::models::resolve(arch, crate::solvers::by_name(solver)?, model_dirs) {
+            if matches!(resolved.located, crate::models::Located::Neighbour(..)) {
+                return Ok(no_note(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?)));
+            }
+        }
         match device {
             DeviceChoice::Cpu => {
                 if precision == Precision::F16 {

@@ -140,7 +140,9 @@ impl Engines {
                 continue;
             };
             let saved_for = match &served.located {
-                crate::models::Located::Attention(_, saved_for) => saved_for.clone(),
+                crate::models::Located::Attention(_, saved_for) | crate::models::Located::Neighbour(_, saved_for) => {
+                    saved_for.clone()
+                }
                 crate::models::Located::Ktn(_) => continue,
             };
             let key = (saved_for, served.why());

@@ -530,6 +530,38 @@ pub fn default_where_valid(
         .collect()
 }
 
+/// The name of the hybrid rows: the model's first K answers re-ranked by the neighbours.
+pub const HYBRID: &str = "hybrid: the model's answers re-ranked by the neighbours, top";
+
+/// The K of the hybrid rows.
+pub const HYBRID_TOP: [usize; 3] = [2, 4, 8];
+
+/// A hybrid of the model and the nearest neighbour, per problem: of the model's first `k`
+/// answers, the one that comes first among the neighbours' configs (nearest first) goes first;
+/// where none of them is a neighbour's config, the model's order stands. The other answers
+/// follow in the model's order.
+pub fn reranked_by_neighbours(ranked: &[Vec<Vec<i64>>], neighbours: &[Vec<Vec<i64>>], k: usize) -> Vec<Vec<Vec<i64>>> {
+    ranked
+        .iter()
+        .zip(neighbours)
+        .map(|(answers, near)| {
+            let pick = answers
+                .iter()
+                .take(k)
+                .enumerate()
+                .filter_map(|(r, a)| near.iter().position(|n| n == a).map(|q| (q, r)))
+                .min()
+                .map(|(_, r)| r);
+            let mut out = answers.clone();
+            if let Some(r) = pick {
+                let first = out.remove(r);
+                out.insert(0, first);
+            }
+            out
+        })
+        .collect()
+}
+
 /// MIOpen's KTN model of the solver that `eval` compares with: its arch and the predictor.
 pub struct MiopenModel<'a> {
     pub arch: &'a str,
@@ -582,6 +614,13 @@ pub fn evaluate(
         .collect();
     methods.push(score("nearest neighbour (valid, k=16)", &nn));
     methods.extend(by_kind("nearest neighbour", solver, &target, validation, &nn));
+    if let Some(ranked) = &model_ranked {
+        // Hybrids (issue 36): the model's first K answers re-ranked by the neighbours.
+        for k in HYBRID_TOP {
+            let hybrid = reranked_by_neighbours(ranked, &nn, k);
+            methods.push(score(&format!("{HYBRID} {k}"), &hybrid));
+        }
+    }
     if let Some(k) = ktn {
         let greedy = predictor_answers(k.predictor, solver, validation, DecodeMode::Miopen);
         methods.push(score(&format!("MIOpen KTN {}, MIOpen greedy", k.arch), &greedy));
@@ -983,6 +1022,20 @@ mod tests {
         assert_eq!(rows[1].kind.as_deref(), Some("stride 2"));
         assert_eq!((rows[1].problems, rows[1].exact), (1, 0));
         assert_eq!((rows[0].problems, rows[0].exact), (2, 1));
+    }
+
+    #[test]
+    fn the_hybrid_takes_the_models_answer_the_neighbours_rank_first_among_its_first_k() {
+        let c = |v: i64| vec![v];
+        // Model: 1, 2, 3; neighbours: 3, 2. Top 2: {1, 2}: 2 is the only neighbour config -> 2, 1, 3.
+        let ranked = vec![vec![c(1), c(2), c(3)], vec![c(5), c(6)]];
+        let near = vec![vec![c(3), c(2)], vec![c(7)]];
+        let two = reranked_by_neighbours(&ranked, &near, 2);
+        assert_eq!(two[0], vec![c(2), c(1), c(3)]);
+        // Top 3: 3 is the neighbours' first -> 3, 1, 2.
+        assert_eq!(reranked_by_neighbours(&ranked, &near, 3)[0], vec![c(3), c(1), c(2)]);
+        // No neighbour config among the model's answers: the model's order.
+        assert_eq!(two[1], vec![c(5), c(6)]);
     }
 
     #[test]

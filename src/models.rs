@@ -12,9 +12,12 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::format::metadata::KtnMetadata;
+use crate::problem::ConvProblem;
+use crate::search::{DecoderScratch, StepDecoder, Vocabulary};
 use crate::seq2seq::weights::{self, WeightsFiles};
-use crate::seq2seq::{AttentionModel, KtnModel, ModelFiles};
-use crate::solvers::Solver;
+use crate::seq2seq::{AttentionModel, KtnModel, ModelFiles, Seq2SeqModel, States};
+use crate::solvers::{Solver, Target};
 
 /// A model found and loaded for one (arch, solver), its vocabulary checked against the solver.
 pub enum LoadedModel {
@@ -22,6 +25,8 @@ pub enum LoadedModel {
     Attention(Box<AttentionModel>),
     /// MIOpen's KernelTuningNet model (`{arch}_{model}_*.ktn.model`).
     Ktn(Box<KtnModel>),
+    /// A cell served without a network (`{arch}_{solver}.neighbour.json`).
+    NoNetwork(Box<NoNetwork>),
 }
 
 /// Where the model of one (arch, solver) is, found by [`locate`] (nothing loaded yet).
@@ -32,6 +37,159 @@ pub enum Located {
     Attention(WeightsFiles, String),
     /// MIOpen's KTN model.
     Ktn(ModelFiles),
+    /// No network: a cell whose validated best predictor is the nearest tuned neighbour (or
+    /// MIOpen's default), its figures in `{arch}_{solver}.neighbour.json` ([`NEIGHBOUR_SUFFIX`]);
+    /// the file and the name it was saved for.
+    Neighbour(PathBuf, String),
+}
+
+/// The file-name ending of a cell served without a network: `{arch}_{solver}.neighbour.json`
+/// (written by `eval --no-model --record`): the validation figures of the nearest tuned
+/// neighbour and MIOpen's default on the cell's held-out problems, in a model JSON's
+/// `metrics.methods` form.
+pub const NEIGHBOUR_SUFFIX: &str = ".neighbour.json";
+
+/// The record file of a cell served without a network in `dir`.
+pub fn neighbour_record_path(dir: &std::path::Path, arch: &str, solver: &str) -> PathBuf {
+    dir.join(format!(
+        "{arch}_{}{NEIGHBOUR_SUFFIX}",
+        weights::file_solver_name(solver)
+    ))
+}
+
+/// A cell's record ([`Located::Neighbour`]): what `--method` and `userdb` read.
+#[derive(Debug, Clone)]
+pub struct NeighbourRecord {
+    pub arch: String,
+    pub solver: String,
+    /// How the split was made (`perf_db`, `seed`, `val_fraction`, ...).
+    pub training: serde_json::Value,
+    /// `{"methods": [...]}`: the validation rows of [`crate::eval::EvalTable::to_json`].
+    pub metrics: serde_json::Value,
+}
+
+/// The format tag of a [`NeighbourRecord`] file.
+pub const NEIGHBOUR_FORMAT: &str = "tuneinfer-neighbour-cell-1";
+
+impl NeighbourRecord {
+    /// Reads a record, checking its format tag and that it names `solver` (when given).
+    pub fn read(path: &std::path::Path, solver: Option<&str>) -> Result<NeighbourRecord> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Error::format(path.display().to_string(), e.to_string()))?;
+        let field = |name: &str| -> Result<String> {
+            v.get(name)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| Error::format(path.display().to_string(), format!("no string field '{name}'")))
+        };
+        let format = field("format")?;
+        if format != NEIGHBOUR_FORMAT {
+            return Err(Error::format(
+                path.display().to_string(),
+                format!(
+                    "format '{}', expected '{NEIGHBOUR_FORMAT}'",
+                    crate::error::quote_short(&format)
+                ),
+            ));
+        }
+        let record = NeighbourRecord {
+            arch: field("arch")?,
+            solver: field("solver")?,
+            training: v.get("training").cloned().unwrap_or(serde_json::Value::Null),
+            metrics: v.get("metrics").cloned().unwrap_or(serde_json::Value::Null),
+        };
+        if let Some(s) = solver.filter(|s| *s != record.solver) {
+            return Err(Error::format(
+                path.display().to_string(),
+                format!("a record of {}, not of {s}", record.solver),
+            ));
+        }
+        Ok(record)
+    }
+
+    /// The record as its file holds it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "format": NEIGHBOUR_FORMAT,
+            "arch": self.arch,
+            "solver": self.solver,
+            "training": self.training,
+            "metrics": self.metrics,
+        })
+    }
+}
+
+/// What a cell without a network answers: MIOpen's static default (`--method` puts the nearest
+/// tuned neighbour first where its record says so and the rows are at hand).
+#[derive(Debug, Clone)]
+pub struct NoNetwork {
+    pub record: NeighbourRecord,
+    pub file: PathBuf,
+    vocab: Vocabulary,
+    metadata: KtnMetadata,
+}
+
+impl NoNetwork {
+    pub fn new(record: NeighbourRecord, file: PathBuf) -> NoNetwork {
+        NoNetwork {
+            record,
+            file,
+            vocab: Vocabulary::from_token_values(&[]),
+            metadata: KtnMetadata {
+                predict_type: 0,
+                num_tuning_params: Default::default(),
+                token_values: Vec::new(),
+            },
+        }
+    }
+
+    fn no_network(&self) -> Error {
+        Error::Internal(format!(
+            "{}: a cell without a network has nothing to encode or decode",
+            self.file.display()
+        ))
+    }
+}
+
+/// The decoder of a cell without a network: no tokens, never stepped (the predictor checks
+/// [`Seq2SeqModel::has_network`] first).
+struct NoDecoder;
+
+impl StepDecoder for NoDecoder {
+    fn vocab_size(&self) -> usize {
+        0
+    }
+    fn step(&self, _tokens: &[u32], _states: &mut States, scores: &mut Vec<f32>, _scratch: &mut DecoderScratch) {
+        scores.clear();
+    }
+}
+
+impl Seq2SeqModel for NoNetwork {
+    fn encoder_input(&self, _solver: &dyn Solver, _target: &Target, _problem: &ConvProblem) -> Result<Vec<f32>> {
+        Err(self.no_network())
+    }
+    fn encode(&self, _inputs: &[f32], _batch: usize) -> Result<States> {
+        Err(self.no_network())
+    }
+    fn decoder(&self) -> &dyn StepDecoder {
+        &NoDecoder
+    }
+    fn vocab(&self) -> &Vocabulary {
+        &self.vocab
+    }
+    fn metadata(&self) -> &KtnMetadata {
+        &self.metadata
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} (no network: nearest tuned neighbour or MIOpen's default)",
+            self.file.display()
+        )
+    }
+    fn has_network(&self) -> bool {
+        false
+    }
 }
 
 impl Located {
@@ -40,6 +198,7 @@ impl Located {
         match self {
             Located::Attention(files, _) => &files.tensors,
             Located::Ktn(files) => &files.encoder,
+            Located::Neighbour(file, _) => file,
         }
     }
 }
@@ -78,6 +237,13 @@ impl Resolved {
             Located::Ktn(files) => {
                 let s = stem(&files.encoder);
                 format!("{} (MIOpen KTN)", s.strip_suffix("_encoder.ktn").unwrap_or(&s))
+            }
+            Located::Neighbour(file, _) => {
+                let name = file.file_name().and_then(|s| s.to_str()).unwrap_or("?");
+                format!(
+                    "{} (no network: nearest tuned neighbour)",
+                    name.strip_suffix(NEIGHBOUR_SUFFIX).unwrap_or(name)
+                )
             }
         }
     }
@@ -150,7 +316,9 @@ pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Locat
 /// 3. tuneinfer's model of the same arch with the GPU as an input (it reads this GPU's compute
 ///    units), the closest CU count among them ([`ServedBy::GpuInput`]);
 /// 4. the same arch's model of the closest compute-unit count, as MIOpen picks its databases
-///    (`GetPerfDbPathFile`); a plain arch counts as its usual GPU's CUs ([`ServedBy::ClosestCu`]).
+///    (`GetPerfDbPathFile`); a plain arch counts as its usual GPU's CUs ([`ServedBy::ClosestCu`]);
+/// 5. no network: the cell's record (`{db name}_{solver}.neighbour.json`, else the arch's),
+///    whose validated best predictor is the nearest tuned neighbour ([`Located::Neighbour`]).
 ///
 /// A model of another arch is never taken, even one whose training pool holds this arch's rows:
 /// it was validated on its own arch only. Errors: [`Error::NoModelForArch`] when MIOpen's rules
@@ -233,6 +401,36 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
             },
         );
     }
+    // 5. No network: the cell's record of this GPU, else of the arch's closest CU count.
+    let mut records = Vec::new();
+    for dir in dirs {
+        records.extend(same_arch_records(dir, base, solver.name())?);
+    }
+    let exact = records
+        .iter()
+        .find(|(_, saved_for, _)| saved_for.eq_ignore_ascii_case(&gpu.db_name));
+    let nearest = || {
+        let mut best: Option<&(PathBuf, String, u32)> = None;
+        for r in &records {
+            let d = |r: &(PathBuf, String, u32)| wanted_cu.map_or(0, |cu| r.2.abs_diff(cu));
+            if best.is_none_or(|b| d(r) < d(b)) {
+                best = Some(r);
+            }
+        }
+        best
+    };
+    if let Some((file, saved_for, model_cu)) = exact.or_else(nearest) {
+        let cu = wanted_cu.unwrap_or(*model_cu);
+        let served_by = if *model_cu == cu {
+            ServedBy::Exact
+        } else {
+            ServedBy::ClosestCu {
+                model_cu: *model_cu,
+                cu,
+            }
+        };
+        return found(Located::Neighbour(file.clone(), saved_for.clone()), served_by);
+    }
     Err(Error::ModelNotFound {
         looked_for: vec![
             weights_pattern(&gpu.db_name, solver.name()),
@@ -257,6 +455,45 @@ struct Candidate {
     compute_units: u32,
     /// It reads the GPU as an input.
     gpu_input: bool,
+}
+
+/// The records of cells served without a network of `solver` on `arch` (any CU count) in `dir`:
+/// (file, the GPU name it was saved for, its CU count: in the name, else its database's). A
+/// record that does not read is an error naming it; one whose CU count is unknown is left out.
+fn same_arch_records(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<(PathBuf, String, u32)>> {
+    let suffix = format!("_{}{NEIGHBOUR_SUFFIX}", weights::file_solver_name(solver));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(&suffix))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let prefix = &name[..name.len() - suffix.len()];
+        let (record_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
+        if !record_arch.eq_ignore_ascii_case(arch) || !features.is_empty() {
+            continue;
+        }
+        if cu_in_name.is_none() && prefix.len() != record_arch.len() {
+            continue;
+        }
+        let file = dir.join(&name);
+        let record = NeighbourRecord::read(&file, Some(solver))?;
+        let cu = cu_in_name.or_else(|| {
+            record.training["perf_db"]
+                .as_str()
+                .and_then(|f| f.split('.').next())
+                .and_then(|stem| crate::solvers::split_db_name(stem).1)
+        });
+        if let Some(cu) = cu {
+            out.push((file, prefix.to_string(), cu));
+        }
+    }
+    Ok(out)
 }
 
 /// tuneinfer's models of `solver` for `arch` (any CU count) in `dir`, by file name. A model
@@ -324,6 +561,10 @@ pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf])
             LoadedModel::Attention(Box::new(load_weights(files, saved_for, solver)?))
         }
         Located::Ktn(files) => LoadedModel::Ktn(Box::new(load_ktn(files, solver)?)),
+        Located::Neighbour(file, _) => LoadedModel::NoNetwork(Box::new(NoNetwork::new(
+            NeighbourRecord::read(file, Some(solver.name()))?,
+            file.clone(),
+        ))),
     };
     Ok((model, resolved))
 }

@@ -113,6 +113,7 @@ impl Predictor {
         let model: Box<dyn Seq2SeqModel> = match model {
             LoadedModel::Attention(m) => m,
             LoadedModel::Ktn(m) => m,
+            LoadedModel::NoNetwork(m) => m,
         };
         Ok(Predictor::new(Target::new(arch), solver, model).with_served(Some(served)))
     }
@@ -268,6 +269,17 @@ impl Predictor {
             return problems.iter().map(|_| Err(Error::Usage(message.clone()))).collect();
         }
         let model = self.model.as_ref();
+        if !model.has_network() {
+            // A cell without a network: MIOpen's static default for every problem the solver
+            // applies to (`--method` puts the nearest tuned neighbour first where it is better).
+            return problems
+                .iter()
+                .map(|p| {
+                    self.solver.check(&self.target, p)?;
+                    self.fallback_answer(p)
+                })
+                .collect();
+        }
         let Prepared {
             inputs,
             constraints,
@@ -315,6 +327,18 @@ impl Predictor {
             .collect()
     }
 
+    /// The answer when nothing was decoded: MIOpen's static default (source `default`).
+    fn fallback_answer(&self, problem: &ConvProblem) -> Result<Vec<Prediction>> {
+        let values = self.solver.fallback(&self.target, problem)?;
+        Ok(vec![Prediction {
+            config: self.solver.format_config(&values),
+            values,
+            tokens: Vec::new(),
+            score: None,
+            source: Source::Default,
+        }])
+    }
+
     pub(crate) fn answers(
         &self,
         problem: &ConvProblem,
@@ -322,14 +346,7 @@ impl Predictor {
         constraint: &dyn Constraint,
     ) -> Result<Vec<Prediction>> {
         if hyps.is_empty() {
-            let values = self.solver.fallback(&self.target, problem)?;
-            return Ok(vec![Prediction {
-                config: self.solver.format_config(&values),
-                values,
-                tokens: Vec::new(),
-                score: None,
-                source: Source::Default,
-            }]);
+            return self.fallback_answer(problem);
         }
         let vocab = self.model.vocab();
         let mut predictions: Vec<Prediction> = Vec::with_capacity(hyps.len());

@@ -81,6 +81,21 @@ def rows():
             continue
         arch, solver = meta["arch"], meta["solver"]
         training = meta.get("training") or {}
+        if path.name.endswith(".neighbour.json"):
+            # A cell served without a network (docs/methods.md): the nearest tuned neighbour of
+            # MIOpen's system perf db, or MIOpen's default, whichever its figures chose.
+            db = (training.get("perf_db") or "").split(".")[0]
+            gpu = GPUS.get(db) or GPUS.get(arch, "")
+            v = meta.get("metrics") or {}
+            nn = method(v, "nearest neighbour")
+            default = method(v, "MIOpen static default")
+            out.append(
+                (base_arch(arch), arch, solver)
+                + (f"`{arch}` ({gpu})" if gpu else f"`{arch}`", f"`{solver}`",
+                   f"no network: the nearest tuned neighbour of MIOpen's system perf db (figures from `{training.get('perf_db')}`)")
+                + (f"{(nn or {}).get('problems', 0):,}", "-", pct(nn, "top16_pct"), pct(nn, "exact_pct"), pct(default, "exact_pct"))
+            )
+            continue
         dbs = [training.get("perf_db")] + list(training.get("older_perf_dbs") or [])
         trained = " + ".join(f"`{d}`" for d in dbs if d)
         others = [o.get("gpu") for o in training.get("other_gpu_perf_dbs") or [] if o.get("used")]

@@ -11,6 +11,7 @@ use crate::train::{self, TrainOptions};
 
 const HELP: &str = "\
 Usage: tuneinfer eval --perf-db FILE [--arch ARCH] [--solver NAME] [OPTIONS]
+       tuneinfer eval --no-model --perf-db FILE --arch ARCH --solver NAME [--seed N] [--record --models DIR]
 
 Evaluates a trained model on the validation geometries it was not trained on (the split is
 rebuilt from the seed and fractions recorded in the model's metadata), beside MIOpen's static
@@ -40,7 +41,13 @@ Options:
   --record            write this table into the model's JSON as its `validation` (the
                       figures `userdb` decides by), e.g. after a new baseline row was added
   --beam K            beam width and answers per problem for top-k [16]
-  --json              print JSON instead of the table";
+  --json              print JSON instead of the table
+
+A cell with no model (docs/methods.md): --no-model evaluates only the nearest neighbour and
+MIOpen's default on the split of --seed [1] (a fifth of the geometries held out, as `train`);
+with --record it writes {arch}_{solver}.neighbour.json into --models DIR, which serves the cell
+without a network: `predict` answers it with the nearest tuned neighbour where that was the
+better of the two and MIOpen's system perf db is at hand.";
 
 pub(super) fn eval(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -60,8 +67,9 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "beam",
                 "second-run",
                 "store-half",
+                "seed",
             ],
-            flags: &["json", "record"],
+            flags: &["json", "record", "no-model"],
             options_after_positionals: false,
         },
     )?;
@@ -82,6 +90,14 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         "ConvAsm1x1U"
     }))?;
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
+    if args.flag("no-model") {
+        return eval_no_model(&args, perf_db, arch, solver, beam);
+    }
+    if args.value("seed").is_some() {
+        return Err(Error::Usage(
+            "eval --seed is for --no-model: a model's split is the one its metadata records".into(),
+        ));
+    }
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
         looked_for: vec![crate::models::weights_pattern(arch, solver.name())],
@@ -154,7 +170,11 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
             );
         }
     }
-    let text = if args.flag("json") {
+    print_table(&table, args.flag("json"))
+}
+
+fn print_table(table: &crate::eval::EvalTable, json: bool) -> Result<i32> {
+    let text = if json {
         format!("{}\n", table.to_json())
     } else {
         table.to_text()
@@ -165,4 +185,74 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
         _ => Ok(0),
     }
+}
+
+/// `eval --no-model`: the nearest neighbour and MIOpen's default on the held-out geometries of
+/// the split of `--seed`; with `--record`, the cell's record for serving it without a network.
+fn eval_no_model(
+    args: &Args,
+    perf_db: &str,
+    arch: &str,
+    solver: &'static dyn crate::solvers::Solver,
+    beam: usize,
+) -> Result<i32> {
+    for flag in ["older-perf-db", "ktn-models", "second-run", "store-half"] {
+        if args.value(flag).is_some() {
+            return Err(Error::Usage(format!("eval --no-model takes no --{flag}")));
+        }
+    }
+    let record_dir = match (args.flag("record"), args.value("models")) {
+        (true, None) => {
+            return Err(Error::Usage(
+                "eval --no-model --record writes {arch}_{solver}.neighbour.json into --models DIR: name one (e.g. --models weights)"
+                    .into(),
+            ))
+        }
+        (true, Some(dir)) if !Path::new(dir).is_dir() => {
+            return Err(Error::Usage(format!("--models {dir}: not a directory")))
+        }
+        (record, dir) => dir.filter(|_| record).map(PathBuf::from),
+    };
+    let tunable = crate::solvers::tunable(solver)?;
+    let mut opts = TrainOptions::new(Path::new(perf_db), arch, solver.name(), Path::new("."));
+    if args.value("seed").is_some() {
+        opts.seed = args.positive("seed", 1, u32::MAX as usize)? as u64;
+    }
+    let prep = train::prepare(&opts)?;
+    if prep.validation.is_empty() {
+        return Err(Error::Usage(format!(
+            "{perf_db}: no held-out problem of {} on {arch} to evaluate on",
+            solver.name()
+        )));
+    }
+    let mut reference = prep.train.clone();
+    reference.extend(prep.early_stop.iter().cloned());
+    let table = crate::eval::evaluate(arch, tunable, None, None, &reference, &prep.validation, beam);
+    if let Some(dir) = record_dir {
+        let gpu = crate::models::GpuName::parse(arch);
+        let file_name = Path::new(perf_db)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(perf_db)
+            .to_string();
+        let record = crate::models::NeighbourRecord {
+            arch: gpu.db_name.clone(),
+            solver: solver.name().to_string(),
+            training: serde_json::json!({
+                "perf_db": file_name,
+                "data_sha256": prep.dataset.data_hash,
+                "seed": opts.seed,
+                "val_fraction": opts.val_fraction,
+                "early_stop_fraction": opts.early_stop_fraction,
+                "rows": prep.train.len() + prep.early_stop.len() + prep.validation.len(),
+            }),
+            metrics: table.to_json(),
+        };
+        let path = crate::models::neighbour_record_path(&dir, &gpu.db_name, solver.name());
+        let text = serde_json::to_string_pretty(&record.to_json())
+            .map_err(|e| Error::Internal(format!("record JSON: {e}")))?;
+        std::fs::write(&path, text + "\n").map_err(|e| Error::io(&path, e))?;
+        eprintln!("recorded the cell's figures in {}", path.display());
+    }
+    print_table(&table, args.flag("json"))
 }

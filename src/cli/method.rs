@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::engine::Engine;
 use crate::engines::{Engines, SolverAnswer};
 use crate::error::{Error, Result};
 use crate::models::Located;
@@ -50,7 +51,8 @@ impl Method {
 /// Exact-match figures of one kind of held-out problems (or all of them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Figures {
-    model: f64,
+    /// None for a cell served without a network ([`crate::models::Located::Neighbour`]).
+    model: Option<f64>,
     neighbour: Option<f64>,
     default: f64,
     /// MIOpen's default where the rules accept it, else the model ([`crate::eval::default_where_valid`]).
@@ -72,7 +74,11 @@ impl Figures {
     /// The best of the three (the model on a tie, then the neighbour); the neighbour only where
     /// its rows are at hand.
     fn best(&self, have_neighbours: bool) -> Chosen {
-        let mut chosen = (Chosen::Model, self.model);
+        // Without a network the default is what the cell answers unless the neighbour beats it.
+        let mut chosen = match self.model {
+            Some(m) => (Chosen::Model, m),
+            None => (Chosen::Default, self.default),
+        };
         if let Some(n) = self.neighbour.filter(|_| have_neighbours) {
             if n > chosen.1 {
                 chosen = (Chosen::Neighbour, n);
@@ -110,14 +116,19 @@ impl Recorded {
             })
         };
         let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
+        // A model's rows, or (a cell without a network) the default's and the neighbour's.
         let figures = |kind: Option<&str>, [model, default, neighbour, mix]: [&str; 4]| -> Option<Figures> {
-            let m = find(kind, model)?;
+            let d = find(kind, default)?;
+            let m = find(kind, model);
             Some(Figures {
-                model: exact(m)?,
-                default: exact(find(kind, default)?)?,
+                model: match m {
+                    Some(m) => Some(exact(m)?),
+                    None => None,
+                },
+                default: exact(d)?,
                 neighbour: find(kind, neighbour).and_then(exact),
                 mix: find(kind, mix).and_then(exact),
-                problems: m.get("problems").and_then(Value::as_u64).unwrap_or(0),
+                problems: m.unwrap_or(d).get("problems").and_then(Value::as_u64).unwrap_or(0),
             })
         };
         let overall = figures(
@@ -188,32 +199,7 @@ pub(super) struct Plan {
 pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -> Result<Vec<Plan>> {
     let mut out = Vec::new();
     for engine in &engines.engines {
-        let host = engine.host();
-        let tunable = host
-            .solver
-            .tunable()
-            .and_then(|_| crate::solvers::tunable(host.solver).ok());
-        let recorded = match host.served.as_ref().map(|r| &r.located) {
-            Some(Located::Attention(files, _)) => crate::seq2seq::weights::read_info(&files.metadata)
-                .map(|(info, _)| Recorded::from_metrics(&info.metrics))
-                .unwrap_or_default(),
-            _ => Recorded::default(),
-        };
-        let wants_rows = match method {
-            Method::Neighbour => true,
-            Method::Best => recorded.neighbour_can_win(),
-            Method::Model | Method::Default => false,
-        };
-        let neighbours = match (tunable, rows_db) {
-            (Some(t), Some(db)) if wants_rows => Neighbours::load(db, t, &host.target)?,
-            _ => None,
-        };
-        out.push(Plan {
-            method,
-            tunable,
-            recorded,
-            neighbours,
-        });
+        out.push(plan_of(method, engine, rows_db)?);
     }
     if method == Method::Neighbour && out.iter().all(|p| p.neighbours.is_none()) {
         return Err(Error::Usage(match rows_db {
@@ -230,18 +216,82 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
     Ok(out)
 }
 
+/// The plan of one engine.
+fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Plan> {
+    {
+        let host = engine.host();
+        let tunable = host
+            .solver
+            .tunable()
+            .and_then(|_| crate::solvers::tunable(host.solver).ok());
+        let recorded = match host.served.as_ref().map(|r| &r.located) {
+            Some(Located::Attention(files, _)) => crate::seq2seq::weights::read_info(&files.metadata)
+                .map(|(info, _)| Recorded::from_metrics(&info.metrics))
+                .unwrap_or_default(),
+            Some(Located::Neighbour(file, _)) => crate::models::NeighbourRecord::read(file, None)
+                .map(|r| Recorded::from_metrics(&r.metrics))
+                .unwrap_or_default(),
+            _ => Recorded::default(),
+        };
+        let wants_rows = match method {
+            Method::Neighbour => true,
+            Method::Best => recorded.neighbour_can_win(),
+            Method::Model | Method::Default => false,
+        };
+        let neighbours = match (tunable, rows_db) {
+            (Some(t), Some(db)) if wants_rows => Neighbours::load(db, t, &host.target)?,
+            _ => None,
+        };
+        Ok(Plan {
+            method,
+            tunable,
+            recorded,
+            neighbours,
+        })
+    }
+}
+
+/// `userdb`'s plan of a cell served without a network ([`crate::models::Located::Neighbour`]):
+/// `best` over its recorded figures, with the neighbours' rows of `rows_db` (MIOpen's system
+/// perf db); None for an engine with a network (`userdb` keeps its own policy for models).
+pub(super) fn cell_plan(engine: &Engine, rows_db: Option<&Path>) -> Result<Option<Plan>> {
+    if engine.host().model.has_network() {
+        return Ok(None);
+    }
+    plan_of(Method::Best, engine, rows_db).map(Some)
+}
+
+/// What `best` answers a problem of a cell without a network when it is not MIOpen's default:
+/// the nearest tuned neighbour's config (source `neighbour`), where the cell's figures for the
+/// problem's class or kind chose it and a neighbour of the kind has a config valid for it.
+pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Option<Prediction> {
+    let tunable = plan.tunable?;
+    let (_, figures) = plan.recorded.for_problem(tunable, problem)?;
+    if figures.best(plan.neighbours.is_some()) != Chosen::Neighbour {
+        return None;
+    }
+    let target = &engine.host().target;
+    let config = plan.neighbours.as_ref()?.answer(target, problem)?;
+    Some(as_answer(tunable, &config, Source::Neighbour))
+}
+
 /// Where `--method best` does not take the model of `resolved` (its recorded figures, per class
 /// or kind of at least [`crate::eval::MIN_KIND_PROBLEMS`] problems, and over all of them), e.g.
 /// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
 /// Empty for a model without recorded figures.
 pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
-    let Located::Attention(files, _) = &resolved.located else {
-        return Vec::new();
+    let metrics = match &resolved.located {
+        Located::Attention(files, _) => match crate::seq2seq::weights::read_info(&files.metadata) {
+            Ok((info, _)) => info.metrics,
+            Err(_) => return Vec::new(),
+        },
+        Located::Neighbour(file, _) => match crate::models::NeighbourRecord::read(file, None) {
+            Ok(record) => record.metrics,
+            Err(_) => return Vec::new(),
+        },
+        Located::Ktn(_) => return Vec::new(),
     };
-    let Ok((info, _)) = crate::seq2seq::weights::read_info(&files.metadata) else {
-        return Vec::new();
-    };
-    let r = Recorded::from_metrics(&info.metrics);
+    let r = Recorded::from_metrics(&metrics);
     let all = r.overall.map(|f| ("all".to_string(), f));
     all.into_iter()
         .chain(
@@ -257,7 +307,16 @@ pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
                 Chosen::Default => ("MIOpen's default", f.default),
                 Chosen::DefaultWhereValid => ("MIOpen's default where valid, else the model", f.mix?),
             };
-            Some(format!("{label}: {who} ({pct:.1}% vs the model's {:.1}%)", f.model))
+            Some(match f.model {
+                Some(model) => format!("{label}: {who} ({pct:.1}% vs the model's {model:.1}%)"),
+                None if who.starts_with("MIOpen's default") => {
+                    format!("{label}: {who} ({pct:.1}%; no network)")
+                }
+                None => format!(
+                    "{label}: {who} ({pct:.1}% vs MIOpen's default {:.1}%; no network)",
+                    f.default
+                ),
+            })
         })
         .collect()
 }
@@ -303,17 +362,29 @@ pub(super) fn apply(
                     Some((label, f)) => {
                         let chosen = f.best(plan.neighbours.is_some());
                         let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}%"));
-                        (
-                            chosen,
-                            format!(
-                                "on the model's held-out problems ({label}, {}): model {:.1}%, nearest neighbour {}, MIOpen's default {:.1}%, the default where valid else the model {} exact",
+                        let reason = match f.model {
+                            Some(model) => format!(
+                                "on the model's held-out problems ({label}, {}): model {model:.1}%, nearest neighbour {}, MIOpen's default {:.1}%, the default where valid else the model {} exact",
                                 f.problems,
-                                f.model,
                                 pct(f.neighbour),
                                 f.default,
                                 pct(f.mix)
                             ),
-                        )
+                            // A cell without a network whose neighbour is better but not at hand.
+                            None if chosen == Chosen::Default && f.best(true) == Chosen::Neighbour => format!(
+                                "no network for this cell; on its held-out problems ({label}, {}) the nearest tuned neighbour matched the tuned best {}, MIOpen's default {:.1}%: give MIOpen's system perf db of the GPU (--system-db FILE) for the neighbour",
+                                f.problems,
+                                pct(f.neighbour),
+                                f.default
+                            ),
+                            None => format!(
+                                "no network for this cell; on its held-out problems ({label}, {}): nearest neighbour {}, MIOpen's default {:.1}% exact",
+                                f.problems,
+                                pct(f.neighbour),
+                                f.default
+                            ),
+                        };
+                        (chosen, reason)
                     }
                 },
             };
@@ -382,7 +453,7 @@ mod tests {
         assert_eq!((label.as_str(), f.best(true)), ("all", Chosen::Model));
         // Without the neighbour's rows at hand it is never chosen; with them it wins where ahead.
         let f = Figures {
-            model: 40.0,
+            model: Some(40.0),
             neighbour: Some(45.0),
             default: 10.0,
             mix: Some(41.0),
@@ -394,7 +465,7 @@ mod tests {
         );
         // MI100's GTC backward (its recorded figures): the mix beats both the model and the default.
         let gtc = Figures {
-            model: 60.7,
+            model: Some(60.7),
             neighbour: Some(48.9),
             default: 72.6,
             mix: Some(85.4),

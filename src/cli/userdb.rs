@@ -119,6 +119,8 @@ struct SolverCounts {
     /// Left to MIOpen's static default because it beats the model on the problem's kind
     /// ([`super::verdict::Judged::kinds_left_to_default`]).
     kind_default: usize,
+    /// Written from the nearest tuned neighbour (a cell served without a network).
+    neighbour: usize,
 }
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
@@ -301,6 +303,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         })
         .collect();
 
+    // Cells served without a network: the nearest tuned neighbour of the system perf db where
+    // their figures chose it (else MIOpen's default, which is not written).
+    let rows_db = system.db.as_ref().map(|d| d.path.clone());
+    let cell_plans: Vec<Option<super::method::Plan>> = engines
+        .engines
+        .iter()
+        .map(|e| super::method::cell_plan(e, rows_db.as_deref()))
+        .collect::<Result<_>>()?;
+
     // --- Read, predict, collect, a chunk at a time.
     let input_label = if input_name == "-" { "<stdin>" } else { input_name };
     let mut bad = BadLines::new(input_label);
@@ -364,7 +375,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                     match result {
                         Ok(predictions) => {
                             answered[i] = true;
-                            let Some(best) = predictions.into_iter().next() else {
+                            let neighbour = cell_plans[s]
+                                .as_ref()
+                                .and_then(|plan| super::method::cell_answer(plan, engine, &chunk[i].2));
+                            let Some(best) = neighbour.or_else(|| predictions.into_iter().next()) else {
                                 c.no_valid += 1;
                                 continue;
                             };
@@ -379,6 +393,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                                 continue;
                             }
                             c.predicted += 1;
+                            if best.source == Source::Neighbour {
+                                c.neighbour += 1;
+                            }
                             entries.push(Entry {
                                 key: keys[i].clone(),
                                 problem: chunk[i].2.clone(),
@@ -476,6 +493,20 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         if let Some(hint) = super::words::nhwc_hint(&names, nchw).filter(|_| !entries.is_empty()) {
             say!("{hint}");
         }
+    }
+    for (s, name) in names.iter().enumerate() {
+        if cell_plans[s].is_none() {
+            continue;
+        }
+        let c = &per_solver[s];
+        let rows = rows_db
+            .as_ref()
+            .map_or_else(|| "no system perf db".to_string(), |p| p.display().to_string());
+        say!(
+            "{name} on {model_arch}: no network; {} entries from the nearest tuned neighbour ({rows}), {} problem(s) left to MIOpen's static default (the better of the two on the cell's held-out problems, or no neighbour at hand)",
+            c.neighbour,
+            c.no_valid
+        );
     }
     for (_, u) in unproven.iter().copied() {
         say!("{}", u.line(&model_arch, include_unproven));

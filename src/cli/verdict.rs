@@ -99,7 +99,7 @@ pub(super) fn verdict_of(
             let (info, _) = crate::seq2seq::weights::read_info(&files.metadata)?;
             Ok(Verdict::from_metrics(&info.metrics).map(|v| (v, KindFigures::from_metrics(&info.metrics))))
         }
-        Located::Ktn(_) => Ok(None),
+        Located::Ktn(_) | Located::Neighbour(..) => Ok(None),
     }
 }
 

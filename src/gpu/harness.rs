@@ -28,7 +28,9 @@ pub(crate) fn load_ktn(
     let solver = solvers::by_name(solver)?;
     match models::find_and_load(arch, solver, model_dirs)? {
         LoadedModel::Ktn(m) => Ok((solver, Target::new(arch), m)),
-        LoadedModel::Attention(_) => Err(Error::Gpu(format!("{path}: takes MIOpen's KTN models only"))),
+        LoadedModel::Attention(_) | LoadedModel::NoNetwork(_) => {
+            Err(Error::Gpu(format!("{path}: takes MIOpen's KTN models only")))
+        }
     }
 }
 

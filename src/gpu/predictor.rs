@@ -103,6 +103,11 @@ impl GpuPredictor {
         let mut gpu = match model {
             LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, *m, precision),
             LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),
+            LoadedModel::NoNetwork(m) => Err(Error::Usage(format!(
+                "{} on {arch} is served without a network ({}): nothing runs on a GPU; the CPU predictor answers it",
+                solver.name(),
+                m.file.display()
+            ))),
         }?;
         gpu.host.served = Some(served);
         Ok(gpu)

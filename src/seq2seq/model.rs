@@ -26,4 +26,9 @@ pub trait Seq2SeqModel: Send + Sync {
     fn is_miopen_model(&self) -> bool {
         false
     }
+    /// False for a cell served without a network ([`crate::models::NoNetwork`]): the predictor
+    /// answers MIOpen's static default without encoding or decoding.
+    fn has_network(&self) -> bool {
+        true
+    }
 }
