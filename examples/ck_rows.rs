@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use tuneinfer::solvers::ck::catalogue351::{corpus_report, default_data_dir, load_index};
+use tuneinfer::solvers::ck::catalogue351::{corpus_report, default_data_dir, load_index, narrowing};
 
 fn main() {
     let dir = std::env::args_os().nth(1).map_or_else(default_data_dir, PathBuf::from);
@@ -25,7 +25,10 @@ fn main() {
     println!("### Rows per database and solver\n");
     println!("| database | solver | rows | of them a repeated solver in the line |\n|---|---|---:|---:|");
     for ((db, s), n) in &r.rows {
-        println!("| {db} | {s} | {n} | {} |", r.repeated.get(&(*db, *s)).copied().unwrap_or(0));
+        println!(
+            "| {db} | {s} | {n} | {} |",
+            r.repeated.get(&(*db, *s)).copied().unwrap_or(0)
+        );
     }
     println!("\n### Per solver: parsed, counted apart\n");
     println!("| solver | rows | parsed | counted apart |\n|---|---:|---:|---|");
@@ -43,7 +46,11 @@ fn main() {
         println!(
             "| {s} | {n} | {} | {} |",
             r.parsed.get(s).copied().unwrap_or(0),
-            if apart.is_empty() { "0".to_string() } else { apart.join("; ") }
+            if apart.is_empty() {
+                "0".to_string()
+            } else {
+                apart.join("; ")
+            }
         );
     }
     println!("\n### Per (solver, device op): catalogue and rules\n");
@@ -83,6 +90,18 @@ fn main() {
                 println!("  - `{db}:{line}` `{key}` = `{value}`");
             }
         }
+    }
+    println!("\n### How much the rules narrow the catalogue (every 20th row)\n");
+    println!("| solver | rows sampled | kernel ids per row (catalogue x split-k) | supported per row | share |\n|---|---:|---:|---:|---:|");
+    for (s, n) in narrowing(&index, 20) {
+        let rows = n.rows.max(1) as f64;
+        println!(
+            "| {s} | {} | {:.1} | {:.1} | {:.1}% |",
+            n.rows,
+            n.ids as f64 / rows,
+            n.supported as f64 / rows,
+            100.0 * n.supported as f64 / (n.ids.max(1) as f64)
+        );
     }
     println!("\n### Catalogue sizes (instances per solver and data type)\n");
     println!("| solver | type | instances | of them on the 2024 list |\n|---|---|---:|---:|");

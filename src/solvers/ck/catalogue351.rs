@@ -79,8 +79,16 @@ impl Catalogue351 {
     /// The kernel ids (instance, split-k) MIOpen 3.5.1 would accept for `p` on `arch`
     /// ([`RuleSet::Miopen351`]), in catalogue order; split-k runs over MIOpen's values for the
     /// solvers that have one.
-    pub fn supported<'a>(&'a self, p: &'a CkProblem, arch: &'a str) -> impl Iterator<Item = (&'a Entry, Option<u64>)> + 'a {
-        let splits: &'static [u64] = if self.solver.has_split_k() { &SPLIT_K_VALUES } else { &[] };
+    pub fn supported<'a>(
+        &'a self,
+        p: &'a CkProblem,
+        arch: &'a str,
+    ) -> impl Iterator<Item = (&'a Entry, Option<u64>)> + 'a {
+        let splits: &'static [u64] = if self.solver.has_split_k() {
+            &SPLIT_K_VALUES
+        } else {
+            &[]
+        };
         self.entries.iter().flat_map(move |e| {
             let ids: Vec<Option<u64>> = if splits.is_empty() {
                 vec![None]
@@ -215,7 +223,9 @@ impl Index351 {
             .collect();
         let mut named: BTreeMap<(CkSolver, CkType), BTreeMap<String, u64>> = BTreeMap::new();
         for r in &rows {
-            let Some(inst) = &parsed[r.value as usize] else { continue };
+            let Some(inst) = &parsed[r.value as usize] else {
+                continue;
+            };
             let Some(dtype) = key_type(&r.key) else { continue };
             if !r.solver.tunes(inst.op) {
                 continue;
@@ -336,6 +346,9 @@ pub struct OpCounts {
     pub unchecked: BTreeMap<&'static str, u64>,
 }
 
+/// A row of the corpus report's examples: (database file, line, key, kernel id).
+pub type ExampleRow = (String, usize, String, String);
+
 /// The whole-corpus check.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CorpusReport {
@@ -350,7 +363,7 @@ pub struct CorpusReport {
     pub by_op: BTreeMap<(CkSolver, DeviceOp), OpCounts>,
     /// Failing rows ([`RuleSet::Miopen351`]), first few per (solver, op, reason): (database,
     /// line, key, kernel id).
-    pub examples: BTreeMap<(CkSolver, DeviceOp, Reject), Vec<(String, usize, String, String)>>,
+    pub examples: BTreeMap<(CkSolver, DeviceOp, Reject), Vec<ExampleRow>>,
     /// Catalogue sizes per (solver, type): (entries, of them on the reachable list).
     pub catalogue_sizes: BTreeMap<(CkSolver, CkType), (usize, usize)>,
     pub missing: Vec<PathBuf>,
@@ -428,10 +441,16 @@ pub fn corpus_report(index: &Index351) -> CorpusReport {
                 counts.pass += 1;
                 if inst.op == DeviceOp::BwdDataV1 {
                     if inst.printed.e_vec.is_none() {
-                        *counts.unchecked.entry("CDE vector unprinted (not on a 2024 list)").or_insert(0) += 1;
+                        *counts
+                            .unchecked
+                            .entry("CDE vector unprinted (not on a 2024 list)")
+                            .or_insert(0) += 1;
                     }
                     if id.split_k.is_some_and(|s| s > 1) {
-                        *counts.unchecked.entry("bwd-data split-k > 1 (no k_batch in the reachable CK)").or_insert(0) += 1;
+                        *counts
+                            .unchecked
+                            .entry("bwd-data split-k > 1 (no k_batch in the reachable CK)")
+                            .or_insert(0) += 1;
                     }
                 }
             }
@@ -439,7 +458,12 @@ pub fn corpus_report(index: &Index351) -> CorpusReport {
                 *counts.fail.entry(why).or_insert(0) += 1;
                 let ex = report.examples.entry((row.solver, id.instance.op, why)).or_default();
                 if ex.len() < 3 {
-                    ex.push((file.to_string(), row.line, row.key.clone(), index.value(row).to_string()));
+                    ex.push((
+                        file.to_string(),
+                        row.line,
+                        row.key.clone(),
+                        index.value(row).to_string(),
+                    ));
                 }
             }
         }
@@ -457,4 +481,43 @@ pub fn load_index(data_dir: &Path) -> Result<Arc<Index351>> {
         ));
     }
     Index351::cached(data_dir)
+}
+
+/// How much the rules narrow a catalogue, over a sample of tuned rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Narrowing {
+    /// Rows sampled.
+    pub rows: u64,
+    /// Kernel ids (instance, split-k) of their catalogues, summed over the rows.
+    pub ids: u64,
+    /// Of them, the ids [`Catalogue351::supported`] keeps, summed over the rows.
+    pub supported: u64,
+}
+
+/// For every `every`-th row whose key parses (in index order): the catalogue's kernel ids and
+/// how many the rules keep, per solver. A rule set that rejects nothing would keep them all.
+pub fn narrowing(index: &Index351, every: usize) -> BTreeMap<CkSolver, Narrowing> {
+    let mut out: BTreeMap<CkSolver, Narrowing> = BTreeMap::new();
+    for row in index.rows.iter().step_by(every.max(1)) {
+        let Ok((problem, dtype)) = parse_db_key(&row.key) else {
+            continue;
+        };
+        let Ok(p) = CkProblem::new(&problem, dtype) else {
+            continue;
+        };
+        let Some(cat) = index.catalogue(row.solver, dtype) else {
+            continue;
+        };
+        let arch = DATABASES[row.db].1;
+        let splits = if row.solver.has_split_k() {
+            SPLIT_K_VALUES.len()
+        } else {
+            1
+        };
+        let n = out.entry(row.solver).or_default();
+        n.rows += 1;
+        n.ids += (cat.entries.len() * splits) as u64;
+        n.supported += cat.supported(&p, arch).count() as u64;
+    }
+    out
 }

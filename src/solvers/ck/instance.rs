@@ -417,7 +417,11 @@ fn parse_explicit(inner: &str) -> std::result::Result<Printed, String> {
     let gemm_spec = match *gemm_spec {
         "Default" => GemmSpec::Default,
         "MNKPadding" => GemmSpec::MnkPadding,
-        other => return Err(format!("unsupported GemmSpecialization '{other}' (Default, MNKPadding)")),
+        other => {
+            return Err(format!(
+                "unsupported GemmSpecialization '{other}' (Default, MNKPadding)"
+            ))
+        }
     };
     if layouts.len() != 3 || !layouts.chars().all(|c| c == 'C' || c == 'R') {
         return Err(format!("GEMM layouts '{layouts}' are not three of C/R"));
@@ -489,7 +493,10 @@ mod tests {
         let e = parse_kernel_id("DeviceGroupedConvBwdWeight_Explicit_Xdl<DeviceBatchedGemmXdlUniversal<Default, CRR> BlkSize: 128, BlkTile: 128x16x64, WaveTile: 16x16, WaveMap: 4x1, VmemReadVec: 8x2, BlkGemmPipelineScheduler: Interwave, BlkGemmPipelineVersion: v2, BlkGemmPipelinePrefetchStages: 2>+16").unwrap();
         let p = &e.instance.printed;
         assert_eq!((p.m_per_block, p.n_per_block, p.k_per_block), (128, 16, 64));
-        assert_eq!((p.a_vec, p.b_vec, p.pipeline, p.prefetch_stages), (8, 2, Some(2), Some(2)));
+        assert_eq!(
+            (p.a_vec, p.b_vec, p.pipeline, p.prefetch_stages),
+            (8, 2, Some(2), Some(2))
+        );
         assert_eq!(e.split_k, Some(16));
         let v3 = parse_kernel_id("DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle_V3<128, 128, 16, 64, Default, 16, 16, 4, 1, 8, 8, 2, 1, 1, BlkGemmPipelineScheduler: Interwave, BlkGemmPipelineVersion: v2>").unwrap();
         assert_eq!(v3.split_k, None);

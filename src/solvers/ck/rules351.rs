@@ -232,7 +232,10 @@ pub fn parse_db_key(key: &str) -> Result<(ConvProblem, CkType)> {
     let dtype = CkType::from_name(ty).ok_or_else(|| {
         Error::problem(
             key,
-            format!("data type field '{}' is not FP32, FP16, BF16 or INT8", crate::error::quote_short(ty)),
+            format!(
+                "data type field '{}' is not FP32, FP16, BF16 or INT8",
+                crate::error::quote_short(ty)
+            ),
         )
     })?;
     let problem = if dtype == CkType::I8 {
@@ -332,7 +335,15 @@ pub fn applicable(solver: CkSolver, p: &CkProblem, arch: &str) -> std::result::R
 /// v2 `:145-150` the formula below with warpSize 64, v3 `:145` 2, v4 `:145` 4, v5 `:147` 3). The
 /// K-loop must exceed it for every version but v1 (e.g. the fwd V3 op's `CheckValidity`,
 /// `gridwise_gemm_xdl_cshuffle_v3.hpp`, "check gridwise gemm pipeline").
-pub fn prefetch_stages(rules: RuleSet, version: u32, block_size: u64, m_per_block: u64, n_per_block: u64, k_per_block: u64, elem_bytes: u64) -> u64 {
+pub fn prefetch_stages(
+    rules: RuleSet,
+    version: u32,
+    block_size: u64,
+    m_per_block: u64,
+    n_per_block: u64,
+    k_per_block: u64,
+    elem_bytes: u64,
+) -> u64 {
     match version {
         2 => {
             let wgp_per_cu = (4 * 64 / block_size.max(1)).max(1);
@@ -354,16 +365,14 @@ pub fn prefetch_stages(rules: RuleSet, version: u32, block_size: u64, m_per_bloc
 }
 
 /// The specialisation check, common to every operation (e.g. fwd
-/// `device_grouped_conv_fwd_multiple_abd_xdl_cshuffle.hpp:1106-1157`, bwd data
-/// `..._bwd_data_multiple_d_xdl_cshuffle_v1.hpp:772-784`, wrw `..._bwd_weight_xdl_cshuffle.hpp` after the layout checks).
+/// `device_grouped_conv_fwd_multiple_abd_xdl_cshuffle.hpp:1106-1158`, bwd data
+/// `..._bwd_data_multiple_d_xdl_cshuffle_v1.hpp:771-784`, wrw `..._bwd_weight_xdl_cshuffle.hpp:619-631`).
 fn spec_ok(spec: ConvSpec, p: &CkProblem) -> std::result::Result<(), Reject> {
     let ok = match spec {
         ConvSpec::Filter1x1Stride1Pad0 => p.filter_1x1_stride1_pad0(),
         ConvSpec::Filter1x1Pad0 => p.filter_1x1_pad0(),
-        // fwd `:1140-1157`: C == 1 and a 3x3 filter in every spatial dimension.
-        ConvSpec::Filter3x3 => {
-            p.c == 1 && p.filter[3 - p.spatial_dims as usize..].iter().all(|&f| f == 3)
-        }
+        // fwd `:1140-1158`: C == 1 and a 3x3 filter in every spatial dimension.
+        ConvSpec::Filter3x3 => p.c == 1 && p.filter[3 - p.spatial_dims as usize..].iter().all(|&f| f == 3),
         ConvSpec::Default | ConvSpec::OddC => true,
     };
     if ok {
@@ -399,11 +408,11 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
         // `..._fwd_multiple_d_xdl_large_tensor_cshuffle.hpp:640`, the same rules without merged groups).
         DeviceOp::FwdXdl | DeviceOp::FwdLargeTensor => {
             let ngm = q.groups_to_merge;
-            // `:1159-1172`.
+            // `:1161-1176`.
             if ngm > 1 && !(p.c == 1 && p.g.is_multiple_of(ngm)) {
                 return Err(Reject::MergedGroups);
             }
-            // `:1176-1197`: A along C (ABlockTransferSrcVectorDim 2), else along G (dim 1, the
+            // `:1178-1203`: A along C (ABlockTransferSrcVectorDim 2), else along G (dim 1, the
             // merged-groups instances: the CK lists give dim 1 exactly to those, e.g.
             // `device_grouped_conv_fwd_xdl_merged_groups_instance.hpp`).
             let a_dim_g = ngm > 1;
@@ -412,9 +421,13 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
             } else {
                 divides(q.a_vec, p.c, "C % ABlockTransferSrcScalarPerVector")?;
             }
-            // `:1201-1214` B along C; `:1218-1260` E along K.
+            // `:1205-1222` B along C; `:1311` E (NHWGK) along K.
             divides(q.b_vec, p.c, "C % BBlockTransferSrcScalarPerVector")?;
-            divides(q.e_vec.unwrap_or(1), p.k, "K % CDEBlockTransferScalarPerVector_NPerBlock")?;
+            divides(
+                q.e_vec.unwrap_or(1),
+                p.k,
+                "K % CDEBlockTransferScalarPerVector_NPerBlock",
+            )?;
             Ok(())
         }
         // `device_grouped_conv_fwd_multiple_abd_xdl_cshuffle_v3.hpp:1087`.
@@ -422,7 +435,11 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
             // `:1154`, `:1173`, `:1220`.
             divides(q.a_vec, p.c, "C % ABlockTransferSrcScalarPerVector")?;
             divides(q.b_vec, p.c, "C % BBlockTransferSrcScalarPerVector")?;
-            divides(q.e_vec.unwrap_or(1), p.k, "K % CDEBlockTransferScalarPerVector_NPerBlock")?;
+            divides(
+                q.e_vec.unwrap_or(1),
+                p.k,
+                "K % CDEBlockTransferScalarPerVector_NPerBlock",
+            )?;
             // `:1236-1245`: the GEMM's CheckValidity with KBatch 1; GemmK = C for the 1x1
             // specialisations, Z*Y*X*C otherwise (padded to KPerBlock).
             let gemm_k = match q.spec {
@@ -430,7 +447,15 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
                 _ => p.filter.iter().product::<u64>().saturating_mul(p.c),
             };
             let version = q.pipeline.unwrap_or(1);
-            let stages = prefetch_stages(rules, version, q.block_size, q.m_per_block, q.n_per_block, q.k_per_block, p.dtype.bytes());
+            let stages = prefetch_stages(
+                rules,
+                version,
+                q.block_size,
+                q.m_per_block,
+                q.n_per_block,
+                q.k_per_block,
+                p.dtype.bytes(),
+            );
             if version != 1 && k_loops(gemm_k, 1, q.k_per_block) <= stages {
                 return Err(Reject::Pipeline);
             }
@@ -438,10 +463,10 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
         }
         // `device_grouped_conv_bwd_data_multiple_d_xdl_cshuffle_v1.hpp:761`.
         DeviceOp::BwdDataV1 => {
-            // `:787-797`: A (dy, NHWGK) along K; `:800-810`: B (w, GKYXC) along C.
+            // `:792`: A (dy, NHWGK) along K; `:806`: B (w, GKYXC) along C.
             divides(q.a_vec, p.k, "K % ABlockTransferSrcScalarPerVector")?;
             divides(q.b_vec, p.c, "C % BBlockTransferSrcScalarPerVector")?;
-            // `:845-858`: E (dx) stores along C; the vector is not printed (known for the
+            // `:847-854`: E (dx) stores along C; the vector is not printed (known for the
             // instances of the 2024 lists, see the catalogue).
             if let Some(e) = q.e_vec {
                 divides(e, p.c, "C % CDEBlockTransferScalarPerVector_NPerBlock")?;
@@ -457,52 +482,73 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
             }
             Ok(())
         }
-        // `device_grouped_conv_bwd_weight_xdl_cshuffle.hpp:581`: `:636-647` A (dy) along K,
-        // B (x) along C, `:650-653` C (dw) along C; the gridwise check passes (M, N, K padded).
+        // `device_grouped_conv_bwd_weight_xdl_cshuffle.hpp:581`: `:633-639` A (dy) along K,
+        // B (x) along C, `:642` C (dw) along C; the gridwise check passes (M, N, K padded).
         DeviceOp::WrwXdl => {
             divides(q.a_vec, p.k, "K % ABlockTransferSrcScalarPerVector")?;
             divides(q.b_vec, p.c, "C % BBlockTransferSrcScalarPerVector")?;
-            divides(q.e_vec.unwrap_or(1), p.c, "C % CBlockTransferScalarPerVector_NWaveNPerXdl")?;
+            divides(
+                q.e_vec.unwrap_or(1),
+                p.c,
+                "C % CBlockTransferScalarPerVector_NWaveNPerXdl",
+            )?;
             Ok(())
         }
-        // `device_grouped_conv_bwd_weight_xdl_cshuffle_v3.hpp:1140`: `:1207-1214` vectors,
-        // `:1217` C store. The pipeline check (`:1148-1156`) needs the unprinted version.
+        // `device_grouped_conv_bwd_weight_xdl_cshuffle_v3.hpp:1140`: `:1211-1216` vectors,
+        // `:1219` C store. The pipeline check (`:1150-1156`) needs the unprinted version.
         DeviceOp::WrwXdlV3 => {
             divides(q.a_vec, p.k, "K % ABlockTransferSrcScalarPerVector")?;
             divides(q.b_vec, p.c, "C % BBlockTransferSrcScalarPerVector")?;
-            divides(q.e_vec.unwrap_or(1), p.c, "C % CBlockTransferScalarPerVector_NWaveNPerXdl")?;
+            divides(
+                q.e_vec.unwrap_or(1),
+                p.c,
+                "C % CBlockTransferScalarPerVector_NWaveNPerXdl",
+            )?;
             Ok(())
         }
         // `device_grouped_conv_bwd_weight_two_stage_xdl_cshuffle.hpp:1475`.
         DeviceOp::WrwTwoStage => {
-            // `:1477-1490`: num_k_loop over GemmK = N*Do*Ho*Wo split k_batch ways.
+            // `:1485-1491`: num_k_loop over GemmK = N*Do*Ho*Wo split k_batch ways.
             let version = q.pipeline.unwrap_or(1);
-            let stages = prefetch_stages(rules, version, q.block_size, q.m_per_block, q.n_per_block, q.k_per_block, p.dtype.bytes());
-            if version != 1
-                && k_loops(p.n.saturating_mul(p.out_pixels()), k_batch, q.k_per_block) <= stages
-            {
+            let stages = prefetch_stages(
+                rules,
+                version,
+                q.block_size,
+                q.m_per_block,
+                q.n_per_block,
+                q.k_per_block,
+                p.dtype.bytes(),
+            );
+            if version != 1 && k_loops(p.n.saturating_mul(p.out_pixels()), k_batch, q.k_per_block) <= stages {
                 return Err(Reject::Pipeline);
             }
-            // `:1494-1503` workspace: MIOpen sets it (grouped_wrw:169-181).
-            // `:1540-1556` merged groups: the whole GEMM in one block, C == K == 1, G % NGM.
+            // `:1496` workspace: MIOpen sets it (grouped_wrw:169-181).
+            // `:1546-1562` merged groups: the whole GEMM in one block, C == K == 1, G % NGM.
             let ngm = q.groups_to_merge;
             if ngm > 1 {
                 let gemm_n = p.c.saturating_mul(p.filter.iter().product::<u64>());
-                if !(p.k <= q.m_per_block && gemm_n <= q.n_per_block && p.c == 1 && p.k == 1 && p.g.is_multiple_of(ngm)) {
+                if !(p.k <= q.m_per_block && gemm_n <= q.n_per_block && p.c == 1 && p.k == 1 && p.g.is_multiple_of(ngm))
+                {
                     return Err(Reject::MergedGroups);
                 }
             }
-            // `:1558-1580`: B along C, or along X*C when G == 1 and the W pads are 0; A along K;
+            // `:1564-1583`: B along C, or along X*C when G == 1 and the W pads are 0; A along K;
             // else C == K == 1 with merged groups (batch strides 1).
             let x = p.filter[2];
             let w_pad0 = p.pad[2] == 0;
             let xc_ok = p.g == 1 && (p.c.saturating_mul(x)).is_multiple_of(q.b_vec) && w_pad0;
             let vec_ok = (p.c.is_multiple_of(q.b_vec) || xc_ok) && p.k.is_multiple_of(q.a_vec);
-            if !vec_ok && !(ngm > 1 && p.c == 1 && p.k == 1) {
-                return Err(Reject::Vector("C (or X*C) % BSrcScalarPerVector, K % ASrcScalarPerVector"));
+            if !(vec_ok || (ngm > 1 && p.c == 1 && p.k == 1)) {
+                return Err(Reject::Vector(
+                    "C (or X*C) % BSrcScalarPerVector, K % ASrcScalarPerVector",
+                ));
             }
-            // `:1588-1591`.
-            divides(q.e_vec.unwrap_or(1), p.c, "C % CBlockTransferScalarPerVector_NWaveNPerXdl")?;
+            // `:1586` vector dims 1 (these instances' compile-time choice), `:1592` C store.
+            divides(
+                q.e_vec.unwrap_or(1),
+                p.c,
+                "C % CBlockTransferScalarPerVector_NWaveNPerXdl",
+            )?;
             Ok(())
         }
         // `device_grouped_conv_bwd_weight_explicit_xdl.hpp` `IsSupportedArgument`: NHWGC/NDHWGC,
