@@ -11,7 +11,7 @@ use tuneinfer::solvers::ck::catalogue351::{corpus_report, default_data_dir, load
 
 fn main() {
     let dir = std::env::args_os().nth(1).map_or_else(default_data_dir, PathBuf::from);
-    let index = match load_index(&dir) {
+    let index = match load_index(&dir, &tuneinfer::data::textdb::read_text) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("ck_rows: {e}");

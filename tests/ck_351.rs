@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use tuneinfer::data::textdb::read_text;
 use tuneinfer::problem::{ConvProblem, Direction};
 use tuneinfer::solvers::ck::catalogue351::{corpus_report, load_index, Index351};
 use tuneinfer::solvers::ck::instance::{parse_kernel_id, parse_type_string, ConvSpec, DeviceOp};
@@ -352,7 +353,7 @@ fn data_dir() -> Option<PathBuf> {
 }
 
 fn index() -> Option<std::sync::Arc<Index351>> {
-    Some(load_index(&data_dir()?).unwrap())
+    Some(load_index(&data_dir()?, &read_text).unwrap())
 }
 
 #[test]
@@ -473,7 +474,7 @@ fn whole_corpus() {
 #[test]
 fn catalogue_order_and_reachable_lists() {
     let Some(dir) = data_dir() else { return };
-    let index = load_index(&dir).unwrap();
+    let index = load_index(&dir, &read_text).unwrap();
     // The 2-D FP16 fwd catalogue starts with the 284 TSV instances in factory order (the
     // README's count), then the tuned-only ones sorted by type string.
     let cat = index.catalogue(CkSolver::Fwd2d, CkType::F16).unwrap();
@@ -536,7 +537,7 @@ fn catalogue_order_and_reachable_lists() {
         }
     }
     // Built twice, the same catalogues in the same order.
-    let again = Index351::build(&dir).unwrap();
+    let again = Index351::build(&dir, &read_text).unwrap();
     assert_eq!(again.catalogues, index.catalogues);
     // Each problem's supported ids are a strict subset of the catalogue for some rows: the rules
     // narrow (a C = 3 problem keeps no instance whose A vector is 2 or more).

@@ -5,7 +5,8 @@
 //! against the parser, the catalogue and the rules ([`corpus_report`]).
 //!
 //! The index is built from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`) at first use, once
-//! per process: the three `perfdb/*.db.txt.bz2` files are read in a fixed order, so the
+//! per process. The solvers' layer knows no perf-db reader (`tests/layering.rs`), so the caller
+//! hands in the text reader (`tuneinfer::data::textdb::read_text`, which decompresses bzip2). the three `perfdb/*.db.txt.bz2` files are read in a fixed order, so the
 //! catalogue's order is deterministic: the TSV's factory order first, then the instances only
 //! tuned rows name, by type string.
 
@@ -163,8 +164,9 @@ pub struct Index351 {
 }
 
 impl Index351 {
-    /// Reads the databases and TSVs under `data_dir` (`perfdb/`, `ck/`).
-    pub fn build(data_dir: &Path) -> Result<Index351> {
+    /// Reads the databases (with `read_text`: the whole text, decompressed) and TSVs under
+    /// `data_dir` (`perfdb/`, `ck/`).
+    pub fn build(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Index351> {
         let mut rows = Vec::new();
         let mut values: Vec<String> = Vec::new();
         let mut value_ids: HashMap<String, u32> = HashMap::new();
@@ -176,7 +178,7 @@ impl Index351 {
                 missing.push(path);
                 continue;
             }
-            let text = crate::data::textdb::read_text(&path)?;
+            let text = read_text(&path)?;
             for (i, line) in text.lines().enumerate() {
                 if !line.contains("ConvHipImplicitGemm") {
                     continue;
@@ -294,7 +296,7 @@ impl Index351 {
     }
 
     /// The index of `data_dir`, built once per process and shared.
-    pub fn cached(data_dir: &Path) -> Result<Arc<Index351>> {
+    pub fn cached(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
         static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Index351>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
         if let Ok(map) = cache.lock() {
@@ -302,7 +304,7 @@ impl Index351 {
                 return Ok(found.clone());
             }
         }
-        let index = Arc::new(Index351::build(data_dir)?);
+        let index = Arc::new(Index351::build(data_dir, read_text)?);
         if let Ok(mut map) = cache.lock() {
             map.insert(data_dir.to_path_buf(), index.clone());
         }
@@ -471,8 +473,9 @@ pub fn corpus_report(index: &Index351) -> CorpusReport {
     report
 }
 
-/// A data directory's index, or an error naming where the data was looked for.
-pub fn load_index(data_dir: &Path) -> Result<Arc<Index351>> {
+/// A data directory's index (built once per process, see [`Index351::build`]), or an error
+/// naming where the data was looked for.
+pub fn load_index(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
     if !data_dir.join("perfdb").is_dir() {
         return Err(Error::format(
             data_dir.display().to_string(),
@@ -480,7 +483,7 @@ pub fn load_index(data_dir: &Path) -> Result<Arc<Index351>> {
              (set TUNEINFER_MIOPEN_DATA to the folder holding perfdb/ and ck/)",
         ));
     }
-    Index351::cached(data_dir)
+    Index351::cached(data_dir, read_text)
 }
 
 /// How much the rules narrow a catalogue, over a sample of tuned rows.
