@@ -404,8 +404,10 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
     }
     spec_ok(q.spec, p)?;
     match inst.op {
-        // `device_grouped_conv_fwd_multiple_abd_xdl_cshuffle.hpp:1084` (and the large-tensor op,
-        // `..._fwd_multiple_d_xdl_large_tensor_cshuffle.hpp:640`, the same rules without merged groups).
+        // `device_grouped_conv_fwd_multiple_abd_xdl_cshuffle.hpp:1084`, and the large-tensor op,
+        // `..._fwd_multiple_d_xdl_large_tensor_cshuffle.hpp:640`: the same spec and vector rules
+        // (`:730` A along C only, `:749` B, `:766` E) without merged groups; its runtime split
+        // check (`:648`, `is_split_valid_`) is not modelled.
         DeviceOp::FwdXdl | DeviceOp::FwdLargeTensor => {
             let ngm = q.groups_to_merge;
             // `:1161-1176`.
