@@ -11,8 +11,11 @@
 //! (`ModelApplyToken`, `InitHeuristicKernelIDs`, `GetFeatures`) and `ai_heuristics.cpp`.
 
 pub mod catalogue;
+pub mod catalogue351;
 pub mod constraint;
 pub mod features;
+pub mod instance;
+pub mod rules351;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,0 +1,526 @@
+//! What MIOpen 3.5.1 can select for each CK grouped solver: the catalogue per (solver, data
+//! type) = the reachable instance lists (the 2024 TSVs of `../shared/miopen/ck`, 2-D FP32/FP16)
+//! plus every instance a tuned row of MIOpen 3.5.1's text databases names (each kernel id is
+//! self-describing), deduplicated by type string; and the whole-corpus check of those rows
+//! against the parser, the catalogue and the rules ([`corpus_report`]).
+//!
+//! The index is built from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`) at first use, once
+//! per process. The solvers' layer knows no perf-db reader (`tests/layering.rs`), so the caller
+//! hands in the text reader (`tuneinfer::data::textdb::read_text`, which decompresses bzip2). the three `perfdb/*.db.txt.bz2` files are read in a fixed order, so the
+//! catalogue's order is deterministic: the TSV's factory order first, then the instances only
+//! tuned rows name, by type string.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+use crate::problem::{Direction, Precision};
+
+use super::catalogue::Catalogue as TsvCatalogue;
+use super::instance::{parse_kernel_id, parse_type_string, CkInstance, DeviceOp};
+use super::rules351::{check_kernel, parse_db_key, CkProblem, CkSolver, CkType, Reject, RuleSet, SPLIT_K_VALUES};
+
+/// MIOpen 3.5.1's text databases with CK rows (file name in `perfdb/`, the arch MIOpen reports).
+pub const DATABASES: [(&str, &str); 3] = [
+    ("gfx942130.db.txt.bz2", "gfx942"),
+    ("gfx90a68.db.txt.bz2", "gfx90a"),
+    ("gfx90878.db.txt.bz2", "gfx908"),
+];
+
+/// `../shared/miopen` beside the checkout, or `$TUNEINFER_MIOPEN_DATA`.
+pub fn default_data_dir() -> PathBuf {
+    match std::env::var_os("TUNEINFER_MIOPEN_DATA") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen"),
+    }
+}
+
+/// One tuned CK row: (database, line) and the solver's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TunedRow {
+    /// Index into [`DATABASES`].
+    pub db: usize,
+    /// 1-based line in the decompressed text.
+    pub line: usize,
+    pub solver: CkSolver,
+    pub key: String,
+    /// Index into [`Index351::values`] (the kernel id text).
+    pub value: u32,
+    /// False for a later entry of the same solver in the same line (MIOpen reads the first;
+    /// the later ones are still kernel ids 3.5.1 tuned, and are checked too).
+    pub first: bool,
+}
+
+/// A catalogue entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub instance: CkInstance,
+    /// Position in the reachable TSV list, when the instance is on it.
+    pub tsv_index: Option<usize>,
+    /// Tuned rows (all databases) that name this instance.
+    pub tuned_rows: u64,
+}
+
+/// Every instance MIOpen 3.5.1 can select for one (solver, data type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalogue351 {
+    pub solver: CkSolver,
+    pub dtype: CkType,
+    pub entries: Vec<Entry>,
+    by_type: HashMap<String, usize>,
+}
+
+impl Catalogue351 {
+    /// The entry of a type string.
+    pub fn find(&self, type_string: &str) -> Option<&Entry> {
+        self.by_type.get(type_string).map(|&i| &self.entries[i])
+    }
+
+    /// The kernel ids (instance, split-k) MIOpen 3.5.1 would accept for `p` on `arch`
+    /// ([`RuleSet::Miopen351`]), in catalogue order; split-k runs over MIOpen's values for the
+    /// solvers that have one.
+    pub fn supported<'a>(
+        &'a self,
+        p: &'a CkProblem,
+        arch: &'a str,
+    ) -> impl Iterator<Item = (&'a Entry, Option<u64>)> + 'a {
+        let splits: &'static [u64] = if self.solver.has_split_k() {
+            &SPLIT_K_VALUES
+        } else {
+            &[]
+        };
+        self.entries.iter().flat_map(move |e| {
+            let ids: Vec<Option<u64>> = if splits.is_empty() {
+                vec![None]
+            } else {
+                splits.iter().map(|&s| Some(s)).collect()
+            };
+            ids.into_iter()
+                .filter(move |&sk| check_kernel(self.solver, &e.instance, sk, p, arch, RuleSet::Miopen351).is_ok())
+                .map(move |sk| (e, sk))
+        })
+    }
+}
+
+/// The TSV file of a 2-D (direction, type), where one exists.
+fn tsv_name(solver: CkSolver, dtype: CkType) -> Option<(String, Direction, Precision)> {
+    if solver.spatial_dims() != 2 {
+        return None;
+    }
+    let (ty, precision) = match dtype {
+        CkType::F32 => ("f32", Precision::Fp32),
+        CkType::F16 => ("f16", Precision::Fp16),
+        _ => return None,
+    };
+    let dir = match solver.direction() {
+        Direction::Forward => "fwd",
+        Direction::BackwardData => "bwd",
+        Direction::BackwardWeights => "wrw",
+    };
+    Some((format!("{dir}_{ty}.tsv"), solver.direction(), precision))
+}
+
+/// The reachable list's instances of (solver, type), parsed from their type strings, with the
+/// bwd-data CDE store vector (unprinted) taken from the list's `all_params`.
+pub fn tsv_instances(data_dir: &Path, solver: CkSolver, dtype: CkType) -> Result<Vec<CkInstance>> {
+    let Some((name, direction, precision)) = tsv_name(solver, dtype) else {
+        return Ok(Vec::new());
+    };
+    let tsv = TsvCatalogue::load(&data_dir.join("ck").join(name), direction, precision)?;
+    tsv.instances
+        .iter()
+        .map(|i| {
+            let mut inst = parse_type_string(&i.type_string)?;
+            if inst.op == DeviceOp::BwdDataV1 {
+                inst.printed.e_vec = Some(i.params.e_scalar_per_vector);
+            }
+            Ok(inst)
+        })
+        .collect()
+}
+
+/// A row counted apart: why it did not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparsed {
+    pub row: usize,
+    pub what: &'static str,
+    pub detail: String,
+}
+
+/// The tuned CK rows of MIOpen 3.5.1's databases and the catalogues built from them.
+#[derive(Debug)]
+pub struct Index351 {
+    pub data_dir: PathBuf,
+    /// Rows per database (missing databases have none; see `missing`).
+    pub rows: Vec<TunedRow>,
+    /// Distinct kernel id texts.
+    pub values: Vec<String>,
+    /// Databases not found.
+    pub missing: Vec<PathBuf>,
+    /// Lines of the databases that are not `KEY=entries` or whose CK entry has no ':'.
+    pub malformed_lines: u64,
+    pub catalogues: BTreeMap<(CkSolver, CkType), Catalogue351>,
+}
+
+impl Index351 {
+    /// Reads the databases (with `read_text`: the whole text, decompressed) and TSVs under
+    /// `data_dir` (`perfdb/`, `ck/`).
+    pub fn build(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Index351> {
+        let mut rows = Vec::new();
+        let mut values: Vec<String> = Vec::new();
+        let mut value_ids: HashMap<String, u32> = HashMap::new();
+        let mut missing = Vec::new();
+        let mut malformed_lines = 0u64;
+        for (db, (file, _)) in DATABASES.iter().enumerate() {
+            let path = data_dir.join("perfdb").join(file);
+            if !path.is_file() {
+                missing.push(path);
+                continue;
+            }
+            let text = read_text(&path)?;
+            for (i, line) in text.lines().enumerate() {
+                if !line.contains("ConvHipImplicitGemm") {
+                    continue;
+                }
+                let Some((key, entries)) = line.split_once('=') else {
+                    malformed_lines += 1;
+                    continue;
+                };
+                let mut seen: Vec<CkSolver> = Vec::new();
+                for entry in entries.split(';') {
+                    let Some((name, value)) = entry.split_once(':') else {
+                        continue;
+                    };
+                    let Some(solver) = CkSolver::from_name(name.trim()) else {
+                        continue;
+                    };
+                    let first = !seen.contains(&solver);
+                    seen.push(solver);
+                    let value = value.trim();
+                    let id = match value_ids.get(value) {
+                        Some(&id) => id,
+                        None => {
+                            let id = values.len() as u32;
+                            values.push(value.to_string());
+                            value_ids.insert(value.to_string(), id);
+                            id
+                        }
+                    };
+                    rows.push(TunedRow {
+                        db,
+                        line: i + 1,
+                        solver,
+                        key: key.trim().to_string(),
+                        value: id,
+                        first,
+                    });
+                }
+            }
+        }
+        // Instances each (solver, type) names, with their row counts.
+        let parsed: Vec<Option<CkInstance>> = values
+            .iter()
+            .map(|v| parse_kernel_id(v).ok().map(|k| k.instance))
+            .collect();
+        let mut named: BTreeMap<(CkSolver, CkType), BTreeMap<String, u64>> = BTreeMap::new();
+        for r in &rows {
+            let Some(inst) = &parsed[r.value as usize] else {
+                continue;
+            };
+            let Some(dtype) = key_type(&r.key) else { continue };
+            if !r.solver.tunes(inst.op) {
+                continue;
+            }
+            *named
+                .entry((r.solver, dtype))
+                .or_default()
+                .entry(inst.type_string.clone())
+                .or_insert(0) += 1;
+        }
+        let mut catalogues = BTreeMap::new();
+        for solver in CkSolver::ALL {
+            for dtype in CkType::ALL {
+                let tsv = if data_dir.join("ck").is_dir() {
+                    tsv_instances(data_dir, solver, dtype)?
+                } else {
+                    Vec::new()
+                };
+                let tuned = named.remove(&(solver, dtype)).unwrap_or_default();
+                let mut entries: Vec<Entry> = Vec::new();
+                let mut by_type: HashMap<String, usize> = HashMap::new();
+                for (i, inst) in tsv.into_iter().enumerate() {
+                    if by_type.contains_key(&inst.type_string) {
+                        continue;
+                    }
+                    by_type.insert(inst.type_string.clone(), entries.len());
+                    entries.push(Entry {
+                        tuned_rows: tuned.get(&inst.type_string).copied().unwrap_or(0),
+                        instance: inst,
+                        tsv_index: Some(i),
+                    });
+                }
+                for (ts, count) in tuned {
+                    if by_type.contains_key(&ts) {
+                        continue;
+                    }
+                    let instance = parse_type_string(&ts)?;
+                    by_type.insert(ts, entries.len());
+                    entries.push(Entry {
+                        instance,
+                        tsv_index: None,
+                        tuned_rows: count,
+                    });
+                }
+                if !entries.is_empty() {
+                    catalogues.insert(
+                        (solver, dtype),
+                        Catalogue351 {
+                            solver,
+                            dtype,
+                            entries,
+                            by_type,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(Index351 {
+            data_dir: data_dir.to_path_buf(),
+            rows,
+            values,
+            missing,
+            malformed_lines,
+            catalogues,
+        })
+    }
+
+    /// The index of `data_dir`, built once per process and shared.
+    pub fn cached(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Index351>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+        if let Ok(map) = cache.lock() {
+            if let Some(found) = map.get(data_dir) {
+                return Ok(found.clone());
+            }
+        }
+        let index = Arc::new(Index351::build(data_dir, read_text)?);
+        if let Ok(mut map) = cache.lock() {
+            map.insert(data_dir.to_path_buf(), index.clone());
+        }
+        Ok(index)
+    }
+
+    /// The catalogue of (solver, type), if any instance is known for it.
+    pub fn catalogue(&self, solver: CkSolver, dtype: CkType) -> Option<&Catalogue351> {
+        self.catalogues.get(&(solver, dtype))
+    }
+
+    /// The kernel id text of a row.
+    pub fn value(&self, row: &TunedRow) -> &str {
+        self.values.get(row.value as usize).map_or("", String::as_str)
+    }
+}
+
+/// The data type field of a 24-field key (the second to last).
+fn key_type(key: &str) -> Option<CkType> {
+    let mut it = key.rsplit('x');
+    it.next()?;
+    CkType::from_name(it.next()?)
+}
+
+/// Counts of one (solver, device op) over the corpus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpCounts {
+    pub rows: u64,
+    /// Rows whose instance is in the catalogue of their (solver, type).
+    pub in_catalogue: u64,
+    /// Rows whose instance is on the reachable (2024) list.
+    pub in_reachable_list: u64,
+    /// Rules of [`RuleSet::Miopen351`].
+    pub pass: u64,
+    pub fail: BTreeMap<Reject, u64>,
+    /// Rules of [`RuleSet::ReachableCk`].
+    pub pass_reachable: u64,
+    pub fail_reachable: BTreeMap<Reject, u64>,
+    /// Passing rows whose check skipped an unprinted argument (bwd data CDE vector outside the
+    /// 2024 lists; bwd data split-k > 1, which the reachable CK has no rule for).
+    pub unchecked: BTreeMap<&'static str, u64>,
+}
+
+/// A row of the corpus report's examples: (database file, line, key, kernel id).
+pub type ExampleRow = (String, usize, String, String);
+
+/// The whole-corpus check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CorpusReport {
+    /// Rows per (database file, solver).
+    pub rows: BTreeMap<(&'static str, CkSolver), u64>,
+    /// Of them, later entries of a solver already in the line.
+    pub repeated: BTreeMap<(&'static str, CkSolver), u64>,
+    /// Rows parsed (key and kernel id) per solver.
+    pub parsed: BTreeMap<CkSolver, u64>,
+    /// Rows counted apart per (solver, what, first detail).
+    pub unparsed: BTreeMap<(CkSolver, &'static str), (u64, String)>,
+    pub by_op: BTreeMap<(CkSolver, DeviceOp), OpCounts>,
+    /// Failing rows ([`RuleSet::Miopen351`]), first few per (solver, op, reason): (database,
+    /// line, key, kernel id).
+    pub examples: BTreeMap<(CkSolver, DeviceOp, Reject), Vec<ExampleRow>>,
+    /// Catalogue sizes per (solver, type): (entries, of them on the reachable list).
+    pub catalogue_sizes: BTreeMap<(CkSolver, CkType), (usize, usize)>,
+    pub missing: Vec<PathBuf>,
+}
+
+/// Checks every tuned CK row of the index: parsed, in the catalogue, supported by the rules.
+pub fn corpus_report(index: &Index351) -> CorpusReport {
+    let mut report = CorpusReport {
+        missing: index.missing.clone(),
+        ..CorpusReport::default()
+    };
+    for ((s, t), c) in &index.catalogues {
+        let reachable = c.entries.iter().filter(|e| e.tsv_index.is_some()).count();
+        report.catalogue_sizes.insert((*s, *t), (c.entries.len(), reachable));
+    }
+    let parsed_ids: Vec<std::result::Result<super::instance::KernelId, String>> = index
+        .values
+        .iter()
+        .map(|v| parse_kernel_id(v).map_err(|e| e.to_string()))
+        .collect();
+    for row in &index.rows {
+        let (file, arch) = DATABASES[row.db];
+        *report.rows.entry((file, row.solver)).or_insert(0) += 1;
+        if !row.first {
+            *report.repeated.entry((file, row.solver)).or_insert(0) += 1;
+        }
+        let apart = |report: &mut CorpusReport, what: &'static str, detail: String| {
+            let e = report
+                .unparsed
+                .entry((row.solver, what))
+                .or_insert((0, format!("{file}:{}: {detail}", row.line)));
+            e.0 += 1;
+        };
+        let (problem, dtype) = match parse_db_key(&row.key) {
+            Ok(x) => x,
+            Err(e) => {
+                apart(&mut report, "key", e.to_string());
+                continue;
+            }
+        };
+        let id = match &parsed_ids[row.value as usize] {
+            Ok(id) => id,
+            Err(e) => {
+                apart(&mut report, "kernel id", e.clone());
+                continue;
+            }
+        };
+        let p = match CkProblem::new(&problem, dtype) {
+            Ok(p) => p,
+            Err(e) => {
+                apart(&mut report, "problem", e.to_string());
+                continue;
+            }
+        };
+        *report.parsed.entry(row.solver).or_insert(0) += 1;
+        let counts = report.by_op.entry((row.solver, id.instance.op)).or_default();
+        counts.rows += 1;
+        let entry = index
+            .catalogue(row.solver, dtype)
+            .and_then(|c| c.find(&id.instance.type_string));
+        if let Some(e) = entry {
+            counts.in_catalogue += 1;
+            if e.tsv_index.is_some() {
+                counts.in_reachable_list += 1;
+            }
+        }
+        // The catalogue's instance carries what the list knows beyond the print.
+        let inst = entry.map_or(&id.instance, |e| &e.instance);
+        match check_kernel(row.solver, inst, id.split_k, &p, arch, RuleSet::ReachableCk) {
+            Ok(()) => counts.pass_reachable += 1,
+            Err(why) => *counts.fail_reachable.entry(why).or_insert(0) += 1,
+        }
+        match check_kernel(row.solver, inst, id.split_k, &p, arch, RuleSet::Miopen351) {
+            Ok(()) => {
+                counts.pass += 1;
+                if inst.op == DeviceOp::BwdDataV1 {
+                    if inst.printed.e_vec.is_none() {
+                        *counts
+                            .unchecked
+                            .entry("CDE vector unprinted (not on a 2024 list)")
+                            .or_insert(0) += 1;
+                    }
+                    if id.split_k.is_some_and(|s| s > 1) {
+                        *counts
+                            .unchecked
+                            .entry("bwd-data split-k > 1 (no k_batch in the reachable CK)")
+                            .or_insert(0) += 1;
+                    }
+                }
+            }
+            Err(why) => {
+                *counts.fail.entry(why).or_insert(0) += 1;
+                let ex = report.examples.entry((row.solver, id.instance.op, why)).or_default();
+                if ex.len() < 3 {
+                    ex.push((
+                        file.to_string(),
+                        row.line,
+                        row.key.clone(),
+                        index.value(row).to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    report
+}
+
+/// A data directory's index (built once per process, see [`Index351::build`]), or an error
+/// naming where the data was looked for.
+pub fn load_index(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
+    if !data_dir.join("perfdb").is_dir() {
+        return Err(Error::format(
+            data_dir.display().to_string(),
+            "no perfdb/ here: MIOpen's data is kept beside the checkout as ../shared/miopen \
+             (set TUNEINFER_MIOPEN_DATA to the folder holding perfdb/ and ck/)",
+        ));
+    }
+    Index351::cached(data_dir, read_text)
+}
+
+/// How much the rules narrow a catalogue, over a sample of tuned rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Narrowing {
+    /// Rows sampled.
+    pub rows: u64,
+    /// Kernel ids (instance, split-k) of their catalogues, summed over the rows.
+    pub ids: u64,
+    /// Of them, the ids [`Catalogue351::supported`] keeps, summed over the rows.
+    pub supported: u64,
+}
+
+/// For every `every`-th row whose key parses (in index order): the catalogue's kernel ids and
+/// how many the rules keep, per solver. A rule set that rejects nothing would keep them all.
+pub fn narrowing(index: &Index351, every: usize) -> BTreeMap<CkSolver, Narrowing> {
+    let mut out: BTreeMap<CkSolver, Narrowing> = BTreeMap::new();
+    for row in index.rows.iter().step_by(every.max(1)) {
+        let Ok((problem, dtype)) = parse_db_key(&row.key) else {
+            continue;
+        };
+        let Ok(p) = CkProblem::new(&problem, dtype) else {
+            continue;
+        };
+        let Some(cat) = index.catalogue(row.solver, dtype) else {
+            continue;
+        };
+        let arch = DATABASES[row.db].1;
+        let splits = if row.solver.has_split_k() {
+            SPLIT_K_VALUES.len()
+        } else {
+            1
+        };
+        let n = out.entry(row.solver).or_default();
+        n.rows += 1;
+        n.ids += (cat.entries.len() * splits) as u64;
+        n.supported += cat.supported(&p, arch).count() as u64;
+    }
+    out
+}
