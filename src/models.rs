@@ -457,40 +457,52 @@ struct Candidate {
     gpu_input: bool,
 }
 
+/// The GPU names (`gfx90a68`, or the plain arch) of the files `{name}{suffix}` in `dir` whose
+/// name is a database name of `arch` without features, sorted, with the CU count the name holds.
+fn same_arch_names(dir: &std::path::Path, arch: &str, suffix: &str) -> Vec<(String, Option<u32>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let prefix = &name[..name.len() - suffix.len()];
+            let (name_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
+            // `gfx906_ConvOclBwdWrW2_4` must not read as arch `gfx906_ConvOclBwdWrW2` (the
+            // suffix match is exact; the prefix is a database name or it is skipped).
+            let ok = name_arch.eq_ignore_ascii_case(arch)
+                && features.is_empty()
+                && (cu_in_name.is_some() || prefix.len() == name_arch.len());
+            ok.then(|| (prefix.to_string(), cu_in_name))
+        })
+        .collect()
+}
+
+/// The CU count of the database a model or record was trained on (`training.perf_db`).
+fn trained_cu(training: &serde_json::Value) -> Option<u32> {
+    training["perf_db"]
+        .as_str()
+        .and_then(|f| f.split('.').next())
+        .and_then(|stem| crate::solvers::split_db_name(stem).1)
+}
+
 /// The records of cells served without a network of `solver` on `arch` (any CU count) in `dir`:
 /// (file, the GPU name it was saved for, its CU count: in the name, else its database's). A
 /// record that does not read is an error naming it; one whose CU count is unknown is left out.
 fn same_arch_records(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<(PathBuf, String, u32)>> {
     let suffix = format!("_{}{NEIGHBOUR_SUFFIX}", weights::file_solver_name(solver));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.ends_with(&suffix))
-        .collect();
-    names.sort();
     let mut out = Vec::new();
-    for name in names {
-        let prefix = &name[..name.len() - suffix.len()];
-        let (record_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
-        if !record_arch.eq_ignore_ascii_case(arch) || !features.is_empty() {
-            continue;
-        }
-        if cu_in_name.is_none() && prefix.len() != record_arch.len() {
-            continue;
-        }
-        let file = dir.join(&name);
+    for (prefix, cu_in_name) in same_arch_names(dir, arch, &suffix) {
+        let file = dir.join(format!("{prefix}{suffix}"));
         let record = NeighbourRecord::read(&file, Some(solver))?;
-        let cu = cu_in_name.or_else(|| {
-            record.training["perf_db"]
-                .as_str()
-                .and_then(|f| f.split('.').next())
-                .and_then(|stem| crate::solvers::split_db_name(stem).1)
-        });
-        if let Some(cu) = cu {
-            out.push((file, prefix.to_string(), cu));
+        if let Some(cu) = cu_in_name.or_else(|| trained_cu(&record.training)) {
+            out.push((file, prefix, cu));
         }
     }
     Ok(out)
@@ -501,38 +513,14 @@ fn same_arch_records(dir: &std::path::Path, arch: &str, solver: &str) -> Result<
 /// unknown is left out.
 fn same_arch_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<Candidate>> {
     let suffix = format!("_{}.json", crate::seq2seq::weights::file_solver_name(solver));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.ends_with(&suffix))
-        .collect();
-    names.sort();
     let mut out = Vec::new();
-    for name in names {
-        let prefix = &name[..name.len() - suffix.len()];
-        let (model_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
-        if !model_arch.eq_ignore_ascii_case(arch) || !features.is_empty() {
-            continue;
-        }
-        // `gfx906_ConvOclBwdWrW2_4` must not read as arch `gfx906_ConvOclBwdWrW2` (the suffix
-        // match is exact; the prefix is a database name or it is skipped above).
-        if cu_in_name.is_none() && prefix.len() != model_arch.len() {
-            continue;
-        }
+    for (prefix, cu_in_name) in same_arch_names(dir, arch, &suffix) {
+        let prefix = prefix.as_str();
         let files = WeightsFiles::in_dir(dir, prefix, solver);
         let (info, _) = weights::read_info(&files.metadata)?;
         let gpu_input = info.transform.gpu.is_some();
-        let trained_cu = || {
-            info.training["perf_db"]
-                .as_str()
-                .and_then(|f| f.split('.').next())
-                .and_then(|stem| crate::solvers::split_db_name(stem).1)
-        };
         let compute_units = cu_in_name
-            .or_else(trained_cu)
+            .or_else(|| trained_cu(&info.training))
             .or_else(|| info.transform.gpu.as_ref().map(|g| g.compute_units));
         if let Some(compute_units) = compute_units {
             out.push(Candidate {

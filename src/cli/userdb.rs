@@ -499,11 +499,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             continue;
         }
         let c = &per_solver[s];
-        let rows = rows_db
-            .as_ref()
-            .map_or_else(|| "no system perf db".to_string(), |p| p.display().to_string());
+        if c.neighbour + c.no_valid == 0 {
+            continue;
+        }
+        let rows = rows_db.as_ref().map_or_else(
+            || "none at hand: --system-db FILE".to_string(),
+            |p| p.display().to_string(),
+        );
         say!(
-            "{name} on {model_arch}: no network; {} entries from the nearest tuned neighbour ({rows}), {} problem(s) left to MIOpen's static default (the better of the two on the cell's held-out problems, or no neighbour at hand)",
+            "{name} on {model_arch}: no network; {} entries from the nearest tuned neighbour ({rows}), {} left to MIOpen's static default",
             c.neighbour,
             c.no_valid
         );
