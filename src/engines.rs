@@ -90,7 +90,11 @@ impl Engines {
                 for solver in crate::solvers::all() {
                     match load(solver.name(), device) {
                         Ok(engine) => {
-                            if device == DeviceChoice::Auto && engine.device_name() == "cpu" {
+                            // (A cell without a network runs on the CPU whatever the device.)
+                            if device == DeviceChoice::Auto
+                                && engine.device_name() == "cpu"
+                                && engine.host().model.has_network()
+                            {
                                 device = DeviceChoice::Cpu;
                             }
                             engines.push(engine);
