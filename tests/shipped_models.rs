@@ -95,6 +95,8 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmV4R1Fwd", "gfx906", "gfx906_60.db"),
     ("ConvHipImplicitGemmV4R1Fwd", "gfx1030", "gfx1030_36.db"),
     ("ConvHipImplicitGemmV4R1WrW", "gfx1030", "gfx1030_36.db"),
+    // MI100's V4R1WrW (issue 36: it replaced the cell's nearest-neighbour record).
+    ("ConvHipImplicitGemmV4R1WrW", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd1x1", "gfx900", "gfx900_56.db"),
     ("ConvOclDirectFwd1x1", "gfx906", "gfx906_60.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from
