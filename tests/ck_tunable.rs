@@ -248,3 +248,85 @@ fn refusals_say_why() {
         );
     }
 }
+
+/// `predict` on a MIOpenDriver `--spatial_dim 3` line of FWD_KEY's problem (NDHWC: C 128,
+/// D 35, H 146, W 130, 3x3x3 filter, K 128, N 2) on MI300X, whose shipped cell has no network:
+/// the nearest tuned neighbour of the system perf db given, MIOpen's tuned kernel id.
+#[test]
+fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
+    common::miopen_dir();
+    let dir = temp_dir("predict");
+    let db = two_row_db(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args([
+            "predict",
+            "--arch",
+            "gfx942130",
+            "--solver",
+            "ConvHipImplicitGemm3DGroupFwdXdlops",
+            "--models",
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("weights")
+                .display()
+                .to_string(),
+            "--system-db",
+            db.to_str().unwrap(),
+            "convfp16",
+            "--spatial_dim",
+            "3",
+            "-n",
+            "2",
+            "-c",
+            "128",
+            "-!",
+            "35",
+            "-H",
+            "146",
+            "-W",
+            "130",
+            "-k",
+            "128",
+            "-@",
+            "3",
+            "-y",
+            "3",
+            "-x",
+            "3",
+            "-p",
+            "0",
+            "-q",
+            "0",
+            "-$",
+            "0",
+            "-u",
+            "1",
+            "-v",
+            "1",
+            "-#",
+            "1",
+            "-l",
+            "1",
+            "-j",
+            "1",
+            "-^",
+            "1",
+            "--in_layout",
+            "NDHWC",
+            "--out_layout",
+            "NDHWC",
+            "--fil_layout",
+            "NDHWC",
+            "-F",
+            "1",
+        ])
+        .env_remove("TUNEINFER_MODELS")
+        .env_remove("MIOPEN_SYSTEM_DB_PATH")
+        .env_remove("ROCM_PATH")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), FWD_ID, "{stderr}");
+    assert!(stderr.contains("source neighbour"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
