@@ -51,6 +51,21 @@ pub static WRW_3D: CkTunable = CkTunable {
     solver: CkSolver::Wrw3d,
 };
 
+/// The 2-D solvers through the same catalogue, **not registered** in `solvers::all()`: the
+/// registered `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` are [`super::CkGroupSolver`]s, served
+/// by MIOpen's KTN models (NHWC FP32/FP16). These measure the nearest tuned neighbour on every
+/// 2-D row MIOpen 3.5.1 tunes (NCHW and BF16 included: `examples/ck_neighbour.rs`); serving them
+/// needs a per-problem fallback from the KTN to the neighbour (docs/ck.md).
+pub static FWD_2D: CkTunable = CkTunable {
+    solver: CkSolver::Fwd2d,
+};
+pub static BWD_2D: CkTunable = CkTunable {
+    solver: CkSolver::Bwd2d,
+};
+pub static WRW_2D: CkTunable = CkTunable {
+    solver: CkSolver::Wrw2d,
+};
+
 /// The arches tuneinfer serves these solvers on: MIOpen 3.5.1's CK whitelist
 /// (`ck_utility_common.hpp` `is_ck_whitelist`: gfx908, gfx90a, gfx942, gfx950) less gfx908,
 /// which has no tuned CK row to check the catalogue and rules against.
