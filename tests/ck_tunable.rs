@@ -330,3 +330,79 @@ fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
     assert!(stderr.contains("source neighbour"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `userdb` on a MIOpen log's 3-D line (NCDHW, all three directions) on MI300X writes one CK
+/// entry per direction, each a kernel id MIOpen 3.5.1 accepts for its key (read back through
+/// the kernel id parser, the catalogue of its type and CK's rules).
+#[test]
+fn userdb_writes_3d_ck_entries_miopen_accepts() {
+    common::miopen_dir();
+    let dir = temp_dir("userdb");
+    let log = dir.join("log.txt");
+    std::fs::write(
+        &log,
+        "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver convfp16 --spatial_dim 3 -n 6 -c 128 -! 35 \
+         -H 146 -W 130 -k 128 -@ 3 -y 3 -x 3 -p 1 -q 1 -$ 1 -u 1 -v 1 -# 1 -l 1 -j 1 -^ 1 --in_layout NCDHW -F 0 -t 1\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args([
+            "userdb",
+            "--arch",
+            "gfx942130",
+            "--solver",
+            "all",
+            "--input",
+            log.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+            "--miopen-version",
+            "HIP.3_5_1_",
+            "--models",
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("weights")
+                .display()
+                .to_string(),
+            "--system-db",
+            common::perfdb_dir().join("gfx942130.db.txt.bz2").to_str().unwrap(),
+        ])
+        .env_remove("TUNEINFER_MODELS")
+        .env_remove("MIOPEN_SYSTEM_DB_PATH")
+        .env_remove("ROCM_PATH")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let written = std::fs::read_to_string(dir.join("gfx942130.HIP.3_5_1_.udb.txt")).unwrap();
+    let index = load_index(&default_data_dir(), &textdb::read_text).unwrap();
+    let mut ck = 0;
+    for line in written.lines() {
+        let (key, entries) = line.split_once('=').unwrap();
+        assert!(
+            key.starts_with("3x128x146x130x35x3x3x3x128x6x") && key.contains("NCDHWxFP16"),
+            "{key}"
+        );
+        let p = ConvProblem::from_db_key(key).unwrap();
+        for entry in entries.split(';') {
+            let (solver, id) = entry.split_once(':').unwrap();
+            let Some(s) = CkSolver::from_name(solver) else { continue };
+            let kid = parse_kernel_id(id).unwrap();
+            let inst = index
+                .catalogue(s, CkType::F16)
+                .and_then(|c| c.find(&kid.instance.type_string))
+                .unwrap_or_else(|| panic!("{id}"));
+            let checked = check_kernel(
+                s,
+                &inst.instance,
+                kid.split_k,
+                &CkProblem::new(&p, CkType::F16).unwrap(),
+                "gfx942",
+                RuleSet::Miopen351,
+            );
+            assert!(checked.is_ok(), "{key} {entry}: {checked:?}");
+            ck += 1;
+        }
+    }
+    assert_eq!(ck, 3, "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
