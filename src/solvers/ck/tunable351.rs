@@ -454,8 +454,25 @@ impl Tunable for CkTunable {
     fn parse_params(&self, s: &str) -> Result<Vec<i64>> {
         let name = self.solver.name();
         let what = || format!("{name} kernel id '{}'", crate::error::quote_short(s));
-        let id = parse_kernel_id(s)?;
         let inst = self.instances()?;
+        // The catalogue's type strings are exactly as MIOpen prints them: a tuned id is found by
+        // its text (the type string, then the split) without parsing its arguments.
+        let text = s.trim();
+        let (head, tail) = match text.rsplit_once('+') {
+            Some((head, tail)) if head.ends_with('>') => (head, Some(tail)),
+            _ => (text, None),
+        };
+        if let Some(i) = inst.position(head) {
+            let split = match (self.solver.has_split_k(), tail.map(str::parse::<u64>)) {
+                (true, Some(Ok(sk))) if SPLIT_K_VALUES.contains(&sk) => Some(sk),
+                (false, None) => Some(1),
+                _ => None,
+            };
+            if let Some(split) = split {
+                return Ok(vec![i as i64, split as i64]);
+            }
+        }
+        let id = parse_kernel_id(s)?;
         let Some(i) = inst.position(&id.instance.type_string) else {
             return Err(Error::format(
                 what(),
