@@ -406,3 +406,31 @@ fn userdb_writes_3d_ck_entries_miopen_accepts() {
     assert_eq!(ck, 3, "{written}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The features of FWD_KEY by hand: C/G = K/G = 128; y is 33x144x128 (35-3+1, 146-3+1,
+/// 130-3+1), so the GEMM's M = 2 * 33 * 144 * 128 = 1,216,512 (log2 20.2143); one group; a
+/// 3x3x3 filter (27, log2 4.7549); stride 1, no pad; N 2; x 35x146x130; FP16. The neighbour
+/// measures distance over the first seven.
+#[test]
+fn features_by_hand() {
+    common::miopen_dir();
+    let t = tunable(SOLVERS[0]);
+    let f = t.features(&ConvProblem::from_db_key(FWD_KEY).unwrap());
+    let want = [
+        7.0, 7.0, 20.2143, 0.0, 4.7549, 0.0, 0.0, 1.0, 5.1293, 7.1898, 7.0224, 1.0,
+    ];
+    for (i, (got, want)) in f.iter().zip(want).enumerate() {
+        assert!(
+            (got - want).abs() < 1e-3,
+            "feature {i} ({}): {got} vs {want}",
+            t.feature_names()[i]
+        );
+    }
+    assert_eq!(t.size_features(), 7);
+    // Backward data's M counts dx's pixels. The same key as B gives dy's sizes (MIOpen keys a
+    // problem by its direction's input), so dx = x is 37x148x132 (35+3-1, ...): M = 2 * 37 * 148
+    // * 132 = 1,445,664 (log2 20.4633), x's depth log2 37 = 5.2095.
+    let b = tunable(SOLVERS[1])
+        .features(&ConvProblem::from_db_key(&format!("{}xB", FWD_KEY.strip_suffix("xF").unwrap())).unwrap());
+    assert!((b[2] - 20.4633).abs() < 1e-3 && (b[8] - 5.2095).abs() < 1e-3, "{b:?}");
+}
