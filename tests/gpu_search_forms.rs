@@ -39,6 +39,9 @@ fn every_solver_names_its_gpu_search_and_it_exists() {
         ("ConvHipImplicitGemmV4R4Fwd", GpuSearch::Table),
         ("ConvHipImplicitGemmV4R4WrW", GpuSearch::Table),
         ("ConvHipImplicitGemmBwdDataV1R1", GpuSearch::Table),
+        ("ConvHipImplicitGemm3DGroupFwdXdlops", GpuSearch::Table),
+        ("ConvHipImplicitGemm3DGroupBwdXdlops", GpuSearch::Table),
+        ("ConvHipImplicitGemm3DGroupWrwXdlops", GpuSearch::Table),
     ];
     let all = solvers::all();
     assert_eq!(all.len(), expected.len(), "a solver was added: give it a line here");

@@ -31,6 +31,30 @@ pub fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// Reads a text file that may be bzip2-compressed (MIOpen ships its text perf databases as
+/// `*.db.txt.bz2`): decompressed when it starts like a bzip2 stream (`BZh` and a block-size
+/// digit), else read as is. Errors as [`read_text`], or a format error for a damaged stream.
+pub fn read_text_or_bzip2(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bzip2 = bytes.len() >= 4 && &bytes[..3] == b"BZh" && (b'1'..=b'9').contains(&bytes[3]);
+    let bytes = if bzip2 {
+        use std::io::Read;
+        let mut out = Vec::with_capacity(bytes.len() * 8);
+        bzip2::read::MultiBzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| Error::format(path.display().to_string(), format!("not a readable bzip2 file: {e}")))?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        Error::format(
+            path.display().to_string(),
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
 /// Writes `bytes` to `path` so an interrupted run never leaves a half-written file where a good
 /// one was: into a new temporary sibling, then renamed into place (keeping the old file's
 /// permissions). A link is followed (its target is replaced, the link stays, even when the

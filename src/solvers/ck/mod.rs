@@ -16,6 +16,7 @@ pub mod constraint;
 pub mod features;
 pub mod instance;
 pub mod rules351;
+pub mod tunable351;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
