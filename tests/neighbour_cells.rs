@@ -49,7 +49,7 @@ fn overall(record: &NeighbourRecord, prefix: &str) -> f64 {
 }
 
 #[test]
-fn every_shipped_cell_serves_its_gpu_and_its_neighbour_beat_the_default() {
+fn every_shipped_cell_serves_its_gpu_and_records_both_predictors_on_its_held_out_problems() {
     let dir = weights_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -59,6 +59,7 @@ fn every_shipped_cell_serves_its_gpu_and_its_neighbour_beat_the_default() {
         .collect();
     files.sort();
     assert!(files.len() >= 20, "{} cells", files.len());
+    let mut neighbour_cells = 0;
     for file in &files {
         let record = NeighbourRecord::read(file, None).unwrap();
         let solver = solvers::by_name(&record.solver).unwrap();
@@ -70,33 +71,28 @@ fn every_shipped_cell_serves_its_gpu_and_its_neighbour_beat_the_default() {
             "{}",
             file.display()
         );
-        // Shipped because the neighbour matched the tuned best more often than MIOpen's default
-        // on the held-out problems (all of them, or a kind of at least 20).
+        // Both predictors were measured on the same held-out problems: the neighbour and
+        // MIOpen's default over all of them (the record's choice, per kind, is whichever won).
         let (nn, default) = (
             overall(&record, "nearest neighbour"),
             overall(&record, "MIOpen static default"),
         );
-        let kind_win = record.metrics["methods"].as_array().unwrap().iter().any(|m| {
-            let kind = m["kind"].as_str().unwrap_or("");
-            m["method"].as_str().unwrap().starts_with("nearest neighbour,")
-                && m["problems"].as_u64().unwrap() >= 20
-                && record.metrics["methods"].as_array().unwrap().iter().any(|d| {
-                    d["kind"].as_str() == Some(kind)
-                        && d["method"].as_str().unwrap().starts_with("static default,")
-                        && d["exact_pct"].as_f64() < m["exact_pct"].as_f64()
-                })
-        });
         assert!(
-            nn > default || kind_win,
-            "{}: neighbour {nn} vs default {default}",
+            (0.0..=100.0).contains(&nn) && (0.0..=100.0).contains(&default),
+            "{}",
             file.display()
         );
+        if nn > default {
+            neighbour_cells += 1;
+        }
         assert!(
             record.training["perf_db"].as_str().is_some() && record.training["seed"].as_u64().is_some(),
             "{}: the split is not recorded",
             file.display()
         );
     }
+    // Most cells are there for their neighbour; the others record MIOpen's default as the best.
+    assert!(neighbour_cells >= 20, "{neighbour_cells} cells where the neighbour won");
 }
 
 /// A perf db of two V4R1Fwd rows of MIOpen's gfx900_56 database (their configs as tuned there),
@@ -290,4 +286,38 @@ fn eval_no_model_records_a_cell_that_then_serves_it() {
         "2",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_cell_whose_validated_best_is_miopens_default_answers_it_even_with_the_rows_at_hand() {
+    // MI210's ConvOclDirectFwd: MIOpen's default matched the tuned best on 95.9% of the held-out
+    // problems, the neighbour on 88.1% (its record): `best` answers the default, says so, and
+    // `--method neighbour` still gives the neighbour.
+    let db = common::perfdb_dir().join("gfx90a68.db.txt.bz2");
+    let problem = "64-57-57-3x3-64-57-57-13-1x1-1x1-1x1-0-NCHW-FP32-F";
+    let predict = |method: &str| {
+        run(&[
+            "predict",
+            "--arch",
+            "gfx90a68",
+            "--solver",
+            "ConvOclDirectFwd",
+            "--device",
+            "cpu",
+            "--method",
+            method,
+            "--system-db",
+            db.to_str().unwrap(),
+            problem,
+        ])
+    };
+    let o = predict("best");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("MIOpen's static default (source default)"), "{err}");
+    let default = text(&o.stdout);
+    let o = predict("neighbour");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("(source neighbour)"), "{}", text(&o.stderr));
+    assert!(!default.trim().is_empty());
 }

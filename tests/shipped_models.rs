@@ -95,8 +95,10 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmV4R1Fwd", "gfx906", "gfx906_60.db"),
     ("ConvHipImplicitGemmV4R1Fwd", "gfx1030", "gfx1030_36.db"),
     ("ConvHipImplicitGemmV4R1WrW", "gfx1030", "gfx1030_36.db"),
-    // MI100's V4R1WrW (issue 36: it replaced the cell's nearest-neighbour record).
+    // MI100's V4R1WrW, V4R1Fwd, V4R4WrW (issue 36: they replaced the cells' nearest-neighbour records).
     ("ConvHipImplicitGemmV4R1WrW", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvHipImplicitGemmV4R1Fwd", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvHipImplicitGemmV4R4WrW", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd1x1", "gfx900", "gfx900_56.db"),
     ("ConvOclDirectFwd1x1", "gfx906", "gfx906_60.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from

@@ -6,8 +6,8 @@ tuneinfer for that winning solver (issue 36: "batch --solver all on MIOpen's fin
 
 FDB is a MIOpen find-db, e.g. `src/kernels/gfx900_56.HIP.fdb.txt.bz2` of MIOpen's source tree
 (`fetch ROCm/MIOpen`, then `git cat-file -p HEAD:src/kernels/gfx900_56.HIP.fdb.txt.bz2 > F`;
-never copied into this repository). Each line is `KEY=algo:Solver,time,workspace,...;...`; the
-solver with the smallest time wins. A winner counts when it is one of MIOpen's tunable solvers
+never copied into this repository). Each line is `KEY=algo:Solver,time,workspace,...;...` (newer files:
+`KEY=Solver:time,workspace,algo;...`); the solver with the smallest time wins. A winner counts when it is one of MIOpen's tunable solvers
 (`ConvTunableSolver<...>` in MIOpen's `src/include/miopen/conv/solvers.hpp`, the list below).
 For every winning solver tuneinfer knows, `tuneinfer batch --arch GPU --solver S` (default
 `--method best`) answers its problems; the first answer's source is counted (model, neighbour,
@@ -61,7 +61,10 @@ def winners(path):
             for entry in rest.split(";"):
                 if ":" not in entry:
                     continue
-                fields = entry.split(":", 1)[1].split(",")
+                # Older find-dbs: `algo:Solver,time,workspace,...`; newer (MIOpen 2.x on):
+                # `Solver:time,workspace,algo`.
+                head, tail = entry.split(":", 1)
+                fields = tail.split(",") if head.startswith("miopen") else [head] + tail.split(",")
                 try:
                     t = float(fields[1])
                 except (IndexError, ValueError):
