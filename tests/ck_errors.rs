@@ -289,3 +289,65 @@ fn cli_batch_reports_bad_lines_and_predicts_the_rest() {
         .all(|r| r.contains("\tDeviceGroupedConvFwdMultipleABD_Xdl_CShuffle") && r.ends_with("\tmodel")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_miopens_data_the_catalogue_solvers_do_not_apply_and_say_why() {
+    // GTC NHWC and the 3-D CK solvers name kernels from MIOpen's catalogues (../shared/miopen):
+    // with the data elsewhere, `--solver all` leaves them out with the reason (no made-up config,
+    // no failed run), and asking for one of them says where the data is looked for.
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args(args)
+            .env("TUNEINFER_MIOPEN_DATA", "/nonexistent-tuneinfer-data")
+            .env_remove("TUNEINFER_MODELS")
+            .env_remove("MIOPEN_SYSTEM_DB_PATH")
+            .env_remove("ROCM_PATH")
+            .output()
+            .expect("tuneinfer runs")
+    };
+    let two_d = "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NHWC-FP32-F";
+    let o = run(&[
+        "predict",
+        "--arch",
+        "gfx942130",
+        "--solver",
+        "all",
+        "--device",
+        "cpu",
+        "--system-db",
+        "none",
+        "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F", // NCHW: Winograd answers it
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !out.contains("no such catalogue entry") && !out.contains("GTCDynamicFwd"),
+        "{out}"
+    );
+    for (solver, problem) in [
+        ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", two_d),
+        (
+            "ConvHipImplicitGemm3DGroupFwdXdlops",
+            "64-1-56-56-1x3x3-64-1-56-56-32-0x1x1-1x1x1-1x1x1-0-NDHWC-FP32-F",
+        ),
+    ] {
+        let o = run(&[
+            "predict",
+            "--arch",
+            "gfx942130",
+            "--solver",
+            solver,
+            "--device",
+            "cpu",
+            "--system-db",
+            "none",
+            problem,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{solver}");
+        assert!(
+            err.contains("kernel catalogue is not at hand") && err.contains("TUNEINFER_MIOPEN_DATA"),
+            "{solver}: {err}"
+        );
+    }
+}

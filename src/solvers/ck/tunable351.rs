@@ -402,7 +402,9 @@ impl CkTunable {
                 self.not_applicable("a tensor stride above 2^31 - 1 (MIOpen's AllTensorsDimsFitIntoInt)".to_string())
             );
         }
-        let inst = self.instances()?;
+        let inst = self
+            .instances()
+            .map_err(|e| self.not_applicable(format!("its kernel catalogue is not at hand: {e}")))?;
         let Some(cat) = inst.catalogue(dtype) else {
             return Err(self.not_applicable(format!(
                 "data type {}: no {name} instance is known for it",

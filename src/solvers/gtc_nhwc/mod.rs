@@ -189,7 +189,12 @@ impl GtcSolver {
                 "this 1-channel problem is excluded from {name} by MIOpen's WORKAROUND_ISSUE_2867"
             )));
         }
-        rules::size_limits(&d).map_err(|why| self.not_applicable(format!("{why}: {name} does not apply")))
+        rules::size_limits(&d).map_err(|why| self.not_applicable(format!("{why}: {name} does not apply")))?;
+        // Without its kernel catalogue (MIOpen's data) no config can be named: said once per
+        // problem as the reason, never a config.
+        self.catalogue()
+            .map(|_| ())
+            .map_err(|e| self.not_applicable(format!("its kernel catalogue is not at hand: {e}")))
     }
 }
 
