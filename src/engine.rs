@@ -113,11 +113,19 @@ impl Engine {
         let no_note = |engine: Engine| (engine, None);
         // A cell served without a network has nothing to compute: the CPU answers it, whatever
         // the device (no GPU is opened for it, and no note).
-        if let Ok(resolved) = crate::models::resolve(arch, crate::solvers::by_name(solver)?, model_dirs) {
-            if matches!(resolved.located, crate::models::Located::Neighbour(..)) {
-                return Ok(no_note(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?)));
-            }
+        let solver_ref = crate::solvers::by_name(solver)?;
+        let resolved = crate::models::resolve(arch, solver_ref, model_dirs).ok();
+        if let Some(r) = resolved
+            .clone()
+            .filter(|r| matches!(r.located, crate::models::Located::Neighbour(..)))
+        {
+            return Ok(no_note(Engine::Cpu(Predictor::from_resolved(arch, solver_ref, r)?)));
         }
+        // The CPU loads what was found (a failed search is searched again for its error).
+        let cpu = |resolved: Option<crate::models::Resolved>| match resolved {
+            Some(r) => Predictor::from_resolved(arch, solver_ref, r),
+            None => Predictor::load(arch, solver, model_dirs),
+        };
         match device {
             DeviceChoice::Cpu => {
                 if precision == Precision::F16 {
@@ -125,13 +133,13 @@ impl Engine {
                         "--precision f16 is for the GPU; the CPU computes in f32".into(),
                     ));
                 }
-                Ok(no_note(Engine::Cpu(Predictor::load(arch, solver, model_dirs)?)))
+                Ok(no_note(Engine::Cpu(cpu(resolved)?)))
             }
             DeviceChoice::Gpu => Engine::load_gpu(arch, solver, model_dirs, true, false, precision).map(no_note),
             DeviceChoice::Auto => match Engine::load_gpu(arch, solver, model_dirs, false, true, precision) {
                 Ok(engine) => Ok(no_note(engine)),
                 Err(e @ (Error::NoGpu(_) | Error::Gpu(_))) => {
-                    let engine = Engine::Cpu(Predictor::load(arch, solver, model_dirs)?);
+                    let engine = Engine::Cpu(cpu(resolved)?);
                     Ok((engine, Some(format!("note: {e}; computing on the CPU"))))
                 }
                 Err(e) => Err(e),

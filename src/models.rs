@@ -544,7 +544,13 @@ pub fn find_and_load(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Resul
 /// [`find_and_load`], with how the model was chosen.
 pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<(LoadedModel, Resolved)> {
     let resolved = resolve(arch, solver, dirs)?;
-    let model = match &resolved.located {
+    let model = load_resolved(&resolved, solver)?;
+    Ok((model, resolved))
+}
+
+/// Loads the model [`resolve`] found (errors as [`find_and_load`]'s after the search).
+pub fn load_resolved(resolved: &Resolved, solver: &dyn Solver) -> Result<LoadedModel> {
+    Ok(match &resolved.located {
         Located::Attention(files, saved_for) => {
             LoadedModel::Attention(Box::new(load_weights(files, saved_for, solver)?))
         }
@@ -553,8 +559,7 @@ pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf])
             NeighbourRecord::read(file, Some(solver.name()))?,
             file.clone(),
         ))),
-    };
-    Ok((model, resolved))
+    })
 }
 
 /// The directories searched for models, in order: `--models DIR` (searched first; it adds to

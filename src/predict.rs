@@ -109,8 +109,12 @@ impl Predictor {
     /// load).
     pub fn load(arch: &str, solver: &str, model_dirs: &[PathBuf]) -> Result<Predictor> {
         let solver = solvers::by_name(solver)?;
-        let (model, served) = models::find_and_load_resolved(arch, solver, model_dirs)?;
-        let model: Box<dyn Seq2SeqModel> = match model {
+        Predictor::from_resolved(arch, solver, models::resolve(arch, solver, model_dirs)?)
+    }
+
+    /// Loads the model that [`models::resolve`] found for `solver` on `arch`.
+    pub fn from_resolved(arch: &str, solver: &'static dyn Solver, served: models::Resolved) -> Result<Predictor> {
+        let model: Box<dyn Seq2SeqModel> = match models::load_resolved(&served, solver)? {
             LoadedModel::Attention(m) => m,
             LoadedModel::Ktn(m) => m,
             LoadedModel::NoNetwork(m) => m,

@@ -216,39 +216,46 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
     Ok(out)
 }
 
+/// The validation rows recorded with the model (or the cell's record) that `located` names:
+/// None for MIOpen's KTN models and for a file that does not read.
+fn recorded_metrics(located: &Located) -> Option<Value> {
+    match located {
+        Located::Attention(files, _) => crate::seq2seq::weights::read_info(&files.metadata)
+            .ok()
+            .map(|(info, _)| info.metrics),
+        Located::Neighbour(file, _) => crate::models::NeighbourRecord::read(file, None).ok().map(|r| r.metrics),
+        Located::Ktn(_) => None,
+    }
+}
+
 /// The plan of one engine.
 fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Plan> {
-    {
-        let host = engine.host();
-        let tunable = host
-            .solver
-            .tunable()
-            .and_then(|_| crate::solvers::tunable(host.solver).ok());
-        let recorded = match host.served.as_ref().map(|r| &r.located) {
-            Some(Located::Attention(files, _)) => crate::seq2seq::weights::read_info(&files.metadata)
-                .map(|(info, _)| Recorded::from_metrics(&info.metrics))
-                .unwrap_or_default(),
-            Some(Located::Neighbour(file, _)) => crate::models::NeighbourRecord::read(file, None)
-                .map(|r| Recorded::from_metrics(&r.metrics))
-                .unwrap_or_default(),
-            _ => Recorded::default(),
-        };
-        let wants_rows = match method {
-            Method::Neighbour => true,
-            Method::Best => recorded.neighbour_can_win(),
-            Method::Model | Method::Default => false,
-        };
-        let neighbours = match (tunable, rows_db) {
-            (Some(t), Some(db)) if wants_rows => Neighbours::load(db, t, &host.target)?,
-            _ => None,
-        };
-        Ok(Plan {
-            method,
-            tunable,
-            recorded,
-            neighbours,
-        })
-    }
+    let host = engine.host();
+    let tunable = host
+        .solver
+        .tunable()
+        .and_then(|_| crate::solvers::tunable(host.solver).ok());
+    let recorded = host
+        .served
+        .as_ref()
+        .and_then(|r| recorded_metrics(&r.located))
+        .map(|m| Recorded::from_metrics(&m))
+        .unwrap_or_default();
+    let wants_rows = match method {
+        Method::Neighbour => true,
+        Method::Best => recorded.neighbour_can_win(),
+        Method::Model | Method::Default => false,
+    };
+    let neighbours = match (tunable, rows_db) {
+        (Some(t), Some(db)) if wants_rows => Neighbours::load(db, t, &host.target)?,
+        _ => None,
+    };
+    Ok(Plan {
+        method,
+        tunable,
+        recorded,
+        neighbours,
+    })
 }
 
 /// `userdb`'s plan of a cell served without a network ([`crate::models::Located::Neighbour`]):
@@ -280,16 +287,8 @@ pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -
 /// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
 /// Empty for a model without recorded figures.
 pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
-    let metrics = match &resolved.located {
-        Located::Attention(files, _) => match crate::seq2seq::weights::read_info(&files.metadata) {
-            Ok((info, _)) => info.metrics,
-            Err(_) => return Vec::new(),
-        },
-        Located::Neighbour(file, _) => match crate::models::NeighbourRecord::read(file, None) {
-            Ok(record) => record.metrics,
-            Err(_) => return Vec::new(),
-        },
-        Located::Ktn(_) => return Vec::new(),
+    let Some(metrics) = recorded_metrics(&resolved.located) else {
+        return Vec::new();
     };
     let r = Recorded::from_metrics(&metrics);
     let all = r.overall.map(|f| ("all".to_string(), f));

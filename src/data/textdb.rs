@@ -67,15 +67,10 @@ pub fn solver_rows(path: &Path, solver: &str) -> Result<SolverRows> {
 pub fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let bytes = if is_bzip2(&bytes) {
-        use std::io::Read;
-        let mut out = Vec::with_capacity(bytes.len() * 8);
-        bzip2::read::MultiBzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(|e| Error::Database {
-                path: path.display().to_string(),
-                detail: format!("not a readable bzip2 file: {e}"),
-            })?;
-        out
+        crate::format::bunzip2(&bytes).map_err(|e| Error::Database {
+            path: path.display().to_string(),
+            detail: format!("not a readable bzip2 file: {e}"),
+        })?
     } else {
         bytes
     };
@@ -85,10 +80,7 @@ pub fn read_text(path: &Path) -> Result<String> {
     })
 }
 
-/// True when `bytes` start like a bzip2 stream: `BZh` and a block size digit 1-9.
-pub fn is_bzip2(bytes: &[u8]) -> bool {
-    bytes.len() >= 4 && &bytes[..3] == b"BZh" && (b'1'..=b'9').contains(&bytes[3])
-}
+pub use crate::format::is_bzip2;
 
 #[cfg(test)]
 mod tests {

@@ -31,19 +31,27 @@ pub fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// True when `bytes` start like a bzip2 stream: `BZh` and a block size digit 1-9.
+pub fn is_bzip2(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && &bytes[..3] == b"BZh" && (b'1'..=b'9').contains(&bytes[3])
+}
+
+/// Decompresses a bzip2 file's bytes: every stream of a multi-stream file, as `bzcat` reads it.
+pub fn bunzip2(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(bytes.len() * 8);
+    bzip2::read::MultiBzDecoder::new(bytes).read_to_end(&mut out)?;
+    Ok(out)
+}
+
 /// Reads a text file that may be bzip2-compressed (MIOpen ships its text perf databases as
 /// `*.db.txt.bz2`): decompressed when it starts like a bzip2 stream (`BZh` and a block-size
 /// digit), else read as is. Errors as [`read_text`], or a format error for a damaged stream.
 pub fn read_text_or_bzip2(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let bzip2 = bytes.len() >= 4 && &bytes[..3] == b"BZh" && (b'1'..=b'9').contains(&bytes[3]);
-    let bytes = if bzip2 {
-        use std::io::Read;
-        let mut out = Vec::with_capacity(bytes.len() * 8);
-        bzip2::read::MultiBzDecoder::new(bytes.as_slice())
-            .read_to_end(&mut out)
-            .map_err(|e| Error::format(path.display().to_string(), format!("not a readable bzip2 file: {e}")))?;
-        out
+    let bytes = if is_bzip2(&bytes) {
+        bunzip2(&bytes)
+            .map_err(|e| Error::format(path.display().to_string(), format!("not a readable bzip2 file: {e}")))?
     } else {
         bytes
     };

@@ -452,15 +452,10 @@ fn stoi(text: &str, radix: u32) -> Option<i64> {
 }
 
 fn unbzip2(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::with_capacity(bytes.len() * 8);
-    bzip2::read::MultiBzDecoder::new(bytes)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::Database {
-            path: path.display().to_string(),
-            detail: format!("not a readable bzip2 file: {e}"),
-        })?;
-    Ok(out)
+    crate::format::bunzip2(bytes).map_err(|e| Error::Database {
+        path: path.display().to_string(),
+        detail: format!("not a readable bzip2 file: {e}"),
+    })
 }
 
 /// Errors about the scratch copy name the compressed file the user gave.
