@@ -57,7 +57,9 @@ Options (defaults in brackets):
                              judges and that is saved; 0 = off (the raw weights) [0.999]
   --weight-decay X           decoupled weight decay (AdamW): each step every weight shrinks
                              by lr * X of itself; 0 = off [0.05]
-  --seed N                   initialisation, shuffling and split seed [1]
+  --seed N                   split seed, and initialisation and shuffling seed [1]
+  --init-seed N              initialisation and shuffling seed alone [--seed]: other networks
+                             on the same split, to see what a result owes to the initialisation
   --members N                train N networks (seeds seed, seed+7919, ...) and ship their
                              average (an ensemble; checkpoints FILE, FILE.m1, ...) [1]
   --val-fraction X           geometries held out for validation [0.2]
@@ -96,6 +98,7 @@ const VALUED: &[&str] = &[
     "ema",
     "weight-decay",
     "seed",
+    "init-seed",
     "val-fraction",
     "early-stop-fraction",
     "threads",
@@ -161,6 +164,13 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
         Some(v) => v
             .parse()
             .map_err(|_| Error::Usage(format!("--seed: expected an integer, got '{v}'")))?,
+    };
+    o.init_seed = match args.value("init-seed") {
+        None => None,
+        Some(v) => Some(
+            v.parse()
+                .map_err(|_| Error::Usage(format!("--init-seed: expected an integer, got '{v}'")))?,
+        ),
     };
     o.val_fraction = float(args, "val-fraction", o.val_fraction)?;
     o.early_stop_fraction = float(args, "early-stop-fraction", o.early_stop_fraction)?;

@@ -559,7 +559,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         runs.push(train_member(
             opts,
             &label,
-            member_seed(opts.seed, k),
+            member_seed(opts.init_seed.unwrap_or(opts.seed), k),
             &checkpoint,
             resume.as_deref(),
             config,
@@ -598,7 +598,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
             "duplicates": prep.dataset.report.duplicates,
             "conflicting_duplicates": prep.dataset.report.conflicting_duplicates,
         },
-        "seed": opts.seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
+        "seed": opts.seed, "init_seed": opts.init_seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
         "max_rows": opts.max_rows,
         "max_train_rows": opts.max_train_rows,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},

@@ -55,8 +55,11 @@ pub struct TrainOptions {
     pub lr_patience: usize,
     /// Epochs without improvement before stopping (10).
     pub patience: usize,
-    /// Seed of initialisation, shuffling and splits (1).
+    /// Seed of the splits, and of initialisation and shuffling unless `init_seed` is set (1).
     pub seed: u64,
+    /// Seed of initialisation and shuffling alone (None: `seed`): other networks on the same
+    /// split, to measure how much a result owes to the initialisation.
+    pub init_seed: Option<u64>,
     /// Fraction of geometries held out for validation (0.2).
     pub val_fraction: f64,
     /// Fraction of the remaining geometries used for early stopping (0.1).
@@ -107,6 +110,7 @@ impl TrainOptions {
             lr_patience: 3,
             patience: 10,
             seed: 1,
+            init_seed: None,
             val_fraction: 0.2,
             early_stop_fraction: 0.1,
             threads: 2,
