@@ -649,8 +649,8 @@ fn ktn_files_in(dir: &std::path::Path, arch: &str, model_name: &str) -> Result<O
 /// Loads tuneinfer's own model from `files` (checked to be for `arch` and `solver`) and checks
 /// its vocabulary against the solver.
 pub fn load_weights(files: &WeightsFiles, arch: &str, solver: &dyn Solver) -> Result<AttentionModel> {
-    let (model, _) = AttentionModel::load(files, arch, solver.name())?;
-    solver.check_vocabulary(&model.vocab, &files.metadata.display().to_string())?;
+    let (mut model, _) = AttentionModel::load(files, arch, solver.name())?;
+    solver.read_vocabulary(&mut model.vocab, &files.metadata.display().to_string())?;
     Ok(model)
 }
 

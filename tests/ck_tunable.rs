@@ -249,9 +249,9 @@ fn refusals_say_why() {
     }
 }
 
-/// `predict` on a MIOpenDriver `--spatial_dim 3` line of FWD_KEY's problem (NDHWC: C 128,
-/// D 35, H 146, W 130, 3x3x3 filter, K 128, N 2) on MI300X, whose shipped cell has no network:
-/// the nearest tuned neighbour of the system perf db given, MIOpen's tuned kernel id.
+/// `predict --method neighbour` on a MIOpenDriver `--spatial_dim 3` line of FWD_KEY's problem
+/// (NDHWC: C 128, D 35, H 146, W 130, 3x3x3 filter, K 128, N 2) on MI300X: the nearest tuned
+/// neighbour of the system perf db given, MIOpen's tuned kernel id.
 #[test]
 fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
     common::miopen_dir();
@@ -264,6 +264,8 @@ fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
             "gfx942130",
             "--solver",
             "ConvHipImplicitGemm3DGroupFwdXdlops",
+            "--method",
+            "neighbour",
             "--models",
             &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("weights")

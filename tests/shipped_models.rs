@@ -75,6 +75,11 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvBinWinogradRxSf3x2", "gfx942130", "gfx942130.db.txt.bz2"),
+    // MIOpen 3.5.1's 3-D CK grouped solvers on MI300X (issue 35 item 3: they replaced the
+    // cells' nearest-neighbour records).
+    ("ConvHipImplicitGemm3DGroupFwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvHipImplicitGemm3DGroupBwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvHipImplicitGemm3DGroupWrwXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvAsmBwdWrW3x3", "gfx90878", "gfx90878.db.txt.bz2"),
     (
         "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
@@ -153,7 +158,13 @@ fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
         return SHIPPED.iter().collect();
     }
     // One GPU code per family: ConvOclBwdWrW2<1>..<16> differ only in applicability.
-    let family = |solver: &str| solver.split('<').next().unwrap_or(solver).to_string();
+    // The 3-D CK solvers share one GPU search (the catalogue table) and one model shape.
+    let family = |solver: &str| {
+        if solver.starts_with("ConvHipImplicitGemm3DGroup") {
+            return "ConvHipImplicitGemm3DGroup".to_string();
+        }
+        solver.split('<').next().unwrap_or(solver).to_string()
+    };
     let mut out: Vec<&(&str, &str, &str)> = Vec::new();
     for entry in SHIPPED.iter().rev() {
         if !out.iter().any(|e| family(e.0) == family(entry.0)) {
@@ -265,6 +276,12 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool)
             "7-5-5-3x3-3-11-11-1-0x0-2x2-1x1-0-NCHW-FP16-W",
             "1-1-1-1x1-1-1-1-1-0x0-1x1-1x1-0-NHWC-FP32-B",
             "2-3-3-3x3-1-3-3-1-1x1-1x1-1x1-0-NHWC-FP32-W",
+            // 3-D (the 3-D CK solvers): N = 1 and odd channels, all ones, grouped with depth
+            // stride 2, odd sizes NCDHW (MIOpen's 3-D key form).
+            "3x3x17x17x5x3x3x3x7x1x1x1x1x1x1x1x1x1x1x0x1xNDHWCxFP32xF",
+            "3x1x1x1x1x1x1x1x1x1x0x0x0x1x1x1x1x1x1x0x1xNCDHWxFP16xB",
+            "3x32x9x9x4x3x3x3x32x2x1x1x1x2x2x2x1x1x1x0x8xNDHWCxBF16xW",
+            "3x5x33x31x7x3x3x3x9x3x0x0x0x1x1x1x1x1x1x0x1xNCDHWxFP16xW",
         ]
     } else {
         &[]
@@ -275,7 +292,9 @@ fn problems(solver: &dyn Tunable, arch: &str, db: &str, want: usize, hard: bool)
         _ => &[],
     };
     for key in hard_keys.iter().chain(own) {
-        let p = ConvProblem::from_perfdb_key(key).unwrap();
+        let p = ConvProblem::from_perfdb_key(key)
+            .or_else(|_| ConvProblem::from_db_key(key))
+            .unwrap_or_else(|e| panic!("{key}: {e}"));
         if solver.applicable(&target, &p).is_ok() {
             out.push(p);
         }

@@ -201,6 +201,16 @@ pub trait Solver: Send + Sync {
         Ok(())
     }
 
+    /// Turns a model file's token values into the values the solver's constraint reads, then
+    /// checks them ([`Solver::check_vocabulary`]); every model of tuneinfer's own is loaded
+    /// through it. By default the file's values are those values.
+    fn read_vocabulary(&self, vocab: &mut Vocabulary, source: &str) -> Result<()> {
+        if let Some(t) = self.tunable() {
+            tunable::read_int_vocabulary(t, vocab, source)?;
+        }
+        self.check_vocabulary(vocab, source)
+    }
+
     /// How the GPU searches this solver's configs (see [`GpuSearch`]); by default the host does.
     fn gpu_search(&self) -> GpuSearch {
         GpuSearch::Host

@@ -73,6 +73,21 @@ pub trait Tunable: Send + Sync {
         config.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
     }
 
+    /// The text a model file stores for value `value` of parameter `position` (the token's
+    /// value). By default the integer itself; a solver whose values are indices into a list
+    /// built from data (CK's catalogue) stores what the index stands for, so that a model keeps
+    /// its meaning when the list is built from other data.
+    fn value_text(&self, _position: usize, value: i64) -> String {
+        value.to_string()
+    }
+
+    /// The value a model file's token text stands for today: what [`Tunable::value_text`]
+    /// wrote, read back. `Ok(None)`: a value the solver cannot take today (never accepted).
+    /// By default the text is the integer.
+    fn text_value(&self, text: &str) -> Result<Option<i64>> {
+        Ok(text.trim().parse::<i64>().ok())
+    }
+
     /// Ok when the solver applies to the problem on this target; otherwise
     /// [`Error::NotApplicable`] saying why.
     fn applicable(&self, target: &Target, problem: &ConvProblem) -> Result<()>;
@@ -734,6 +749,29 @@ pub fn product_below(factors: &[u128], log2_limit: u32) -> bool {
 
 /// A vocabulary check for tunable solvers: every token value is an integer (`"-1"`, the end
 /// token, included).
+/// Rewrites a model's token values that are not integers through [`Tunable::text_value`]:
+/// each becomes the integer it stands for today, or, when it stands for nothing today, a
+/// distinct negative integer below -1 that no rule accepts (a model trained on a catalogue
+/// entry that the catalogue of this run lacks never answers it). A text the solver does not
+/// know is left as it is ([`check_integer_vocabulary`] then refuses the model).
+pub fn read_int_vocabulary(tunable: &dyn Tunable, vocab: &mut Vocabulary, source: &str) -> Result<()> {
+    let mut absent = -2i64;
+    for v in vocab.values.iter_mut() {
+        if v == "-1" || v.trim().parse::<i64>().is_ok() {
+            continue;
+        }
+        match tunable.text_value(v) {
+            Ok(Some(x)) => *v = x.to_string(),
+            Ok(None) => {
+                *v = absent.to_string();
+                absent -= 1;
+            }
+            Err(e) => return Err(Error::format(source, format!("token value '{v}': {e}"))),
+        }
+    }
+    Ok(())
+}
+
 pub fn check_integer_vocabulary(solver: &str, vocab: &Vocabulary, source: &str) -> Result<()> {
     match vocab.values.iter().find(|v| v.parse::<i32>().is_err()) {
         Some(v) => Err(Error::format(

@@ -619,7 +619,17 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         solver: solver.name().to_string(),
         config,
         members,
-        token_values: tokens.token_values.clone(),
+        // As the solver stores its values ([`Tunable::value_text`]: e.g. a CK instance's type
+        // string, not its index in this run's catalogue).
+        token_values: tokens
+            .token_values
+            .iter()
+            .zip(tokens.token_positions())
+            .map(|(text, pos)| match (usize::try_from(pos), text.parse::<i64>()) {
+                (Ok(pos), Ok(v)) => tunable.value_text(pos, v),
+                _ => text.clone(),
+            })
+            .collect(),
         transform,
         training: training.clone(),
         metrics: Value::Null,

@@ -510,6 +510,31 @@ impl Tunable for CkTunable {
         }
     }
 
+    /// A model file stores an instance as its type string, not its index: the index is a
+    /// position in a catalogue built from the data at hand (MIOpen's tuned rows add instances),
+    /// which other data shifts.
+    fn value_text(&self, position: usize, value: i64) -> String {
+        let name = match (position, self.instances()) {
+            (0, Ok(inst)) => usize::try_from(value).ok().and_then(|i| inst.type_strings.get(i).cloned()),
+            _ => None,
+        };
+        name.unwrap_or_else(|| value.to_string())
+    }
+
+    /// A type string -> its index in this run's catalogue (None when the catalogue lacks it);
+    /// an error for a text that is no CK instance.
+    fn text_value(&self, text: &str) -> Result<Option<i64>> {
+        let text = text.trim();
+        if let Ok(v) = text.parse::<i64>() {
+            return Ok(Some(v));
+        }
+        if let Some(i) = self.instances()?.position(text) {
+            return Ok(Some(i as i64));
+        }
+        parse_kernel_id(text)?;
+        Ok(None)
+    }
+
     fn applicable(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
         self.check_applicable(target, problem)
     }
