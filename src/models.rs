@@ -225,6 +225,12 @@ pub enum ServedBy {
 pub struct Resolved {
     pub located: Located,
     pub served_by: ServedBy,
+    /// Beside a network: the cell's record ([`Located::Neighbour`]'s file and the name it was
+    /// saved for), which serves the problems the solver applies to and its network refuses
+    /// ([`Solver::check`] passes, [`Solver::check_network`] does not: the CK grouped solvers'
+    /// NCHW and BF16 problems beside MIOpen's 2024 KTN models). None without one, and for a cell
+    /// without a network (its record is `located`).
+    pub cell: Option<(PathBuf, String)>,
 }
 
 impl Resolved {
@@ -325,7 +331,61 @@ pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Locat
 /// give the solver no model on the arch; a model found that is incomplete or whose metadata does
 /// not read (naming the file: a damaged model is never skipped); [`Error::ModelNotFound`] when
 /// no stage finds one.
+///
+/// A network found in stages 1-4 carries the cell's record too, when stage 5 finds one
+/// ([`Resolved::cell`]): the problems its network refuses and the solver applies to fall through
+/// to it, one by one.
 pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Resolved> {
+    let mut resolved = resolve_first(arch, solver, dirs)?;
+    if !matches!(resolved.located, Located::Neighbour(..)) {
+        resolved.cell = cell_record(&GpuName::parse(arch), solver, dirs)?.map(|(file, saved_for, _)| (file, saved_for));
+    }
+    Ok(resolved)
+}
+
+/// The compute units a model search stands a GPU in for: its own, else its arch's usual GPU's.
+fn wanted_cu(gpu: &GpuName) -> Option<u32> {
+    gpu.compute_units
+        .or_else(|| crate::solvers::conv_bin_winograd_rxs::default_compute_units(&gpu.arch))
+}
+
+/// Stage 5 of [`resolve`]: the cell's record of this GPU, else of the arch's closest CU count
+/// (file, the name it was saved for, how it serves).
+fn cell_record(gpu: &GpuName, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Option<(PathBuf, String, ServedBy)>> {
+    let wanted_cu = wanted_cu(gpu);
+    let mut records = Vec::new();
+    for dir in dirs {
+        records.extend(same_arch_records(dir, &gpu.arch, solver.name())?);
+    }
+    let exact = records
+        .iter()
+        .find(|(_, saved_for, _)| saved_for.eq_ignore_ascii_case(&gpu.db_name));
+    let nearest = || {
+        let mut best: Option<&(PathBuf, String, u32)> = None;
+        for r in &records {
+            let d = |r: &(PathBuf, String, u32)| wanted_cu.map_or(0, |cu| r.2.abs_diff(cu));
+            if best.is_none_or(|b| d(r) < d(b)) {
+                best = Some(r);
+            }
+        }
+        best
+    };
+    Ok(exact.or_else(nearest).map(|(file, saved_for, model_cu)| {
+        let cu = wanted_cu.unwrap_or(*model_cu);
+        let served_by = if *model_cu == cu {
+            ServedBy::Exact
+        } else {
+            ServedBy::ClosestCu {
+                model_cu: *model_cu,
+                cu,
+            }
+        };
+        (file.clone(), saved_for.clone(), served_by)
+    }))
+}
+
+/// [`resolve`] without the cell's record beside a network.
+fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Resolved> {
     let gpu = GpuName::parse(arch);
     let base = gpu.arch.as_str();
     let model_name = match solver.model_name(base) {
@@ -339,7 +399,13 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
         }
         Err(e) => return Err(e),
     };
-    let found = |located, served_by| Ok(Resolved { located, served_by });
+    let found = |located, served_by| {
+        Ok(Resolved {
+            located,
+            served_by,
+            cell: None,
+        })
+    };
     // 1. The GPU's own model.
     for dir in dirs {
         // A model with a file missing is here too: loading it names the missing file.
@@ -361,9 +427,7 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
         }
     }
     // 3 and 4: the arch's models of other CU counts.
-    let wanted_cu = gpu
-        .compute_units
-        .or_else(|| crate::solvers::conv_bin_winograd_rxs::default_compute_units(base));
+    let wanted_cu = wanted_cu(&gpu);
     let mut candidates = Vec::new();
     for dir in dirs {
         candidates.extend(same_arch_models(dir, base, solver.name())?);
@@ -402,34 +466,8 @@ pub fn resolve(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Reso
         );
     }
     // 5. No network: the cell's record of this GPU, else of the arch's closest CU count.
-    let mut records = Vec::new();
-    for dir in dirs {
-        records.extend(same_arch_records(dir, base, solver.name())?);
-    }
-    let exact = records
-        .iter()
-        .find(|(_, saved_for, _)| saved_for.eq_ignore_ascii_case(&gpu.db_name));
-    let nearest = || {
-        let mut best: Option<&(PathBuf, String, u32)> = None;
-        for r in &records {
-            let d = |r: &(PathBuf, String, u32)| wanted_cu.map_or(0, |cu| r.2.abs_diff(cu));
-            if best.is_none_or(|b| d(r) < d(b)) {
-                best = Some(r);
-            }
-        }
-        best
-    };
-    if let Some((file, saved_for, model_cu)) = exact.or_else(nearest) {
-        let cu = wanted_cu.unwrap_or(*model_cu);
-        let served_by = if *model_cu == cu {
-            ServedBy::Exact
-        } else {
-            ServedBy::ClosestCu {
-                model_cu: *model_cu,
-                cu,
-            }
-        };
-        return found(Located::Neighbour(file.clone(), saved_for.clone()), served_by);
+    if let Some((file, saved_for, served_by)) = cell_record(&gpu, solver, dirs)? {
+        return found(Located::Neighbour(file, saved_for), served_by);
     }
     Err(Error::ModelNotFound {
         looked_for: vec![

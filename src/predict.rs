@@ -154,6 +154,21 @@ impl Predictor {
         }
     }
 
+    /// True when the cell's record is beside the network ([`models::Resolved::cell`]): the
+    /// problems the network refuses and the solver applies to fall through to it.
+    pub fn has_cell(&self) -> bool {
+        self.model.has_network() && self.served.as_ref().is_some_and(|r| r.cell.is_some())
+    }
+
+    /// True when the cell's record beside the network answers `problem`, not the network: the
+    /// solver applies to it ([`Solver::check`]) and the network does not
+    /// ([`Solver::check_network`]).
+    pub fn answered_by_cell(&self, problem: &ConvProblem) -> bool {
+        self.has_cell()
+            && self.solver.check_network(&self.target, problem).is_err()
+            && self.solver.check(&self.target, problem).is_ok()
+    }
+
     /// Worker threads used for batches.
     pub fn threads(&self) -> usize {
         self.threads
@@ -249,7 +264,17 @@ impl Predictor {
             results: Vec::with_capacity(problems.len()),
         };
         for (i, p) in problems.iter().enumerate() {
-            let ready = solver.check(target, p).and_then(|_| {
+            let ready = match solver.check_network(target, p) {
+                // The network refuses a problem the solver applies to: the cell's record beside
+                // it serves it, as a cell without a network (MIOpen's default here; `--method`
+                // and `userdb` put the neighbour first where the record chose it).
+                Err(_) if self.has_cell() && solver.check(target, p).is_ok() => {
+                    prepared.results.push(Some(self.fallback_answer(p)));
+                    continue;
+                }
+                checked => checked,
+            }
+            .and_then(|_| {
                 let input = model.encoder_input(solver, target, p)?;
                 let constraint = solver.constraint(target, p, model.vocab(), model.metadata())?;
                 Ok((input, constraint))

@@ -280,13 +280,22 @@ fn cli_batch_reports_bad_lines_and_predicts_the_rest() {
         String::from_utf8_lossy(&out.stderr),
     );
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains(":3:") && stderr.contains("layout NCHW"), "{stderr}");
     assert!(stderr.contains(":4:") && stderr.contains("group count 3"), "{stderr}");
+    // Line 3 (NCHW), which MIOpen's KTN model refuses, is answered by the cell's record beside
+    // it (the shipped gfx942130 record, `weights/` being searched too): MIOpen 3.5.1's default,
+    // no system db being at hand for the neighbour (tests/ck_2d.rs checks the ids).
+    assert!(!stderr.contains(":3:"), "{stderr}");
     let rows: Vec<&str> = stdout.lines().skip(1).collect();
-    assert!(rows.len() >= 2 && rows.len() <= 4, "{stdout}");
-    assert!(rows
+    let (nchw, nhwc): (Vec<&str>, Vec<&str>) = rows.iter().partition(|r| r.contains("-NCHW-"));
+    assert!(nhwc.len() >= 2 && nhwc.len() <= 4, "{stdout}");
+    assert!(nhwc
         .iter()
         .all(|r| r.contains("\tDeviceGroupedConvFwdMultipleABD_Xdl_CShuffle") && r.ends_with("\tmodel")));
+    assert_eq!(nchw.len(), 1, "{stdout}");
+    assert!(
+        nchw[0].contains("\tDeviceGroupedConvFwdMultipleABD_Xdl_CShuffle") && nchw[0].ends_with("\tdefault"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -190,7 +190,22 @@ pub(super) struct Plan {
     /// The solver's integer side (None: not a tunable solver; its model answers).
     tunable: Option<&'static dyn Tunable>,
     recorded: Recorded,
+    /// The figures of the cell's record beside a network ([`crate::models::Resolved::cell`]),
+    /// which decide for the problems the network refuses (None: no record beside it).
+    cell: Option<Recorded>,
     neighbours: Option<Neighbours>,
+}
+
+impl Plan {
+    /// The figures that decide for `problem`: the cell's record's where it answers the problem
+    /// instead of the network, else the model's (or a cell's without a network).
+    fn recorded_for(&self, engine: &Engine, problem: &ConvProblem) -> Option<&Recorded> {
+        if engine.host().answered_by_cell(problem) {
+            self.cell.as_ref()
+        } else {
+            Some(&self.recorded)
+        }
+    }
 }
 
 /// The plans of every engine: `method`, the models' recorded figures, and the neighbours' rows
@@ -241,9 +256,16 @@ fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Pl
         .and_then(|r| recorded_metrics(&r.located))
         .map(|m| Recorded::from_metrics(&m))
         .unwrap_or_default();
+    let cell = host
+        .served
+        .as_ref()
+        .filter(|_| host.has_cell())
+        .and_then(|r| r.cell.clone())
+        .and_then(|(file, saved_for)| recorded_metrics(&Located::Neighbour(file, saved_for)))
+        .map(|m| Recorded::from_metrics(&m));
     let wants_rows = match method {
         Method::Neighbour => true,
-        Method::Best => recorded.neighbour_can_win(),
+        Method::Best => recorded.neighbour_can_win() || cell.as_ref().is_some_and(Recorded::neighbour_can_win),
         Method::Model | Method::Default => false,
     };
     let neighbours = match (tunable, rows_db) {
@@ -254,26 +276,37 @@ fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Pl
         method,
         tunable,
         recorded,
+        cell,
         neighbours,
     })
 }
 
-/// `userdb`'s plan of a cell served without a network ([`crate::models::Located::Neighbour`]):
-/// `best` over its recorded figures, with the neighbours' rows of `rows_db` (MIOpen's system
-/// perf db); None for an engine with a network (`userdb` keeps its own policy for models).
+/// `userdb`'s plan of a cell served without a network ([`crate::models::Located::Neighbour`]),
+/// or of the cell's record beside a network ([`crate::models::Resolved::cell`]): `best` over
+/// the record's figures, with the neighbours' rows of `rows_db` (MIOpen's system perf db); None
+/// for an engine with a network and no record beside it (`userdb` keeps its own policy for
+/// models).
 pub(super) fn cell_plan(engine: &Engine, rows_db: Option<&Path>) -> Result<Option<Plan>> {
-    if engine.host().model.has_network() {
+    let host = engine.host();
+    if host.model.has_network() && !host.has_cell() {
         return Ok(None);
     }
     plan_of(Method::Best, engine, rows_db).map(Some)
 }
 
-/// What `best` answers a problem of a cell without a network when it is not MIOpen's default:
-/// the nearest tuned neighbour's config (source `neighbour`), where the cell's figures for the
-/// problem's class or kind chose it and a neighbour of the kind has a config valid for it.
+/// What `best` answers a problem of a cell without a network (or one the cell's record beside a
+/// network answers) when it is not MIOpen's default: the nearest tuned neighbour's config
+/// (source `neighbour`), where the cell's figures for the problem's class or kind chose it and a
+/// neighbour of the kind has a config valid for it. None for a problem the network answers.
 pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Option<Prediction> {
     let tunable = plan.tunable?;
-    let (_, figures) = plan.recorded.for_problem(tunable, problem)?;
+    let host = engine.host();
+    let recorded = match host.model.has_network() {
+        true if host.answered_by_cell(problem) => plan.cell.as_ref()?,
+        true => return None,
+        false => &plan.recorded,
+    };
+    let (_, figures) = recorded.for_problem(tunable, problem)?;
     if figures.best(plan.neighbours.is_some()) != Chosen::Neighbour {
         return None;
     }
@@ -356,9 +389,18 @@ pub(super) fn apply(
                 Method::Model => continue,
                 Method::Default => (Chosen::Default, "--method default".to_string()),
                 Method::Neighbour => (Chosen::Neighbour, "--method neighbour".to_string()),
-                Method::Best => match plan.recorded.for_problem(tunable, problem) {
+                Method::Best => match plan
+                    .recorded_for(engine, problem)
+                    .and_then(|r| r.for_problem(tunable, problem))
+                {
                     None => continue,
                     Some((label, f)) => {
+                        // A problem the network refuses, answered by the cell's record beside it.
+                        let lead = if engine.host().model.has_network() {
+                            "the model does not take this problem, the cell's record answers it"
+                        } else {
+                            "no network for this cell"
+                        };
                         let chosen = f.best(plan.neighbours.is_some());
                         let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}%"));
                         let reason = match f.model {
@@ -371,13 +413,13 @@ pub(super) fn apply(
                             ),
                             // A cell without a network whose neighbour is better but not at hand.
                             None if chosen == Chosen::Default && f.best(true) == Chosen::Neighbour => format!(
-                                "no network for this cell; on its held-out problems ({label}, {}) the nearest tuned neighbour matched the tuned best {}, MIOpen's default {:.1}%: give MIOpen's system perf db of the GPU (--system-db FILE) for the neighbour",
+                                "{lead}; on its held-out problems ({label}, {}) the nearest tuned neighbour matched the tuned best {}, MIOpen's default {:.1}%: give MIOpen's system perf db of the GPU (--system-db FILE) for the neighbour",
                                 f.problems,
                                 pct(f.neighbour),
                                 f.default
                             ),
                             None => format!(
-                                "no network for this cell; on its held-out problems ({label}, {}): nearest neighbour {}, MIOpen's default {:.1}% exact",
+                                "{lead}; on its held-out problems ({label}, {}): nearest neighbour {}, MIOpen's default {:.1}% exact",
                                 f.problems,
                                 pct(f.neighbour),
                                 f.default

@@ -119,8 +119,15 @@ struct SolverCounts {
     /// Left to MIOpen's static default because it beats the model on the problem's kind
     /// ([`super::verdict::Judged::kinds_left_to_default`]).
     kind_default: usize,
-    /// Written from the nearest tuned neighbour (a cell served without a network).
+    /// Written from the nearest tuned neighbour (a cell served without a network, or the cell's
+    /// record beside a network).
     neighbour: usize,
+    /// Problems the network refuses and the cell's record beside it answers
+    /// ([`crate::models::Resolved::cell`]): written from the neighbour or left to MIOpen's
+    /// static default.
+    by_cell: usize,
+    /// Of them, left to MIOpen's static default.
+    by_cell_default: usize,
 }
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
@@ -375,6 +382,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                     match result {
                         Ok(predictions) => {
                             answered[i] = true;
+                            let by_cell = engine.host().answered_by_cell(&chunk[i].2);
+                            if by_cell {
+                                c.by_cell += 1;
+                            }
                             let neighbour = cell_plans[s]
                                 .as_ref()
                                 .and_then(|plan| super::method::cell_answer(plan, engine, &chunk[i].2));
@@ -385,6 +396,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                             if best.source == Source::Default || !valid(engine, &chunk[i].2, &best.config) {
                                 // MIOpen's own fallback: nothing to tell it.
                                 c.no_valid += 1;
+                                if by_cell {
+                                    c.by_cell_default += 1;
+                                }
                                 continue;
                             }
                             if !entry_keys.insert((keys[i].clone(), solver_name)) {
@@ -499,13 +513,24 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             continue;
         }
         let c = &per_solver[s];
-        if c.neighbour + c.no_valid == 0 {
-            continue;
-        }
         let rows = rows_db.as_ref().map_or_else(
             || "none at hand: --system-db FILE".to_string(),
             |p| p.display().to_string(),
         );
+        if engines.engines[s].host().model.has_network() {
+            if c.by_cell > 0 {
+                say!(
+                    "{name} on {model_arch}: {} problem(s) its network does not take, answered by the cell's record beside it: {} entries from the nearest tuned neighbour ({rows}), {} left to MIOpen's static default",
+                    c.by_cell,
+                    c.neighbour,
+                    c.by_cell_default
+                );
+            }
+            continue;
+        }
+        if c.neighbour + c.no_valid == 0 {
+            continue;
+        }
         say!(
             "{name} on {model_arch}: no network; {} entries from the nearest tuned neighbour ({rows}), {} left to MIOpen's static default",
             c.neighbour,

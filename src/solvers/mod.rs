@@ -172,9 +172,19 @@ pub trait Solver: Send + Sync {
     /// (`{arch}_{model}_{encoder,decoder,metadata}.ktn.model`).
     fn model_name(&self, arch: &str) -> Result<&'static str>;
 
-    /// Ok when the model applies to the problem on this arch; otherwise
-    /// [`Error::NotApplicable`] / [`Error::InvalidProblem`] saying why.
+    /// Ok when the solver applies to the problem on this arch (MIOpen's applicability, what a
+    /// cell without a network checks); otherwise [`Error::NotApplicable`] /
+    /// [`Error::InvalidProblem`] saying why.
     fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()>;
+
+    /// Ok when the solver's network applies to the problem (what a predictor with a network
+    /// checks before encoding); by default [`Solver::check`]. A solver whose MIOpen model covers
+    /// less than the solver refuses the rest here: the CK grouped solvers' 2024 KTN models
+    /// (NHWC, FP32/FP16, the 2024 instance lists), where [`Solver::check`] is MIOpen 3.5.1's
+    /// applicability (NCHW and BF16 too).
+    fn check_network(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        self.check(target, problem)
+    }
 
     /// The encoder input `[T, F]`, row-major, exactly as MIOpen builds it.
     fn encoder_input(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>>;

@@ -1,5 +1,9 @@
 //! MIOpen's composable_kernel (CK) grouped-convolution solvers with KTN models:
-//! `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` on gfx90a and gfx942, FP32 and FP16, NHWC.
+//! `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` on gfx90a and gfx942. MIOpen's 2024 KTN models
+//! take FP32 and FP16 NHWC problems over the 2024 instance lists ([`Solver::check_network`]);
+//! the solvers apply as MIOpen 3.5.1 applies them ([`Solver::check`]: NCHW and BF16 too, over
+//! the 3.5.1 catalogue, [`tunable351`]), and what the KTN does not take is served as a cell
+//! without a network (the nearest tuned neighbour or MIOpen 3.5.1's default).
 //!
 //! The model does not predict numbers that are checked by formulas: it spells a CK kernel
 //! instance, token by token. MIOpen keeps the instances the problem supports (CK's
@@ -29,7 +33,7 @@ use crate::search::{Constraint, Vocabulary};
 
 /// The WGSL rules library of catalogue solvers (`shaders/catalogue_rules.wgsl`).
 pub const CATALOGUE_RULES: &str = "catalogue_rules";
-use crate::solvers::{Solver, Target};
+use crate::solvers::{Solver, Target, Tunable};
 
 use catalogue::{Catalogue, CkDims, Instance};
 use constraint::{CandidateTable, CatalogueConstraint, Lengths, MiopenFirst, NO_VALUE};
@@ -198,6 +202,31 @@ fn catalogue_dir(target: &Target) -> PathBuf {
 impl CkGroupSolver {
     fn plan(&self, target: &Target) -> Result<Plan> {
         Plan::new(self.name, self.direction, &target.arch)
+    }
+
+    /// The solver as MIOpen 3.5.1 has it, over its catalogue ([`tunable351`]): its
+    /// applicability, rules, default and features (NCHW, BF16 and the instances the 2024 lists
+    /// lack included).
+    pub fn tunable351(&self) -> &'static tunable351::CkTunable {
+        match self.direction {
+            Direction::Forward => &tunable351::FWD_2D,
+            Direction::BackwardData => &tunable351::BWD_2D,
+            Direction::BackwardWeights => &tunable351::WRW_2D,
+        }
+    }
+
+    /// The refusals of MIOpen's 2024 KTN models (NHWC, FP32/FP16, the 2024 instance lists), with
+    /// MIOpen 3.5.1's applicability left to [`Solver::check`]: what [`Solver::check_network`]
+    /// checks.
+    pub fn check_ktn(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        let (_, dims, catalogue) = self.prepare(target, problem)?;
+        if catalogue.supported(&dims).next().is_none() {
+            return Err(self.not_applicable(format!(
+                "no composable_kernel instance of {} supports this problem",
+                catalogue.path.display()
+            )));
+        }
+        Ok(())
     }
 
     fn not_applicable(&self, reason: String) -> Error {
@@ -486,15 +515,17 @@ impl Solver for CkGroupSolver {
         Ok(Plan::new(self.name, self.direction, arch)?.model)
     }
 
+    /// MIOpen 3.5.1's applicability ([`tunable351::CkTunable::check_applicable`]: NHWC and NCHW,
+    /// FP32/FP16/BF16, some instance of its catalogue supporting the problem): what a cell
+    /// without a network checks.
     fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
-        let (_, dims, catalogue) = self.prepare(target, problem)?;
-        if catalogue.supported(&dims).next().is_none() {
-            return Err(self.not_applicable(format!(
-                "no composable_kernel instance of {} supports this problem",
-                catalogue.path.display()
-            )));
-        }
-        Ok(())
+        self.tunable351().check_applicable(target, problem)
+    }
+
+    /// MIOpen's KTN models' own refusals ([`CkGroupSolver::check_ktn`]), with the messages they
+    /// always had: a network's answers and refusals are those of MIOpen's 2024 models.
+    fn check_network(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        self.check_ktn(target, problem)
     }
 
     fn encoder_input(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
@@ -522,8 +553,22 @@ impl Solver for CkGroupSolver {
     }
 
     /// MIOpen's `Init`: the first supported instance (any operation), split-k 1. The single
-    /// value is the kernel id.
+    /// value is the kernel id. Over the 2024 instance lists where they apply (NHWC, FP32/FP16,
+    /// an instance supporting the problem: the KTN's fallback as it always was), else over MIOpen
+    /// 3.5.1's catalogue ([`Tunable::static_default`] of [`CkGroupSolver::tunable351`]) where
+    /// 3.5.1 applies the solver.
     fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
+        if let Err(e) = self.check_ktn(target, problem) {
+            let t = self.tunable351();
+            if t.check_applicable(target, problem).is_err() {
+                return Err(e);
+            }
+            let config = t.static_default(target, problem);
+            if config.is_empty() {
+                return Err(e);
+            }
+            return Ok(vec![t.format_params(&config)]);
+        }
         let (plan, dims, catalogue) = self.prepare(target, problem)?;
         let first = catalogue.supported(&dims).next().ok_or_else(|| {
             self.not_applicable(format!(
@@ -548,5 +593,16 @@ impl Solver for CkGroupSolver {
     /// ([`Constraint::config_text`]), a fallback's single value is the kernel id itself.
     fn format_config(&self, values: &[String]) -> String {
         values.join(",")
+    }
+
+    /// NCHW: MIOpen runs the NHWGC kernel between transposes ([`tunable351::CkTunable`]'s note).
+    fn problem_note(&self, target: &Target, problem: &ConvProblem) -> Option<String> {
+        crate::solvers::OwnModelsOnly::problem_note(self.tunable351(), target, problem)
+    }
+
+    /// MIOpen 3.5.1's side of the solver ([`CkGroupSolver::tunable351`]): its rules, default and
+    /// features, what `eval --no-model`, the nearest tuned neighbour and `userdb`'s checks read.
+    fn tunable(&self) -> Option<&dyn crate::solvers::Tunable> {
+        Some(self.tunable351())
     }
 }

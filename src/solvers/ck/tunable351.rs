@@ -51,11 +51,12 @@ pub static WRW_3D: CkTunable = CkTunable {
     solver: CkSolver::Wrw3d,
 };
 
-/// The 2-D solvers through the same catalogue, **not registered** in `solvers::all()`: the
-/// registered `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` are [`super::CkGroupSolver`]s, served
-/// by MIOpen's KTN models (NHWC FP32/FP16). These measure the nearest tuned neighbour on every
-/// 2-D row MIOpen 3.5.1 tunes (NCHW and BF16 included: `examples/ck_neighbour.rs`); serving them
-/// needs a per-problem fallback from the KTN to the neighbour (docs/ck.md).
+/// The 2-D solvers through the same catalogue: the [`Tunable`] side of the registered
+/// `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` ([`super::CkGroupSolver::tunable351`], not
+/// registered themselves). Their applicability (NHWC and NCHW, FP32/FP16/BF16) is the solvers'
+/// `check`; MIOpen's 2024 KTN models, where found, answer the problems they take (NHWC,
+/// FP32/FP16, the 2024 lists), the nearest tuned neighbour or MIOpen 3.5.1's default the others
+/// (docs/ck.md).
 pub static FWD_2D: CkTunable = CkTunable {
     solver: CkSolver::Fwd2d,
 };
@@ -528,7 +529,9 @@ impl Tunable for CkTunable {
         if let Ok(v) = text.parse::<i64>() {
             return Ok(Some(v));
         }
-        if let Some(i) = self.instances()?.position(text) {
+        // Without MIOpen's data no instance is known: the model still loads, and the solver then
+        // does not apply, saying why (its check reads the catalogue).
+        if let Some(i) = self.instances().ok().and_then(|inst| inst.position(text)) {
             return Ok(Some(i as i64));
         }
         parse_kernel_id(text)?;
