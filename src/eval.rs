@@ -671,8 +671,11 @@ pub fn evaluate_files(
     }
     let solver = crate::solvers::by_name(solver)?;
     let tunable = crate::solvers::tunable(solver)?;
-    let model = models::load_weights(files, arch, solver)?;
-    let ours = Predictor::new(Target::new(arch), solver, Box::new(model));
+    // tuneinfer's model through the solver that serves tuneinfer's models (the 2-D CK solvers:
+    // MIOpen 3.5.1's catalogue), MIOpen's KTN through the registered one.
+    let own = solver.own_model_solver().unwrap_or(solver);
+    let model = models::load_weights(files, arch, own)?;
+    let ours = Predictor::new(Target::new(arch), own, Box::new(model));
     let ktn_arch = tunable.miopen_model_arches().first().copied();
     // A directory the caller named must hold a loadable KTN model; the default places may not.
     let load_ktn = |ktn_arch: &str, dirs: &[PathBuf]| {

@@ -586,10 +586,21 @@ pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf])
     Ok((model, resolved))
 }
 
+/// The solver a loaded model is served through: tuneinfer's own models through the solver's
+/// [`Solver::own_model_solver`] where it has one, every other model through the solver itself.
+pub fn serving_solver(solver: &'static dyn Solver, model: &LoadedModel) -> &'static dyn Solver {
+    match model {
+        LoadedModel::Attention(_) => solver.own_model_solver().unwrap_or(solver),
+        LoadedModel::Ktn(_) | LoadedModel::NoNetwork(_) => solver,
+    }
+}
+
 /// Loads the model [`resolve`] found (errors as [`find_and_load`]'s after the search).
 pub fn load_resolved(resolved: &Resolved, solver: &dyn Solver) -> Result<LoadedModel> {
     Ok(match &resolved.located {
         Located::Attention(files, saved_for) => {
+            let own = solver.own_model_solver();
+            let solver = own.map_or(solver, |s| s as &dyn Solver);
             LoadedModel::Attention(Box::new(load_weights(files, saved_for, solver)?))
         }
         Located::Ktn(files) => LoadedModel::Ktn(Box::new(load_ktn(files, solver)?)),

@@ -134,3 +134,57 @@ fn shipped_3d_models_answer_tuned_rows_with_accepted_kernel_ids() {
         assert!(pct > 25.0, "{name}: {pct:.1}% exact of {}", picked.len());
     }
 }
+
+/// A model of tuneinfer's own for a 2-D CK solver (trained here on 3,000 of MI300X's rows, two
+/// epochs of a small network) is served through MIOpen 3.5.1's catalogue (the solver's
+/// `own_model_solver`), not through MIOpen's KTN and its 2024 lists: NCHW and BF16 problems,
+/// which the KTN refuses, are answered by the model (source model) with kernel ids MIOpen 3.5.1
+/// accepts for them (the rules of its catalogue; the problems are MI300X's tuned rows).
+#[test]
+fn an_own_model_of_a_2d_ck_solver_answers_what_the_ktn_refuses() {
+    use tuneinfer::problem::{Layout, Precision};
+    use tuneinfer::train::{self, TrainOptions};
+    common::miopen_dir();
+    let name = "ConvHipImplicitGemmGroupBwdXdlops";
+    let dir = std::env::temp_dir().join(format!("tuneinfer-test-ck2d-model-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = common::perfdb_dir().join("gfx942130.db.txt.bz2");
+    let mut o = TrainOptions::new(&db, "gfx942130", name, &dir);
+    o.max_rows = Some(3000);
+    o.hidden = 32;
+    o.embed = 8;
+    o.epochs = 2;
+    o.threads = 1;
+    o.verbose = false;
+    train::train(&o, None).expect("train a small 2-D CK model");
+    // The model file names instances by type string, as the 3-D ones do.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("gfx942130_{name}.json"))).unwrap()).unwrap();
+    assert!(json["tokens"][1].as_str().unwrap().starts_with("DeviceGroupedConv"), "{}", json["tokens"]);
+
+    let text = tuneinfer::data::textdb::read_text(&db).unwrap();
+    let rows = tuneinfer::data::textdb::solver_rows_from_text(&text, name);
+    let problems: Vec<ConvProblem> = rows
+        .rows
+        .iter()
+        .map(|r| r.problem.clone())
+        .filter(|p| p.layout == Layout::Nchw && p.precision == Precision::Bf16)
+        .step_by(7)
+        .take(40)
+        .collect();
+    assert!(problems.len() >= 20, "only {} NCHW BF16 rows", problems.len());
+    let target = Target::new("gfx942130");
+    let pred = Predictor::load("gfx942130", name, std::slice::from_ref(&dir)).unwrap();
+    let t = tunable(name);
+    for (p, a) in problems.iter().zip(pred.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 2 })) {
+        let a = a.unwrap_or_else(|e| panic!("{p}: {e}"));
+        for x in &a {
+            assert_eq!(x.source, Source::Model, "{p}: {}", x.config);
+            // bwd ids end in +split_k.
+            assert!(x.config.contains(">+"), "{p}: {}", x.config);
+            let c = t.parse_params(&x.config).unwrap_or_else(|e| panic!("{p}: {e}"));
+            assert!(t.rules(&target, p).is_valid(&c), "{p}: {}", x.config);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

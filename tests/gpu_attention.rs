@@ -1,6 +1,7 @@
-//! tuneinfer's own attention models (`weights/`, gfx906 and gfx900 ConvAsm1x1U, 5-member
-//! ensembles) on the GPU: exactly the CPU path's configs, MIOpen's greedy walk and a beam of 4,
-//! on a few hundred ConvAsm1x1U problems from `../shared/miopen/perfdb`.
+//! tuneinfer's own attention models (`weights/`, gfx906 and gfx900 ConvAsm1x1U: one network
+//! each, gfx900's with the GPU as an input; ensembles are `tests/gpu_hybrid.rs`'s) on the GPU:
+//! exactly the CPU path's configs, MIOpen's greedy walk and a beam of 4, on a few hundred
+//! ConvAsm1x1U problems from `../shared/miopen/perfdb`.
 #![cfg(feature = "gpu")]
 
 mod common;
@@ -46,11 +47,10 @@ fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
             // multiply-adds where the CPU rounds twice.
             assert!(worst_score <= 1e-4, "{arch} {mode:?}: score difference {worst_score}");
         }
-        // Both searches ran resident on the GPU, with the attention and ensemble kernels.
+        // Both searches ran resident on the GPU, with the attention kernel.
         let kernels = gpu.context().compiled_kernels().join(" ");
         for k in [
             "attention{STEPS=12,UNITS=128",
-            "ensemble_mean{",
             "greedy_step+conv_asm_1x1u_rules",
             "beam_step+conv_asm_1x1u_rules",
         ] {

@@ -136,6 +136,10 @@ fn hybrid_model_gpu_configs_equal_cpu_configs_on_perfdb_problems() {
             kernels.contains("conv1d{CH=11,FIN=13,STEPS=12"),
             "conv1d not in {kernels}"
         );
+        // Two members: their step's scores averaged on the GPU.
+        if members > 1 {
+            assert!(kernels.contains("ensemble_mean{"), "ensemble_mean not in {kernels}");
+        }
         let _ = std::fs::remove_dir_all(&dirs[0]);
     }
 }

@@ -211,6 +211,13 @@ pub trait Solver: Send + Sync {
         Ok(())
     }
 
+    /// The solver that serves tuneinfer's own models of this solver, where it is not this one:
+    /// the 2-D CK solvers serve MIOpen's KTN models over the 2024 instance lists and tuneinfer's
+    /// own over MIOpen 3.5.1's catalogue ([`ck::tunable351`]). None: this one.
+    fn own_model_solver(&self) -> Option<&'static dyn Solver> {
+        None
+    }
+
     /// Turns a model file's token values into the values the solver's constraint reads, then
     /// checks them ([`Solver::check_vocabulary`]); every model of tuneinfer's own is loaded
     /// through it. By default the file's values are those values.

@@ -605,4 +605,10 @@ impl Solver for CkGroupSolver {
     fn tunable(&self) -> Option<&dyn crate::solvers::Tunable> {
         Some(self.tunable351())
     }
+
+    /// tuneinfer's own models decode `[instance, split_k]` over MIOpen 3.5.1's catalogue, as the
+    /// 3-D solvers' do.
+    fn own_model_solver(&self) -> Option<&'static dyn Solver> {
+        Some(self.tunable351())
+    }
 }

@@ -546,6 +546,15 @@ impl Tunable for CkTunable {
         Box::new(CkRules::new(self.solver, target, problem))
     }
 
+    /// MIOpen ships KTN models of the 2-D solvers for gfx942 (and gfx90a): `eval` compares
+    /// tuneinfer's MI300X models with gfx942's. None of the 3-D solvers.
+    fn miopen_model_arches(&self) -> &'static [&'static str] {
+        match self.solver {
+            CkSolver::Fwd2d | CkSolver::Bwd2d | CkSolver::Wrw2d => &["gfx942"],
+            _ => &[],
+        }
+    }
+
     /// MIOpen 3.5.1's `HeuristicInit` -> `Init`: the first instance of the problem's valid list
     /// (`FillValidKernelsIDs`: CK's factory order, kept by the instances that support the
     /// problem), split-k 1; 3-D fwd FP16/BF16 with C > 8 and one group first tries the kernel it
