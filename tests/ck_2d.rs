@@ -123,8 +123,9 @@ fn run(args: &[&str]) -> std::process::Output {
 
 /// Where MIOpen's KTN model is found (`--arch gfx942` with MIOpen's models) and refuses the
 /// problem (NCHW, BF16), the cell's record beside it answers: the nearest tuned neighbour's
-/// kernel id, MIOpen's tuned value for the problem. Without MIOpen's models (the checkout's own
-/// search path on `gfx942130`), the record serves the cell alone, with the same answers.
+/// kernel id, MIOpen's tuned value for the problem. On `gfx942130` tuneinfer's own model serves
+/// the solver (through MIOpen 3.5.1's catalogue): `--method neighbour` gives the same tuned
+/// neighbour, `--method model` the model's kernel id, one MIOpen 3.5.1 accepts for the problem.
 #[test]
 fn nchw_and_bf16_problems_get_the_tuned_neighbours_kernel_id_with_and_without_the_ktn() {
     common::miopen_dir();
@@ -137,7 +138,11 @@ fn nchw_and_bf16_problems_get_the_tuned_neighbours_kernel_id_with_and_without_th
         (WRW, WRW_BF16_KEY, WRW_BF16_ID, "120"),
     ] {
         let db = moved_row_db(&dir, solver, key, id, n);
-        for (arch, models_dir) in [("gfx942", &models), ("gfx942130", &weights)] {
+        for (arch, models_dir, method) in [
+            ("gfx942", &models, "best"),
+            ("gfx942130", &weights, "neighbour"),
+            ("gfx942130", &weights, "model"),
+        ] {
             let out = run(&[
                 "predict",
                 "--arch",
@@ -150,11 +155,19 @@ fn nchw_and_bf16_problems_get_the_tuned_neighbours_kernel_id_with_and_without_th
                 models_dir.to_str().unwrap(),
                 "--system-db",
                 db.to_str().unwrap(),
+                "--method",
+                method,
                 key,
             ]);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{solver} {arch}: {stderr}");
-            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), id, "{solver} {arch}: {stderr}");
+            let answer = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if method == "model" {
+                accepted_by_351(solver, key, &answer).unwrap_or_else(|e| panic!("{solver} {key} {answer}: {e}"));
+                assert!(!stderr.contains("source neighbour"), "{stderr}");
+                continue;
+            }
+            assert_eq!(answer, id, "{solver} {arch}: {stderr}");
             assert!(stderr.contains("source neighbour"), "{stderr}");
             if arch == "gfx942" {
                 assert!(stderr.contains("the model does not take this problem"), "{stderr}");
@@ -280,7 +293,8 @@ fn refusals_keep_the_ktn_messages_and_say_miopens_reasons() {
 }
 
 /// `userdb` on a MIOpen log with 2-D NCHW FP16 and NCHW BF16 lines (`-F 0`: all three
-/// directions) on MI300X, MIOpen's KTN models found (`--models` MIOpen's models) and not:
+/// directions), by MIOpen's KTN models (MI300A, `--models` MIOpen's models) and by tuneinfer's
+/// (MI300X):
 /// one CK entry per (problem, direction), each a kernel id MIOpen 3.5.1 accepts for its key, with
 /// `+split_k` for bwd and wrw. The problems are not in the system db (pad 1 where its rows of the
 /// geometry have pad 0), so they are predicted.
@@ -289,8 +303,11 @@ fn userdb_writes_2d_nchw_and_bf16_ck_entries_miopen_accepts() {
     common::miopen_dir();
     let models = common::models_dir();
     let weights = weights_dir();
+    // tuneinfer's own model serves MI300X (`gfx942130`); MIOpen's KTN serves MI300A
+    // (`gfx942e4`: no model of that very GPU, and MIOpen's gfx942 model comes before the closest
+    // CU count's) where MIOpen's models are found, with MI300X's record beside it.
     for (ktn, models_dir) in [(true, &models), (false, &weights)] {
-        let arch = "gfx942130";
+        let arch = if ktn { "gfx942e4" } else { "gfx942130" };
         let dir = temp_dir(&format!("userdb-{ktn}"));
         let log = dir.join("log.txt");
         std::fs::write(

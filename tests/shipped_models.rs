@@ -20,6 +20,10 @@ use tuneinfer::{DecodeMode, Predictor};
 /// (solver, arch, perf database) of every shipped model of a new solver or arch.
 const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsm1x1U", "gfx906_64", "history/gfx906_64.2019.cd.pdb.txt"),
+    // The README's first command's model and gfx900's (one network each since issue 34; gfx900's
+    // with gfx906's rows and the GPU as an input).
+    ("ConvAsm1x1U", "gfx906", "gfx906_60.db"),
+    ("ConvAsm1x1U", "gfx900", "gfx900_56.db"),
     ("ConvAsmBwdWrW1x1", "gfx906", "gfx906_60.db"),
     ("ConvAsmBwdWrW1x1", "gfx900", "gfx900_56.db"),
     ("ConvAsmBwdWrW3x3", "gfx906", "gfx906_60.db"),
