@@ -79,8 +79,12 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvAsmBwdWrW1x1", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvBinWinogradRxSf3x2", "gfx942130", "gfx942130.db.txt.bz2"),
-    // MIOpen 3.5.1's 3-D CK grouped solvers on MI300X (issue 35 item 3: they replaced the
-    // cells' nearest-neighbour records).
+    // MIOpen 3.5.1's CK grouped solvers on MI300X (issue 35 item 3): the 2-D ones (their
+    // neighbour records stay, beside MIOpen's KTN on the other gfx942 GPUs), the 3-D ones (they
+    // replaced the cells' records).
+    ("ConvHipImplicitGemmGroupFwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvHipImplicitGemmGroupBwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
+    ("ConvHipImplicitGemmGroupWrwXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvHipImplicitGemm3DGroupFwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvHipImplicitGemm3DGroupBwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvHipImplicitGemm3DGroupWrwXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
@@ -162,10 +166,11 @@ fn gpu_checked() -> Vec<&'static (&'static str, &'static str, &'static str)> {
         return SHIPPED.iter().collect();
     }
     // One GPU code per family: ConvOclBwdWrW2<1>..<16> differ only in applicability.
-    // The 3-D CK solvers share one GPU search (the catalogue table) and one model shape.
+    // The CK grouped solvers (2-D and 3-D) share one GPU search (the catalogue table) and one
+    // model shape.
     let family = |solver: &str| {
-        if solver.starts_with("ConvHipImplicitGemm3DGroup") {
-            return "ConvHipImplicitGemm3DGroup".to_string();
+        if solver.starts_with("ConvHipImplicitGemm") && solver.contains("Group") && solver.ends_with("Xdlops") {
+            return "CK grouped".to_string();
         }
         solver.split('<').next().unwrap_or(solver).to_string()
     };

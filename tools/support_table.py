@@ -53,6 +53,22 @@ MIOPEN_MODELS = [
 ]
 
 
+def miopen_model_serves(plain, solver):
+    """Whether MIOpen's own model of the plain arch serves the solver first (its names may be
+    written with braces: ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops)."""
+    for a, s in MIOPEN_MODELS:
+        if a != plain:
+            continue
+        if "{" in s:
+            head, rest = s.split("{", 1)
+            options, tail = rest.split("}", 1)
+            if any(solver == head + o + tail for o in options.split(",")):
+                return True
+        elif s == solver:
+            return True
+    return False
+
+
 def base_arch(arch):
     """gfx906_64 -> gfx906; gfx942130 -> gfx942; gfx90a68 -> gfx90a."""
     name = arch.split("_")[0]
@@ -89,10 +105,16 @@ def rows():
             v = meta.get("metrics") or {}
             nn = method(v, "nearest neighbour")
             default = method(v, "MIOpen static default")
+            # A record beside a model of the same GPU serves where MIOpen's KTN of the arch is
+            # found first (stage 2 of models::resolve): the problems the KTN refuses.
+            shadowed = (ROOT / "weights" / path.name.replace(".neighbour.json", ".safetensors")).exists()
+            served = (f"beside MIOpen's {base_arch(arch)} KTN where that serves (MIOpen's models installed, e.g. MI300A): "
+                      f"the nearest tuned neighbour for the problems the KTN refuses (figures from `{training.get('perf_db')}`)"
+                      if shadowed else
+                      f"no network: the nearest tuned neighbour of MIOpen's system perf db (figures from `{training.get('perf_db')}`)")
             out.append(
                 (base_arch(arch), arch, solver)
-                + (f"`{arch}` ({gpu})" if gpu else f"`{arch}`", f"`{solver}`",
-                   f"no network: the nearest tuned neighbour of MIOpen's system perf db (figures from `{training.get('perf_db')}`)")
+                + (f"`{arch}` ({gpu})" if gpu else f"`{arch}`", f"`{solver}`", served)
                 + (f"{(nn or {}).get('problems', 0):,}", "-", pct(nn, "top16_pct"), pct(nn, "exact_pct"), pct(default, "exact_pct"))
             )
             continue
@@ -108,7 +130,7 @@ def rows():
         # The plain arch is its usual GPU (`--arch gfx942` is `gfx942130`) unless MIOpen's own
         # model of the arch serves the solver first (gfx908's ConvAsm1x1U).
         plain = base_arch(arch)
-        if db == arch and USUAL.get(plain) == db and not any(a == plain and s == solver for a, s in MIOPEN_MODELS):
+        if db == arch and USUAL.get(plain) == db and not miopen_model_serves(plain, solver):
             shown = f"`{plain}`, `{db}`"
         v = meta.get("validation")
         members = meta.get("members")
