@@ -223,7 +223,7 @@ pub trait Solver: Send + Sync {
     /// through it. By default the file's values are those values.
     fn read_vocabulary(&self, vocab: &mut Vocabulary, source: &str) -> Result<()> {
         if let Some(t) = self.tunable() {
-            tunable::read_int_vocabulary(t, vocab, source)?;
+            tunable::read_int_vocabulary(t, vocab);
         }
         self.check_vocabulary(vocab, source)
     }

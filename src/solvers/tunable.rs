@@ -85,7 +85,10 @@ pub trait Tunable: Send + Sync {
     /// wrote, read back. `Ok(None)`: a value the solver cannot take today (never accepted).
     /// By default the text is the integer.
     fn text_value(&self, text: &str) -> Result<Option<i64>> {
-        Ok(text.trim().parse::<i64>().ok())
+        text.trim()
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| Error::format(self.solver_name(), format!("'{text}' is not an integer")))
     }
 
     /// Ok when the solver applies to the problem on this target; otherwise
@@ -753,8 +756,8 @@ pub fn product_below(factors: &[u128], log2_limit: u32) -> bool {
 /// each becomes the integer it stands for today, or, when it stands for nothing today, a
 /// distinct negative integer below -1 that no rule accepts (a model trained on a catalogue
 /// entry that the catalogue of this run lacks never answers it). A text the solver does not
-/// know is left as it is ([`check_integer_vocabulary`] then refuses the model).
-pub fn read_int_vocabulary(tunable: &dyn Tunable, vocab: &mut Vocabulary, source: &str) -> Result<()> {
+/// know is left as it is ([`check_integer_vocabulary`] then refuses the model, naming it).
+pub fn read_int_vocabulary(tunable: &dyn Tunable, vocab: &mut Vocabulary) {
     let mut absent = -2i64;
     for v in vocab.values.iter_mut() {
         if v == "-1" || v.trim().parse::<i64>().is_ok() {
@@ -766,10 +769,9 @@ pub fn read_int_vocabulary(tunable: &dyn Tunable, vocab: &mut Vocabulary, source
                 *v = absent.to_string();
                 absent -= 1;
             }
-            Err(e) => return Err(Error::format(source, format!("token value '{v}': {e}"))),
+            Err(_) => {}
         }
     }
-    Ok(())
 }
 
 pub fn check_integer_vocabulary(solver: &str, vocab: &Vocabulary, source: &str) -> Result<()> {
