@@ -23,7 +23,7 @@ fn main() -> tuneinfer::Result<()> {
     let text = textdb::read_text(Path::new(db))?;
     let target = tuneinfer::solvers::Target::new(arch);
     let all: [&dyn Tunable; 6] = [&FWD_2D, &BWD_2D, &WRW_2D, &FWD_3D, &BWD_3D, &WRW_3D];
-    for solver in all.into_iter().skip(0).take(if only_2d { 3 } else { 6 }) {
+    for solver in all.into_iter().take(if only_2d { 3 } else { 6 }) {
         let rows = textdb::solver_rows_from_text(&text, solver.solver_name());
         let ds = dataset::build(&rows, solver, &target);
         println!("{}: {}", solver.solver_name(), ds.report.summary());
