@@ -114,13 +114,12 @@ impl Engine {
         // A cell served without a network has nothing to compute: the CPU answers it, whatever
         // the device (no GPU is opened for it, and no note).
         let solver_ref = crate::solvers::by_name(solver)?;
-        let resolved = crate::models::resolve(arch, solver_ref, model_dirs).ok();
-        if let Some(r) = resolved
-            .clone()
-            .filter(|r| matches!(r.located, crate::models::Located::Neighbour(..)))
-        {
-            return Ok(no_note(Engine::Cpu(Predictor::from_resolved(arch, solver_ref, r)?)));
-        }
+        let resolved = match crate::models::resolve(arch, solver_ref, model_dirs).ok() {
+            Some(r) if matches!(r.located, crate::models::Located::Neighbour(..)) => {
+                return Ok(no_note(Engine::Cpu(Predictor::from_resolved(arch, solver_ref, r)?)));
+            }
+            other => other,
+        };
         // The CPU loads what was found (a failed search is searched again for its error).
         let cpu = |resolved: Option<crate::models::Resolved>| match resolved {
             Some(r) => Predictor::from_resolved(arch, solver_ref, r),

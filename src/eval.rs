@@ -673,7 +673,7 @@ pub fn evaluate_files(
     let tunable = crate::solvers::tunable(solver)?;
     // tuneinfer's model through the solver that serves tuneinfer's models (the 2-D CK solvers:
     // MIOpen 3.5.1's catalogue), MIOpen's KTN through the registered one.
-    let own = solver.own_model_solver().unwrap_or(solver);
+    let own = models::own_models_solver(solver);
     let model = models::load_weights(files, arch, own)?;
     let ours = Predictor::new(Target::new(arch), own, Box::new(model));
     let ktn_arch = tunable.miopen_model_arches().first().copied();

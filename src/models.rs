@@ -586,21 +586,27 @@ pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf])
     Ok((model, resolved))
 }
 
-/// The solver a loaded model is served through: tuneinfer's own models through the solver's
-/// [`Solver::own_model_solver`] where it has one, every other model through the solver itself.
-pub fn serving_solver(solver: &'static dyn Solver, model: &LoadedModel) -> &'static dyn Solver {
-    match model {
-        LoadedModel::Attention(_) => solver.own_model_solver().unwrap_or(solver),
-        LoadedModel::Ktn(_) | LoadedModel::NoNetwork(_) => solver,
+/// The solver that serves tuneinfer's own models of `solver`: its [`Solver::own_model_solver`]
+/// where it has one, else `solver` itself.
+pub fn own_models_solver<'a>(solver: &'a dyn Solver) -> &'a dyn Solver {
+    solver.own_model_solver().map_or(solver, |s| s)
+}
+
+/// The solver the model `located` names is served through: tuneinfer's own models through
+/// [`own_models_solver`], every other model through the solver itself.
+pub fn serving_solver<'a>(solver: &'a dyn Solver, located: &Located) -> &'a dyn Solver {
+    match located {
+        Located::Attention(..) => own_models_solver(solver),
+        Located::Ktn(_) | Located::Neighbour(..) => solver,
     }
 }
 
-/// Loads the model [`resolve`] found (errors as [`find_and_load`]'s after the search).
+/// Loads the model [`resolve`] found (errors as [`find_and_load`]'s after the search), through
+/// the solver that serves it ([`serving_solver`]).
 pub fn load_resolved(resolved: &Resolved, solver: &dyn Solver) -> Result<LoadedModel> {
+    let solver = serving_solver(solver, &resolved.located);
     Ok(match &resolved.located {
         Located::Attention(files, saved_for) => {
-            let own = solver.own_model_solver();
-            let solver = own.map_or(solver, |s| s as &dyn Solver);
             LoadedModel::Attention(Box::new(load_weights(files, saved_for, solver)?))
         }
         Located::Ktn(files) => LoadedModel::Ktn(Box::new(load_ktn(files, solver)?)),

@@ -114,9 +114,8 @@ impl Predictor {
 
     /// Loads the model that [`models::resolve`] found for `solver` on `arch`.
     pub fn from_resolved(arch: &str, solver: &'static dyn Solver, served: models::Resolved) -> Result<Predictor> {
-        let loaded = models::load_resolved(&served, solver)?;
-        let solver = models::serving_solver(solver, &loaded);
-        let model: Box<dyn Seq2SeqModel> = match loaded {
+        let solver = models::serving_solver(solver, &served.located);
+        let model: Box<dyn Seq2SeqModel> = match models::load_resolved(&served, solver)? {
             LoadedModel::Attention(m) => m,
             LoadedModel::Ktn(m) => m,
             LoadedModel::NoNetwork(m) => m,

@@ -24,17 +24,6 @@ const FWD: &str = "ConvHipImplicitGemmGroupFwdXdlops";
 const BWD: &str = "ConvHipImplicitGemmGroupBwdXdlops";
 const WRW: &str = "ConvHipImplicitGemmGroupWrwXdlops";
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tuneinfer-ck-2d-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// gfx942130.db.txt.bz2 line 1493: 2-D fwd, NCHW FP16, C = K = 1024, 14x14, 3x3 filter, pad 1,
 /// stride 2, N 16, one group; an `_V3` instance (not on the 2024 lists).
 const FWD_NCHW_KEY: &str = "2x1024x14x14x1x3x3x1x1024x16x1x1x0x2x2x0x1x1x0x0x1xNCHWxFP16xF";
@@ -64,7 +53,9 @@ fn accepted_by_351(solver: &str, key: &str, id: &str) -> std::result::Result<(),
     let dtype = CkType::from(p.precision);
     let kid = parse_kernel_id(id).map_err(|e| e.to_string())?;
     if kid.split_k.is_some() != (solver != FWD) {
-        return Err(format!("{id}: +split_k where the solver has none, or none where it has one"));
+        return Err(format!(
+            "{id}: +split_k where the solver has none, or none where it has one"
+        ));
     }
     let entry = index
         .catalogue(s, dtype)
@@ -93,7 +84,9 @@ fn the_goldens_are_rows_of_the_database_and_pass_the_351_rules() {
         let why = s.check_network(&mi300x, &p).unwrap_err().to_string();
         assert!(why.contains("layout NCHW") || why.contains("BF16"), "{why}");
         // The kernel id reads back through the solver's tunable side and prints as MIOpen's.
-        let t = s.tunable().expect("the 2-D CK solvers are tunable (MIOpen 3.5.1's catalogue)");
+        let t = s
+            .tunable()
+            .expect("the 2-D CK solvers are tunable (MIOpen 3.5.1's catalogue)");
         assert_eq!(t.format_params(&t.parse_params(id).unwrap()), id);
     }
 }
@@ -129,9 +122,9 @@ fn run(args: &[&str]) -> std::process::Output {
 #[test]
 fn nchw_and_bf16_problems_get_the_tuned_neighbours_kernel_id_with_and_without_the_ktn() {
     common::miopen_dir();
-    let dir = temp_dir("predict");
+    let dir = common::scratch_dir("ck-2d-predict");
     let models = common::models_dir();
-    let weights = weights_dir();
+    let weights = common::weights_dir();
     for (solver, key, id, n) in [
         (FWD, FWD_NCHW_KEY, FWD_NCHW_ID, "15"),
         (BWD, BWD_BF16_KEY, BWD_BF16_ID, "120"),
@@ -232,11 +225,15 @@ fn ktn_answers_are_unchanged_with_the_cells_record_beside_the_model() {
 
 /// MIOpen's gfx942 KTN model of `solver` with the shipped gfx942130 record beside it.
 fn predictor_with_cell(solver: &str) -> Predictor {
-    let p = Predictor::load("gfx942", solver, &[common::models_dir(), weights_dir()])
+    let p = Predictor::load("gfx942", solver, &[common::models_dir(), common::weights_dir()])
         .unwrap()
         .with_catalogue_dir(Some(common::ck_dir()));
     let served = p.served.as_ref().unwrap();
-    assert!(matches!(served.located, Located::Ktn(_)), "{solver}: {:?}", served.located);
+    assert!(
+        matches!(served.located, Located::Ktn(_)),
+        "{solver}: {:?}",
+        served.located
+    );
     let (record, _) = served.cell.as_ref().expect("the record beside the KTN");
     assert!(
         record.ends_with(format!("gfx942130_{solver}.neighbour.json")),
@@ -302,13 +299,13 @@ fn refusals_keep_the_ktn_messages_and_say_miopens_reasons() {
 fn userdb_writes_2d_nchw_and_bf16_ck_entries_miopen_accepts() {
     common::miopen_dir();
     let models = common::models_dir();
-    let weights = weights_dir();
+    let weights = common::weights_dir();
     // tuneinfer's own model serves MI300X (`gfx942130`); MIOpen's KTN serves MI300A
     // (`gfx942e4`: no model of that very GPU, and MIOpen's gfx942 model comes before the closest
     // CU count's) where MIOpen's models are found, with MI300X's record beside it.
     for (ktn, models_dir) in [(true, &models), (false, &weights)] {
         let arch = if ktn { "gfx942e4" } else { "gfx942130" };
-        let dir = temp_dir(&format!("userdb-{ktn}"));
+        let dir = common::scratch_dir(&format!("ck-2d-userdb-{ktn}"));
         let log = dir.join("log.txt");
         std::fs::write(
             &log,
@@ -361,8 +358,16 @@ fn userdb_writes_2d_nchw_and_bf16_ck_entries_miopen_accepts() {
         }
         // Two problems, three directions each: six CK entries, NCHW FP16 and BF16.
         assert_eq!(ck.len(), 6, "{ktn}: {written}\n{stdout}");
-        assert_eq!(ck.iter().filter(|(k, _)| k.contains("NCHWxBF16")).count(), 3, "{written}");
-        assert_eq!(ck.iter().filter(|(k, _)| k.contains("NCHWxFP16")).count(), 3, "{written}");
+        assert_eq!(
+            ck.iter().filter(|(k, _)| k.contains("NCHWxBF16")).count(),
+            3,
+            "{written}"
+        );
+        assert_eq!(
+            ck.iter().filter(|(k, _)| k.contains("NCHWxFP16")).count(),
+            3,
+            "{written}"
+        );
         if ktn {
             assert!(
                 stdout.contains("2 problem(s) its network does not take, answered by the cell's record beside it"),

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::search::Vocabulary;
@@ -22,10 +21,6 @@ const SOLVERS: [&str; 3] = [
 // gfx942130.db.txt.bz2 line 132074 (3-D fwd, NDHWC FP16, N 2, C = K = 128, 3x3x3 filter): its
 // tuned kernel id.
 const FWD_ID: &str = "DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle_V3<256, 128, 128, 64, Default, 32, 32, 2, 2, 8, 8, 8, 1, 1, BlkGemmPipelineScheduler: Intrawave, BlkGemmPipelineVersion: v3>";
-
-fn weights() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
 
 fn tunable(name: &str) -> &'static dyn Tunable {
     solvers::by_name(name).unwrap().tunable().expect("a tunable solver")
@@ -69,10 +64,15 @@ fn a_model_file_names_instances_by_type_string() {
 fn shipped_3d_models_store_type_strings() {
     common::miopen_dir();
     for name in SOLVERS {
-        let path = weights().join(format!("gfx942130_{name}.json"));
+        let path = common::weights_dir().join(format!("gfx942130_{name}.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let tokens: Vec<&str> = json["tokens"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let tokens: Vec<&str> = json["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         let positions: Vec<i64> = json["training"]["token_positions"]
             .as_array()
             .unwrap()
@@ -118,14 +118,19 @@ fn shipped_3d_models_answer_tuned_rows_with_accepted_kernel_ids() {
             .collect();
         assert!(picked.len() > 300, "{name}: {}", picked.len());
         let problems: Vec<ConvProblem> = picked.iter().map(|r| r.problem.clone()).collect();
-        let pred = Predictor::load("gfx942130", name, &[weights()]).unwrap();
+        let pred = Predictor::load("gfx942130", name, &[common::weights_dir()]).unwrap();
         let answers = pred.predict_batch(&problems, DecodeMode::Beam { width: 6, top: 1 });
         let mut exact = 0;
         for (row, a) in picked.iter().zip(&answers) {
             let a = a.as_ref().unwrap_or_else(|e| panic!("{name} {}: {e}", row.problem));
             assert_eq!(a[0].source, Source::Model, "{name} {}", row.problem);
             let c = t.parse_params(&a[0].config).unwrap();
-            assert!(t.rules(&target, &row.problem).is_valid(&c), "{name} {}: {}", row.problem, a[0].config);
+            assert!(
+                t.rules(&target, &row.problem).is_valid(&c),
+                "{name} {}: {}",
+                row.problem,
+                a[0].config
+            );
             if a[0].config == row.params {
                 exact += 1;
             }
@@ -135,32 +140,26 @@ fn shipped_3d_models_answer_tuned_rows_with_accepted_kernel_ids() {
     }
 }
 
-/// A model of tuneinfer's own for a 2-D CK solver (trained here on 3,000 of MI300X's rows, two
-/// epochs of a small network) is served through MIOpen 3.5.1's catalogue (the solver's
+/// A model of tuneinfer's own for a 2-D CK solver (a tiny one trained here on MI300X's rows,
+/// `common::tiny_model`) is served through MIOpen 3.5.1's catalogue (the solver's
 /// `own_model_solver`), not through MIOpen's KTN and its 2024 lists: NCHW and BF16 problems,
 /// which the KTN refuses, are answered by the model (source model) with kernel ids MIOpen 3.5.1
 /// accepts for them (the rules of its catalogue; the problems are MI300X's tuned rows).
 #[test]
 fn an_own_model_of_a_2d_ck_solver_answers_what_the_ktn_refuses() {
     use tuneinfer::problem::{Layout, Precision};
-    use tuneinfer::train::{self, TrainOptions};
     common::miopen_dir();
     let name = "ConvHipImplicitGemmGroupBwdXdlops";
-    let dir = std::env::temp_dir().join(format!("tuneinfer-test-ck2d-model-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::tiny_model("ck2d-model", "gfx942130.db.txt.bz2", "gfx942130", name);
     let db = common::perfdb_dir().join("gfx942130.db.txt.bz2");
-    let mut o = TrainOptions::new(&db, "gfx942130", name, &dir);
-    o.max_rows = Some(3000);
-    o.hidden = 32;
-    o.embed = 8;
-    o.epochs = 2;
-    o.threads = 1;
-    o.verbose = false;
-    train::train(&o, None).expect("train a small 2-D CK model");
     // The model file names instances by type string, as the 3-D ones do.
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(format!("gfx942130_{name}.json"))).unwrap()).unwrap();
-    assert!(json["tokens"][1].as_str().unwrap().starts_with("DeviceGroupedConv"), "{}", json["tokens"]);
+    assert!(
+        json["tokens"][1].as_str().unwrap().starts_with("DeviceGroupedConv"),
+        "{}",
+        json["tokens"]
+    );
 
     let text = tuneinfer::data::textdb::read_text(&db).unwrap();
     let rows = tuneinfer::data::textdb::solver_rows_from_text(&text, name);
@@ -176,7 +175,10 @@ fn an_own_model_of_a_2d_ck_solver_answers_what_the_ktn_refuses() {
     let target = Target::new("gfx942130");
     let pred = Predictor::load("gfx942130", name, std::slice::from_ref(&dir)).unwrap();
     let t = tunable(name);
-    for (p, a) in problems.iter().zip(pred.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 2 })) {
+    for (p, a) in problems
+        .iter()
+        .zip(pred.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 2 }))
+    {
         let a = a.unwrap_or_else(|e| panic!("{p}: {e}"));
         for x in &a {
             assert_eq!(x.source, Source::Model, "{p}: {}", x.config);

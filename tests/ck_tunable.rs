@@ -39,13 +39,6 @@ fn gfx942130() -> &'static str {
     TEXT.get_or_init(|| textdb::read_text(&common::perfdb_dir().join("gfx942130.db.txt.bz2")).unwrap())
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tuneinfer-ck-tunable-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 // gfx942130.db.txt.bz2 line 132074 (3-D fwd, NDHWC FP16, N 2, C = K = 128, 3x3x3 filter).
 const FWD_KEY: &str = "3x128x146x130x35x3x3x3x128x2x0x0x0x1x1x1x1x1x1x0x1xNDHWCxFP16xF";
 const FWD_ID: &str =
@@ -142,7 +135,7 @@ fn two_row_db(dir: &std::path::Path) -> PathBuf {
 #[test]
 fn the_nearest_tuned_neighbour_of_a_two_row_db_answers_the_tuned_kernel() {
     common::miopen_dir();
-    let dir = temp_dir("two-rows");
+    let dir = common::scratch_dir("ck-tunable-two-rows");
     let db = two_row_db(&dir);
     let solver = tunable(SOLVERS[0]);
     let n = Neighbours::load(&db, solver, &mi300x()).unwrap().unwrap();
@@ -255,7 +248,7 @@ fn refusals_say_why() {
 #[test]
 fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
     common::miopen_dir();
-    let dir = temp_dir("predict");
+    let dir = common::scratch_dir("ck-tunable-predict");
     let db = two_row_db(&dir);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
         .args([
@@ -339,7 +332,7 @@ fn predict_answers_a_3d_driver_line_with_the_neighbours_kernel_id() {
 #[test]
 fn userdb_writes_3d_ck_entries_miopen_accepts() {
     common::miopen_dir();
-    let dir = temp_dir("userdb");
+    let dir = common::scratch_dir("ck-tunable-userdb");
     let log = dir.join("log.txt");
     std::fs::write(
         &log,

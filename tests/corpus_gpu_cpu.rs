@@ -56,15 +56,20 @@ fn near_tie_order(w: &[tuneinfer::Prediction], g: &[tuneinfer::Prediction]) -> b
         (Some(a), Some(b)) => (a - b).abs() <= NEAR_TIE,
         _ => false,
     };
-    if !w.iter().zip(g).all(|(a, b)| a.config == b.config || close(a.score, b.score)) {
+    if !w
+        .iter()
+        .zip(g)
+        .all(|(a, b)| a.config == b.config || close(a.score, b.score))
+    {
         return false;
     }
     let (w_last, g_last) = (w.last().and_then(|x| x.score), g.last().and_then(|x| x.score));
-    let ok = |x: &tuneinfer::Prediction, other: &[tuneinfer::Prediction], other_last: Option<f32>| {
-        match other.iter().find(|y| y.config == x.config) {
-            Some(y) => close(x.score, y.score),
-            None => close(x.score, other_last),
-        }
+    let ok = |x: &tuneinfer::Prediction, other: &[tuneinfer::Prediction], other_last: Option<f32>| match other
+        .iter()
+        .find(|y| y.config == x.config)
+    {
+        Some(y) => close(x.score, y.score),
+        None => close(x.score, other_last),
     };
     w.iter().all(|x| ok(x, g, g_last)) && g.iter().all(|x| ok(x, w, w_last))
 }

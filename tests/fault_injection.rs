@@ -54,10 +54,6 @@ fn cut_points(len: usize, head: usize, spread: usize) -> Vec<usize> {
 const ARCH: &str = "gfx900";
 const SOLVER: &str = "ConvAsm1x1U";
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
 struct WeightsCopy {
     dir: PathBuf,
     tensors: PathBuf,
@@ -71,10 +67,11 @@ impl WeightsCopy {
         let dir = temp_dir(name);
         let tensors = dir.join(format!("{ARCH}_{SOLVER}.safetensors"));
         let json = dir.join(format!("{ARCH}_{SOLVER}.json"));
-        let tensor_bytes = std::fs::read(weights_dir().join(tensors.file_name().unwrap())).unwrap();
-        let meta: Value =
-            serde_json::from_str(&std::fs::read_to_string(weights_dir().join(json.file_name().unwrap())).unwrap())
-                .unwrap();
+        let tensor_bytes = std::fs::read(common::weights_dir().join(tensors.file_name().unwrap())).unwrap();
+        let meta: Value = serde_json::from_str(
+            &std::fs::read_to_string(common::weights_dir().join(json.file_name().unwrap())).unwrap(),
+        )
+        .unwrap();
         WeightsCopy {
             dir,
             tensors,

@@ -427,10 +427,6 @@ fn ktn_metadata_survives_mutations() {
     fuzz("ktn_metadata", &seeds, 40, 20000);
 }
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
 #[test]
 fn safetensors_survive_mutations() {
     use std::collections::BTreeMap;
@@ -458,7 +454,7 @@ fn safetensors_survive_mutations() {
     meta.insert("format".to_string(), "tuneinfer-attention-seq2seq".to_string());
     meta.insert("version".to_string(), "1".to_string());
     let small = to_bytes(&tensors, &meta);
-    let real = read(&weights_dir().join("gfx900_ConvAsm1x1U.safetensors"));
+    let real = read(&common::weights_dir().join("gfx900_ConvAsm1x1U.safetensors"));
     let header_len = u64::from_le_bytes(real[..8].try_into().unwrap()) as usize;
     let real_header = real[..8 + header_len].to_vec();
     assert!(tuneinfer::format::safetensors::from_bytes(&small, "small").is_ok());
@@ -472,7 +468,7 @@ fn safetensors_survive_mutations() {
 fn weights_metadata_survives_mutations() {
     let seeds: Vec<Vec<u8>> = ["gfx900_ConvAsm1x1U.json", "gfx906_ConvOclDirectFwd.json"]
         .iter()
-        .map(|n| read(&weights_dir().join(n)))
+        .map(|n| read(&common::weights_dir().join(n)))
         .collect();
     for seed in &seeds {
         tuneinfer::seq2seq::weights::parse_info(std::str::from_utf8(seed).unwrap(), "seed").unwrap();
@@ -701,11 +697,11 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
             &common::models_dir().join("gfx942_ConvHipIgemmGroupWrwXdlops_metadata.ktn.model"),
         )],
         "safetensors" => {
-            let real = read(&weights_dir().join("gfx900_ConvAsm1x1U.safetensors"));
+            let real = read(&common::weights_dir().join("gfx900_ConvAsm1x1U.safetensors"));
             let header_len = u64::from_le_bytes(real[..8].try_into().unwrap()) as usize;
             vec![real[..8 + header_len].to_vec()]
         }
-        "weights_info" => vec![read(&weights_dir().join("gfx900_ConvAsm1x1U.json"))],
+        "weights_info" => vec![read(&common::weights_dir().join("gfx900_ConvAsm1x1U.json"))],
         "text_perfdb" | "userdb_text" => HISTORY
             .iter()
             .map(|h| lines_of(&history(h), 0, 30).join("\n").into_bytes())

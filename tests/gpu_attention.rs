@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 
 use tuneinfer::engine::{DeviceChoice, Engine, Precision};
 use tuneinfer::gpu::GpuPredictor;
@@ -14,15 +13,10 @@ use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::conv_asm_1x1u::NAME;
 use tuneinfer::{DecodeMode, Predictor};
 
-/// The project's shipped weights.
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
 #[test]
 fn gpu_attention_configs_equal_cpu_configs_on_perfdb_problems() {
     let Some(ctx) = common::gpu() else { return };
-    let dirs = vec![weights_dir()];
+    let dirs = vec![common::weights_dir()];
     let problems = common::perfdb_problems("ConvAsm1x1U", 150);
     assert!(problems.len() >= 200, "only {} problems", problems.len());
     for arch in ["gfx906", "gfx900"] {
@@ -64,7 +58,7 @@ fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
     // A beam wider than beam_step.wgsl takes (60 x 37 candidates > 2048) runs the host's search
     // over GPU decoder steps (host_steps::HostSteps over the model's ResidentModel step).
     let Some(ctx) = common::gpu() else { return };
-    let dirs = vec![weights_dir()];
+    let dirs = vec![common::weights_dir()];
     let problems: Vec<ConvProblem> = common::perfdb_problems("ConvAsm1x1U", 150)
         .into_iter()
         .step_by(25)
@@ -94,7 +88,7 @@ fn gpu_attention_steps_under_the_host_beam_equal_cpu() {
 #[test]
 fn device_gpu_loads_the_shipped_weights() {
     let Some(_ctx) = common::gpu() else { return };
-    let dirs = vec![weights_dir()];
+    let dirs = vec![common::weights_dir()];
     let engine = Engine::load("gfx906", NAME, &dirs, DeviceChoice::Gpu, Precision::F32).expect("gpu engine");
     assert!(matches!(engine, Engine::Gpu { .. }), "not on the GPU");
     let problem = ConvProblem::parse("2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F").expect("problem");
@@ -123,7 +117,7 @@ fn f16_weights_change_few_attention_predictions() {
         println!("skipped: adapter has no shader f16");
         return;
     }
-    let dirs = vec![weights_dir()];
+    let dirs = vec![common::weights_dir()];
     let cpu = Predictor::load("gfx906", NAME, &dirs).expect("cpu model");
     let f16_gpu = GpuPredictor::load_with("gfx906", NAME, &dirs, ctx, Precision::F16).expect("f16 model");
     let problems = common::perfdb_problems("ConvAsm1x1U", 150);

@@ -9,17 +9,6 @@ use std::process::{Command, Output};
 use tuneinfer::models::{self, Located};
 use tuneinfer::solvers;
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tuneinfer-models-search-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn run_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
         .args(args)
@@ -38,16 +27,16 @@ fn stdout_of(o: &Output) -> String {
 
 #[test]
 fn the_flag_comes_first_and_the_default_directories_stay() {
-    let flag = temp_dir("order");
+    let flag = common::scratch_dir("models-search-order");
     let dirs = models::search_dirs(Some(&flag));
     assert_eq!(dirs[0], flag);
-    assert!(dirs.contains(&weights_dir()), "{dirs:?}");
+    assert!(dirs.contains(&common::weights_dir()), "{dirs:?}");
     assert!(dirs.contains(&PathBuf::from("/opt/rocm/share/miopen/db")), "{dirs:?}");
     // The same directory by two names is searched once.
-    let dirs = models::search_dirs(Some(&weights_dir()));
+    let dirs = models::search_dirs(Some(&common::weights_dir()));
     assert_eq!(
         dirs.iter()
-            .filter(|d| d.canonicalize().ok() == weights_dir().canonicalize().ok())
+            .filter(|d| d.canonicalize().ok() == common::weights_dir().canonicalize().ok())
             .count(),
         1
     );
@@ -60,7 +49,7 @@ fn the_flag_comes_first_and_the_default_directories_stay() {
 
 #[test]
 fn a_model_in_the_flag_directory_wins_and_the_others_are_still_found() {
-    let flag = temp_dir("wins");
+    let flag = common::scratch_dir("models-search-wins");
     common::copy_gfx908_asm1x1u_model(&flag);
     let dirs = models::search_dirs(Some(&flag));
     let asm = solvers::by_name("ConvAsm1x1U").unwrap();
@@ -73,7 +62,10 @@ fn a_model_in_the_flag_directory_wins_and_the_others_are_still_found() {
     match models::locate("gfx906", asm, &dirs).unwrap() {
         Located::Attention(files, arch) => {
             assert_eq!(arch, "gfx906");
-            assert_eq!(files.tensors, weights_dir().join("gfx906_ConvAsm1x1U.safetensors"));
+            assert_eq!(
+                files.tensors,
+                common::weights_dir().join("gfx906_ConvAsm1x1U.safetensors")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -129,11 +121,11 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
     }
     // Run from another checkout (its own weights/ beside the binary's): still once, the
     // other copy named under it.
-    let other = temp_dir("other-checkout");
+    let other = common::scratch_dir("models-search-other-checkout");
     std::fs::create_dir_all(other.join("weights")).unwrap();
     for ext in ["safetensors", "json"] {
         let name = format!("gfx906_ConvAsm1x1U.{ext}");
-        std::fs::copy(weights_dir().join(&name), other.join("weights").join(&name)).unwrap();
+        std::fs::copy(common::weights_dir().join(&name), other.join("weights").join(&name)).unwrap();
     }
     let listing = stdout_of(&run_in(&other, &["info"]));
     let lines = model_lines(&listing);
@@ -146,14 +138,14 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
     let _ = std::fs::remove_dir_all(other);
     // With MIOpen's models: both kinds, each once; a copy of one of ours in the flag directory
     // is the one used, the weights/ one listed as a copy under it.
-    let flag = temp_dir("info");
+    let flag = common::scratch_dir("models-search-info");
     for f in std::fs::read_dir(common::models_dir()).unwrap() {
         let f = f.unwrap().path();
         std::fs::copy(&f, flag.join(f.file_name().unwrap())).unwrap();
     }
     for ext in ["safetensors", "json"] {
         let name = format!("gfx906_ConvAsm1x1U.{ext}");
-        std::fs::copy(weights_dir().join(&name), flag.join(&name)).unwrap();
+        std::fs::copy(common::weights_dir().join(&name), flag.join(&name)).unwrap();
     }
     let listing = stdout_of(&run_in(checkout, &["info", "--models", flag.to_str().unwrap()]));
     let lines = model_lines(&listing);
@@ -179,7 +171,7 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
         "{listing}"
     );
     assert!(
-        listing.contains(&format!("also in {} (not used", weights_dir().display())),
+        listing.contains(&format!("also in {} (not used", common::weights_dir().display())),
         "{listing}"
     );
     // tuneinfer's MI300X GTC models from weights/ are listed beside MIOpen's gfx942 CK ones.

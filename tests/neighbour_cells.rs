@@ -26,17 +26,6 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tuneinfer-cells-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Exact % of a record's row over all problems whose method starts with `prefix`.
 fn overall(record: &NeighbourRecord, prefix: &str) -> f64 {
     record.metrics["methods"]
@@ -50,7 +39,7 @@ fn overall(record: &NeighbourRecord, prefix: &str) -> f64 {
 
 #[test]
 fn every_shipped_cell_serves_its_gpu_and_records_both_predictors_on_its_held_out_problems() {
-    let dir = weights_dir();
+    let dir = common::weights_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -71,8 +60,7 @@ fn every_shipped_cell_serves_its_gpu_and_records_both_predictors_on_its_held_out
             let (plain, _) = solvers::split_db_name(&record.arch);
             let beside = models::resolve(plain, solver, &[common::models_dir(), dir.clone()]).unwrap();
             assert!(
-                matches!(beside.located, Located::Ktn(_))
-                    && beside.cell.as_ref().is_some_and(|(f, _)| f == file),
+                matches!(beside.located, Located::Ktn(_)) && beside.cell.as_ref().is_some_and(|(f, _)| f == file),
                 "{}: shadowed by {:?}, and not beside MIOpen's {plain} model",
                 file.display(),
                 resolved.located
@@ -122,7 +110,7 @@ const TUNED: &str = "16,32,4,2,4,2,2,4,2,4,4,1,16,1,4,16";
 
 #[test]
 fn a_cell_without_a_network_answers_with_the_nearest_tuned_neighbour_of_the_system_db() {
-    let dir = temp_dir("predict");
+    let dir = common::scratch_dir("cells-predict");
     let db = two_row_db(&dir);
     let o = run(&[
         "predict",
@@ -171,7 +159,7 @@ fn a_cell_without_a_network_answers_with_the_nearest_tuned_neighbour_of_the_syst
 
 #[test]
 fn userdb_writes_the_neighbours_config_of_a_cell_without_a_network() {
-    let dir = temp_dir("userdb");
+    let dir = common::scratch_dir("cells-userdb");
     let db = two_row_db(&dir);
     let input = dir.join("log.txt");
     std::fs::write(&input, format!("{QUERY}\n")).unwrap();
@@ -236,7 +224,7 @@ fn userdb_writes_the_neighbours_config_of_a_cell_without_a_network() {
 #[test]
 fn eval_no_model_records_a_cell_that_then_serves_it() {
     let db = common::perfdb_dir().join("gfx1030_36.db");
-    let dir = temp_dir("record");
+    let dir = common::scratch_dir("cells-record");
     let o = run(&[
         "eval",
         "--no-model",

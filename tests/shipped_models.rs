@@ -8,7 +8,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tuneinfer::data::dataset::read_rows;
@@ -85,9 +84,21 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmGroupFwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvHipImplicitGemmGroupBwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
     ("ConvHipImplicitGemmGroupWrwXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvHipImplicitGemm3DGroupFwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvHipImplicitGemm3DGroupBwdXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
-    ("ConvHipImplicitGemm3DGroupWrwXdlops", "gfx942130", "gfx942130.db.txt.bz2"),
+    (
+        "ConvHipImplicitGemm3DGroupFwdXdlops",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
+    (
+        "ConvHipImplicitGemm3DGroupBwdXdlops",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
+    (
+        "ConvHipImplicitGemm3DGroupWrwXdlops",
+        "gfx942130",
+        "gfx942130.db.txt.bz2",
+    ),
     ("ConvAsmBwdWrW3x3", "gfx90878", "gfx90878.db.txt.bz2"),
     (
         "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
@@ -205,10 +216,6 @@ fn only_models() -> Option<Vec<&'static (&'static str, &'static str, &'static st
 const VALIDITY_PROBLEMS: usize = 2_000;
 const GPU_PROBLEMS: usize = 200;
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
 /// The problems of the solver's rows in `db` that it applies to on `arch`, read once per test
 /// binary (both tests use them; a data-centre database takes seconds to decompress and parse).
 fn applicable(solver: &dyn Tunable, arch: &str, db: &str) -> Arc<Vec<ConvProblem>> {
@@ -318,7 +325,7 @@ fn every_answer_of_every_decoding_is_valid() {
         let solver = solvers::by_name(name).unwrap();
         let tunable = solvers::tunable(solver).unwrap();
         let target = Target::new(arch);
-        let pred = Predictor::load(arch, name, &[weights_dir()]).unwrap_or_else(|e| panic!("{e}"));
+        let pred = Predictor::load(arch, name, &[common::weights_dir()]).unwrap_or_else(|e| panic!("{e}"));
         // Thousands per model (all of the smaller databases' rows), spread over the database.
         let problems = problems(tunable, arch, db, VALIDITY_PROBLEMS, true);
         // At least 400 (gfx906's ConvOclBwdWrW2<8> database holds 492).
@@ -378,7 +385,7 @@ fn gpu_gives_the_cpu_configs() {
     let Some(ctx) = common::gpu() else { return };
     for &(name, arch, db) in gpu_checked() {
         let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
-        let dirs = vec![weights_dir()];
+        let dirs = vec![common::weights_dir()];
         let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
         let gpu = GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
         // A few hundred per model, spread over the database.

@@ -605,10 +605,6 @@ fn params_that_are_not_one_integer_in_the_domain_are_counted_never_used() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn weights_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
-}
-
 /// (solver, arch, database) of every shipped model.
 const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvBinWinogradRxSf2x3", "gfx942", "gfx942130.db"),
@@ -650,7 +646,7 @@ fn every_answer_of_every_decoding_of_every_shipped_model_is_valid() {
         let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
         // The arch's CUs, and fewer (the rule caps the model's answers).
         for cu in [None, Some(20)] {
-            let pred = Predictor::load(arch, name, &[weights_dir()])
+            let pred = Predictor::load(arch, name, &[common::weights_dir()])
                 .unwrap_or_else(|e| panic!("{e}"))
                 .with_compute_units(cu);
             let target = target(arch, cu);
@@ -706,7 +702,7 @@ fn gpu_gives_the_cpu_configs() {
     let Some(ctx) = common::gpu() else { return };
     for &(name, arch, _) in SHIPPED {
         let tunable = solvers::tunable(solvers::by_name(name).unwrap()).unwrap();
-        let dirs = vec![weights_dir()];
+        let dirs = vec![common::weights_dir()];
         let cpu = Predictor::load(arch, name, &dirs).unwrap_or_else(|e| panic!("{e}"));
         let gpu = tuneinfer::gpu::GpuPredictor::load(arch, name, &dirs, ctx.clone()).unwrap_or_else(|e| panic!("{e}"));
         let problems = problems(tunable, &Target::new(arch), 40);

@@ -120,6 +120,16 @@ fn float(args: &Args, name: &str, default: f64) -> Result<f64> {
     }
 }
 
+/// A seed option's value (any non-negative integer), None when not given.
+fn seed(args: &Args, name: &str) -> Result<Option<u64>> {
+    args.value(name)
+        .map(|v| {
+            v.parse()
+                .map_err(|_| Error::Usage(format!("--{name}: expected an integer, got '{v}'")))
+        })
+        .transpose()
+}
+
 /// Parses `train`'s options into [`TrainOptions`].
 pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     let perf_db = args
@@ -159,19 +169,8 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     o.dropout = float(args, "dropout", o.dropout as f64)? as f32;
     o.ema = float(args, "ema", o.ema as f64)? as f32;
     o.weight_decay = float(args, "weight-decay", o.weight_decay as f64)? as f32;
-    o.seed = match args.value("seed") {
-        None => o.seed,
-        Some(v) => v
-            .parse()
-            .map_err(|_| Error::Usage(format!("--seed: expected an integer, got '{v}'")))?,
-    };
-    o.init_seed = match args.value("init-seed") {
-        None => None,
-        Some(v) => Some(
-            v.parse()
-                .map_err(|_| Error::Usage(format!("--init-seed: expected an integer, got '{v}'")))?,
-        ),
-    };
+    o.seed = seed(args, "seed")?.unwrap_or(o.seed);
+    o.init_seed = seed(args, "init-seed")?;
     o.val_fraction = float(args, "val-fraction", o.val_fraction)?;
     o.early_stop_fraction = float(args, "early-stop-fraction", o.early_stop_fraction)?;
     o.threads = args.positive("threads", o.threads, 256)?;

@@ -100,7 +100,7 @@ impl GpuPredictor {
         let solver = solvers::by_name(solver)?;
         let target = Target::new(arch);
         let (model, served) = models::find_and_load_resolved(arch, solver, model_dirs)?;
-        let solver = models::serving_solver(solver, &model);
+        let solver = models::serving_solver(solver, &served.located);
         let mut gpu = match model {
             LoadedModel::Attention(m) => GpuPredictor::new_attention(ctx, target, solver, *m, precision),
             LoadedModel::Ktn(m) => GpuPredictor::new(ctx, target, solver, *m, precision),

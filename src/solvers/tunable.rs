@@ -750,8 +750,6 @@ pub fn product_below(factors: &[u128], log2_limit: u32) -> bool {
         .is_some_and(|prod| prod < (1u128 << log2_limit))
 }
 
-/// A vocabulary check for tunable solvers: every token value is an integer (`"-1"`, the end
-/// token, included).
 /// Rewrites a model's token values that are not integers through [`Tunable::text_value`]:
 /// each becomes the integer it stands for today, or, when it stands for nothing today, a
 /// distinct negative integer below -1 that no rule accepts (a model trained on a catalogue
@@ -774,6 +772,8 @@ pub fn read_int_vocabulary(tunable: &dyn Tunable, vocab: &mut Vocabulary) {
     }
 }
 
+/// A vocabulary check for tunable solvers: every token value is an integer (`"-1"`, the end
+/// token, included).
 pub fn check_integer_vocabulary(solver: &str, vocab: &Vocabulary, source: &str) -> Result<()> {
     match vocab.values.iter().find(|v| v.parse::<i32>().is_err()) {
         Some(v) => Err(Error::format(

@@ -481,3 +481,17 @@ pub fn valid_prefixes(r: &dyn tuneinfer::solvers::IntRules, domain: &[i64], dept
     }
     out
 }
+
+/// The project's shipped models (`weights/`).
+pub fn weights_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights")
+}
+
+/// An empty scratch directory `tuneinfer-{tag}-{pid}` under the system's temporary directory
+/// (emptied first when a former run left it).
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tuneinfer-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -516,7 +516,9 @@ impl Tunable for CkTunable {
     /// which other data shifts.
     fn value_text(&self, position: usize, value: i64) -> String {
         let name = match (position, self.instances()) {
-            (0, Ok(inst)) => usize::try_from(value).ok().and_then(|i| inst.type_strings.get(i).cloned()),
+            (0, Ok(inst)) => usize::try_from(value)
+                .ok()
+                .and_then(|i| inst.type_strings.get(i).cloned()),
             _ => None,
         };
         name.unwrap_or_else(|| value.to_string())
