@@ -6,7 +6,6 @@
 
 mod common;
 
-
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::search::Vocabulary;
 use tuneinfer::solvers::{self, Target, Tunable};

@@ -6,7 +6,6 @@
 
 mod common;
 
-
 use tuneinfer::engine::{DeviceChoice, Engine, Precision};
 use tuneinfer::gpu::GpuPredictor;
 use tuneinfer::problem::ConvProblem;
