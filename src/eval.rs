@@ -674,7 +674,10 @@ pub fn evaluate_files(
     // tuneinfer's model through the solver that serves tuneinfer's models (the 2-D CK solvers:
     // MIOpen 3.5.1's catalogue), MIOpen's KTN through the registered one.
     let own = models::own_models_solver(solver);
-    let model = models::load_weights(files, arch, own)?;
+    // Loaded as the GPU it was saved for; evaluated as `arch` (a model across GPUs on another
+    // GPU of its pool reads that GPU's features).
+    let (info, _) = crate::seq2seq::weights::read_info(&files.metadata)?;
+    let model = models::load_weights(files, &info.arch, own)?;
     let ours = Predictor::new(Target::new(arch), own, Box::new(model));
     let ktn_arch = tunable.miopen_model_arches().first().copied();
     // A directory the caller named must hold a loadable KTN model; the default places may not.
@@ -1091,6 +1094,7 @@ mod tests {
             },
             training: json!({}),
             metrics: json!({}),
+            pool_metrics: Value::Null,
         };
         let files = weights::save(&dir, &[AttentionParams::init(config, 1)], &info).unwrap();
         let prep = Prepared {

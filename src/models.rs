@@ -218,6 +218,11 @@ pub enum ServedBy {
     /// The same arch's model of the closest compute-unit count (MIOpen's rule for its system
     /// perf databases, `GetPerfDbPathFile`): `model_cu` its count, `cu` the one it stands in for.
     ClosestCu { model_cu: u32, cu: u32 },
+    /// tuneinfer's model trained for a GPU of another arch with the rows of other GPUs (the GPU
+    /// an input), validated on the held-out problems of `member`, a GPU of this arch in its
+    /// training pool: this very GPU, else the one of the closest CU count. Its figures for this
+    /// GPU are `member`'s (`validation_by_gpu`).
+    Pool { member: String },
 }
 
 /// The model serving one (GPU, solver) and why ([`resolve`]).
@@ -265,6 +270,18 @@ impl Resolved {
             ServedBy::ClosestCu { model_cu, cu } => {
                 format!("closest CU count: {model_cu} for {cu}, as MIOpen picks its databases")
             }
+            ServedBy::Pool { ref member } => {
+                format!("one model across GPUs, the GPU an input: trained and validated with {member}'s rows")
+            }
+        }
+    }
+
+    /// The GPU whose recorded figures describe this model on the GPU asked: the pool GPU it
+    /// stands in for ([`ServedBy::Pool`]), else None (the model's own `validation`).
+    pub fn figures_gpu(&self) -> Option<&str> {
+        match &self.served_by {
+            ServedBy::Pool { member } => Some(member),
+            _ => None,
         }
     }
 
@@ -319,15 +336,17 @@ pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Locat
 /// 1. tuneinfer's model of that very GPU: `{db name}_{solver}`, or the arch's `{arch}_{solver}`
 ///    when the plain arch is asked or it was trained on that very database ([`ServedBy::Exact`]);
 /// 2. MIOpen's KTN model of the arch ([`ServedBy::Miopen`]);
-/// 3. tuneinfer's model of the same arch with the GPU as an input (it reads this GPU's compute
-///    units), the closest CU count among them ([`ServedBy::GpuInput`]);
+/// 3. tuneinfer's model with the GPU as an input whose training pool covers this arch (it reads
+///    this GPU's compute units), the closest CU count among them: a model of the same arch
+///    ([`ServedBy::GpuInput`]), or one trained for another arch with this arch's rows and
+///    validated on them (`validation_by_gpu`: [`ServedBy::Pool`]);
 /// 4. the same arch's model of the closest compute-unit count, as MIOpen picks its databases
 ///    (`GetPerfDbPathFile`); a plain arch counts as its usual GPU's CUs ([`ServedBy::ClosestCu`]);
 /// 5. no network: the cell's record (`{db name}_{solver}.neighbour.json`, else the arch's),
 ///    whose validated best predictor is the nearest tuned neighbour ([`Located::Neighbour`]).
 ///
-/// A model of another arch is never taken, even one whose training pool holds this arch's rows:
-/// it was validated on its own arch only. Errors: [`Error::NoModelForArch`] when MIOpen's rules
+/// A model of another arch is taken only for the GPUs of its pool it was validated on (stage 3):
+/// one whose pool holds this arch's rows without figures for them is not. Errors: [`Error::NoModelForArch`] when MIOpen's rules
 /// give the solver no model on the arch; a model found that is incomplete or whose metadata does
 /// not read (naming the file: a damaged model is never skipped); [`Error::ModelNotFound`] when
 /// no stage finds one.
@@ -432,6 +451,10 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     for dir in dirs {
         candidates.extend(same_arch_models(dir, base, solver.name())?);
     }
+    let mut pooled = Vec::new();
+    for dir in dirs {
+        pooled.extend(pooled_models(dir, base, solver.name())?);
+    }
     let distance = |c: &Candidate| wanted_cu.map_or(0, |cu| c.compute_units.abs_diff(cu));
     let closest = |pool: Vec<&Candidate>| -> Option<Candidate> {
         // The first of the smallest distance (directory order, then name order).
@@ -443,13 +466,16 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
         }
         best.cloned()
     };
-    if let Some(c) = closest(candidates.iter().filter(|c| c.gpu_input).collect()) {
-        return found(
-            Located::Attention(c.files, c.saved_for),
-            ServedBy::GpuInput {
+    let gpu_input: Vec<&Candidate> = candidates.iter().filter(|c| c.gpu_input).chain(pooled.iter()).collect();
+    if let Some(c) = closest(gpu_input) {
+        let served_by = match c.member {
+            Some(member) => ServedBy::Pool { member },
+            None if gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units) => ServedBy::Exact,
+            None => ServedBy::GpuInput {
                 model_cu: c.compute_units,
             },
-        );
+        };
+        return found(Located::Attention(c.files, c.saved_for), served_by);
     }
     if let Some(c) = closest(candidates.iter().collect()) {
         let cu = wanted_cu.unwrap_or(c.compute_units);
@@ -493,6 +519,9 @@ struct Candidate {
     compute_units: u32,
     /// It reads the GPU as an input.
     gpu_input: bool,
+    /// A model of another arch: the GPU of this arch in its pool it was validated on (whose CUs
+    /// `compute_units` are).
+    member: Option<String>,
 }
 
 /// The GPU names (`gfx90a68`, or the plain arch) of the files `{name}{suffix}` in `dir` whose
@@ -566,7 +595,51 @@ fn same_arch_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<V
                 saved_for: prefix.to_string(),
                 compute_units,
                 gpu_input,
+                member: None,
             });
+        }
+    }
+    Ok(out)
+}
+
+/// tuneinfer's models of `solver` in `dir` trained for another arch than `arch` and validated on
+/// GPUs of `arch` in their training pool ([`WeightsInfo::pool_metrics`]): one candidate per such
+/// GPU, with its CU count. A model whose metadata does not read is an error naming it.
+fn pooled_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<Candidate>> {
+    let suffix = format!("_{}.json", crate::seq2seq::weights::file_solver_name(solver));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut prefixes: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(&suffix)).map(str::to_string))
+        .filter(|prefix| {
+            let (name_arch, features, cu) = crate::solvers::split_db_name_features(prefix);
+            crate::solvers::KNOWN_ARCHES.contains(&name_arch.to_ascii_lowercase().as_str())
+                && !name_arch.eq_ignore_ascii_case(arch)
+                && features.is_empty()
+                && (cu.is_some() || prefix.len() == name_arch.len())
+        })
+        .collect();
+    prefixes.sort();
+    let mut out = Vec::new();
+    for prefix in prefixes {
+        let files = WeightsFiles::in_dir(dir, &prefix, solver);
+        let (info, _) = weights::read_info(&files.metadata)?;
+        if info.transform.gpu.is_none() {
+            continue;
+        }
+        for member in info.validated_gpus() {
+            match crate::solvers::split_db_name(&member) {
+                (a, Some(cu)) if a.eq_ignore_ascii_case(arch) => out.push(Candidate {
+                    files: files.clone(),
+                    saved_for: prefix.clone(),
+                    compute_units: cu,
+                    gpu_input: true,
+                    member: Some(member.clone()),
+                }),
+                _ => {}
+            }
         }
     }
     Ok(out)
@@ -744,6 +817,18 @@ mod tests {
 
     /// [`save_tiny_from`], with the GPU as an input when `gpu` is given.
     fn save_tiny_with(dir: &std::path::Path, arch: &str, solver: &str, perf_db: &str, gpu: Option<GpuInput>) {
+        save_tiny_pooled(dir, arch, solver, perf_db, gpu, serde_json::Value::Null);
+    }
+
+    /// [`save_tiny_with`], with figures on other GPUs of its pool (`validation_by_gpu`).
+    fn save_tiny_pooled(
+        dir: &std::path::Path,
+        arch: &str,
+        solver: &str,
+        perf_db: &str,
+        gpu: Option<GpuInput>,
+        pool_metrics: serde_json::Value,
+    ) {
         let steps = FeatureTransform::steps_with(gpu.as_ref());
         let config = AttentionConfig {
             steps,
@@ -766,6 +851,7 @@ mod tests {
             },
             training: serde_json::json!({ "perf_db": perf_db }),
             metrics: serde_json::json!({}),
+            pool_metrics,
         };
         weights::save(dir, &[AttentionParams::init(config, 1)], &info).unwrap();
     }
@@ -847,6 +933,61 @@ mod tests {
             let e = find_and_load(arch, solver, dirs).err().expect("no model");
             assert!(matches!(e, Error::ModelNotFound { .. }), "{arch}: {e}");
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_model_across_gpus_serves_the_gpus_of_its_pool_it_was_validated_on() {
+        let dir = temp_dir("pool");
+        let dirs = std::slice::from_ref(&dir);
+        const GTC: &str = "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC";
+        let mi300x = Some(GpuInput {
+            arch: "gfx942".into(),
+            compute_units: 304,
+        });
+        // MI300X's model trained with MI100's and MI210's rows, validated on both.
+        let figures = serde_json::json!({"methods": []});
+        save_tiny_pooled(
+            &dir,
+            "gfx942130",
+            GTC,
+            "gfx942130.db.txt.bz2",
+            mi300x.clone(),
+            serde_json::json!({"gfx90878": figures, "gfx90a68": figures}),
+        );
+        let pool = |member: &str| ("gfx942130_".to_string() + GTC, ServedBy::Pool { member: member.into() });
+        assert_eq!(served("gfx90a68", GTC, dirs), pool("gfx90a68"));
+        assert_eq!(served("gfx90878", GTC, dirs), pool("gfx90878"));
+        // The plain arch is its usual GPU (gfx90a: 104 CUs); MI250X's GCD (110) the closest.
+        assert_eq!(served("gfx90a", GTC, dirs), pool("gfx90a68"));
+        assert_eq!(served("gfx90a_xnack6e", GTC, dirs), pool("gfx90a68"));
+        // On its own arch it is the arch's model: the plain arch asks for its usual 304 CUs.
+        assert_eq!(served("gfx942", GTC, dirs), ("gfx942130_".to_string() + GTC, ServedBy::Exact));
+        assert_eq!(served("gfx942130", GTC, dirs), ("gfx942130_".to_string() + GTC, ServedBy::Exact));
+        assert_eq!(
+            served("gfx942e4", GTC, dirs),
+            ("gfx942130_".to_string() + GTC, ServedBy::GpuInput { model_cu: 304 })
+        );
+        // A GPU's own model comes first.
+        save_tiny_from(&dir, "gfx90878", GTC, "gfx90878.db.txt.bz2");
+        assert_eq!(served("gfx90878", GTC, dirs), ("gfx90878_".to_string() + GTC, ServedBy::Exact));
+        // An arch with no figures of the pooled model is not served by it.
+        let solver = solvers::by_name("ConvBinWinogradRxSf2x3").unwrap();
+        save_tiny_pooled(
+            &dir,
+            "gfx942130",
+            "ConvBinWinogradRxSf2x3",
+            "gfx942130.db.txt.bz2",
+            mi300x,
+            serde_json::json!({"gfx90878": figures}),
+        );
+        for arch in ["gfx90a68", "gfx1030_36"] {
+            let e = find_and_load(arch, solver, dirs).err().expect("no model");
+            assert!(matches!(e, Error::ModelNotFound { .. }), "{arch}: {e}");
+        }
+        let r = resolve("gfx908", solver, dirs).unwrap();
+        assert_eq!(r.figures_gpu(), Some("gfx90878"));
+        assert!(r.why().contains("gfx90878"), "{}", r.why());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -31,6 +31,11 @@ Options:
   --solver NAME       [ConvAsm1x1U] one of the solvers listed at the end
   --models DIR        where {arch}_{solver}.safetensors/.json live, searched first (then:
                       $TUNEINFER_MODELS, the project's weights/, ./weights, MIOpen's)
+  --model FILE        evaluate this model (its .json) instead: e.g. a model trained across
+                      GPUs (train --other-gpu-perf-db) on another GPU of its pool, --perf-db
+                      that GPU's database and --arch its name (gfx90a68); with --record the
+                      figures become its validation for that GPU (`validation_by_gpu`), which
+                      lets it serve that GPU (docs/training.md)
   --ktn-models DIR    where MIOpen's gfx908_ConvAsm1x1U_*.ktn.model live
                       [$TUNEINFER_MODELS, ../shared/miopen/models]
   --second-run FILE   another tuning run of the same GPU (e.g. history/gfx942130.2024-12.db.txt.bz2)
@@ -68,6 +73,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "second-run",
                 "store-half",
                 "seed",
+                "model",
             ],
             flags: &["json", "record", "no-model"],
             options_after_positionals: false,
@@ -98,11 +104,52 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
             "eval --seed is for --no-model: a model's split is the one its metadata records".into(),
         ));
     }
-    let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
-    let mut files = weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
-        looked_for: vec![crate::models::weights_pattern(arch, solver.name())],
-        searched: dirs.clone(),
-    })?;
+    let mut files = match args.value("model") {
+        Some(file) => model_file(Path::new(file))?,
+        None => {
+            let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
+            weights::find(&dirs, arch, solver.name()).ok_or_else(|| Error::ModelNotFound {
+                looked_for: vec![crate::models::weights_pattern(arch, solver.name())],
+                searched: dirs.clone(),
+            })?
+        }
+    };
+    // A model evaluated on another GPU than its own: one of its training pool (its figures for
+    // that GPU), else only a look (nothing recorded).
+    let pool_gpu = {
+        let (info, _) = weights::read_info(&files.metadata)?;
+        if !info.solver.eq_ignore_ascii_case(solver.name()) {
+            return Err(Error::Usage(format!(
+                "--model {}: a model of {}, not of --solver {}",
+                files.metadata.display(),
+                info.solver,
+                solver.name()
+            )));
+        }
+        let gpu = crate::models::GpuName::parse(arch).db_name;
+        if gpu.eq_ignore_ascii_case(&info.arch) {
+            None
+        } else {
+            let in_pool = info.training["other_gpu_perf_dbs"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|g| g["gpu"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(&gpu))));
+            if !in_pool && (args.flag("record") || args.value("store-half").is_some()) {
+                return Err(Error::Usage(format!(
+                    "--record: {} was not trained with {gpu}'s rows (train --other-gpu-perf-db); its figures on \
+                     {gpu} are recorded only for a GPU of its training pool",
+                    files.metadata.display()
+                )));
+            }
+            if info.transform.gpu.is_none() {
+                eprintln!(
+                    "note: {} does not read the GPU as an input: it answers {gpu} as it answers {}",
+                    files.metadata.display(),
+                    info.arch
+                );
+            }
+            Some(gpu)
+        }
+    };
     let half_dir = args.value("store-half").map(PathBuf::from);
     if let Some(dir) = &half_dir {
         files = weights::store_as(&files, dir, crate::format::safetensors::Dtype::F16)?;
@@ -128,7 +175,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     // A model trained on several sources is evaluated on one of them: the same seed holds out
     // the same geometries of every source, so nothing it validates on was trained on.
     let several_sources = t["older_perf_dbs"].as_array().is_some_and(|a| !a.is_empty());
-    if !several_sources && t["data_sha256"].as_str() != Some(prep.dataset.data_hash.as_str()) {
+    if pool_gpu.is_none() && !several_sources && t["data_sha256"].as_str() != Some(prep.dataset.data_hash.as_str()) {
         eprintln!(
             "note: {} is not the database this model was trained on; validation geometries are chosen by seed, \
              so some of them may have been trained on",
@@ -156,7 +203,13 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
     for note in &table.notes {
         eprintln!("{note}");
     }
-    if half_dir.is_some() || args.flag("record") {
+    if let (Some(gpu), true) = (&pool_gpu, args.flag("record")) {
+        weights::set_gpu_validation(&files, gpu, &table.to_json())?;
+        eprintln!(
+            "recorded these figures as the validation of {} on {gpu}",
+            files.metadata.display()
+        );
+    } else if half_dir.is_some() || args.flag("record") {
         weights::set_validation(&files, &table.to_json())?;
         if half_dir.is_some() {
             eprintln!(
@@ -171,6 +224,22 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         }
     }
     print_table(&table, args.flag("json"))
+}
+
+/// The model files `--model FILE` names (its `.json` or `.safetensors`).
+fn model_file(file: &Path) -> Result<weights::WeightsFiles> {
+    let files = weights::WeightsFiles {
+        metadata: file.with_extension("json"),
+        tensors: file.with_extension("safetensors"),
+    };
+    if !files.metadata.is_file() {
+        return Err(Error::Usage(format!(
+            "--model {}: no model's metadata {} there (a model is NAME.json + NAME.safetensors)",
+            file.display(),
+            files.metadata.display()
+        )));
+    }
+    Ok(files)
 }
 
 fn print_table(table: &crate::eval::EvalTable, json: bool) -> Result<i32> {

@@ -231,13 +231,14 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
     Ok(out)
 }
 
-/// The validation rows recorded with the model (or the cell's record) that `located` names:
-/// None for MIOpen's KTN models and for a file that does not read.
-fn recorded_metrics(located: &Located) -> Option<Value> {
+/// The validation rows recorded with the model (or the cell's record) that `located` names, for
+/// the GPU `figures_gpu` of a model across GPUs ([`crate::models::Resolved::figures_gpu`]; None:
+/// the model's own): None for MIOpen's KTN models and for a file that does not read.
+fn recorded_metrics(located: &Located, figures_gpu: Option<&str>) -> Option<Value> {
     match located {
         Located::Attention(files, _) => crate::seq2seq::weights::read_info(&files.metadata)
             .ok()
-            .map(|(info, _)| info.metrics),
+            .map(|(info, _)| info.metrics_for(figures_gpu).clone()),
         Located::Neighbour(file, _) => crate::models::NeighbourRecord::read(file, None).ok().map(|r| r.metrics),
         Located::Ktn(_) => None,
     }
@@ -253,7 +254,7 @@ fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Pl
     let recorded = host
         .served
         .as_ref()
-        .and_then(|r| recorded_metrics(&r.located))
+        .and_then(|r| recorded_metrics(&r.located, r.figures_gpu()))
         .map(|m| Recorded::from_metrics(&m))
         .unwrap_or_default();
     let cell = host
@@ -261,7 +262,7 @@ fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Pl
         .as_ref()
         .filter(|_| host.has_cell())
         .and_then(|r| r.cell.clone())
-        .and_then(|(file, saved_for)| recorded_metrics(&Located::Neighbour(file, saved_for)))
+        .and_then(|(file, saved_for)| recorded_metrics(&Located::Neighbour(file, saved_for), None))
         .map(|m| Recorded::from_metrics(&m));
     let wants_rows = match method {
         Method::Neighbour => true,
@@ -320,7 +321,7 @@ pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -
 /// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
 /// Empty for a model without recorded figures.
 pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
-    let Some(metrics) = recorded_metrics(&resolved.located) else {
+    let Some(metrics) = recorded_metrics(&resolved.located, resolved.figures_gpu()) else {
         return Vec::new();
     };
     let r = Recorded::from_metrics(&metrics);

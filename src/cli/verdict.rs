@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::eval::{KindFigures, Verdict};
-use crate::models::{locate, Located};
+use crate::models::Located;
 
 /// A loaded solver with its model's recorded validation figures.
 #[derive(Debug, Clone)]
@@ -86,7 +86,7 @@ impl Judged {
 }
 
 /// The verdict of the model `solver` uses on `arch`, found as the engines found it
-/// ([`locate`]): tuneinfer's own model's metadata JSON figures; None for a model without
+/// ([`crate::models::resolve`]; a model across GPUs by its figures for this GPU): tuneinfer's own model's metadata JSON figures; None for a model without
 /// recorded figures (trained on every geometry) and for MIOpen's KTN models.
 pub(super) fn verdict_of(
     arch: &str,
@@ -94,10 +94,12 @@ pub(super) fn verdict_of(
     dirs: &[PathBuf],
 ) -> Result<Option<(Verdict, Vec<KindFigures>)>> {
     let solver = crate::solvers::by_name(solver)?;
-    match locate(arch, solver, dirs)? {
+    let resolved = crate::models::resolve(arch, solver, dirs)?;
+    match &resolved.located {
         Located::Attention(files, _) => {
             let (info, _) = crate::seq2seq::weights::read_info(&files.metadata)?;
-            Ok(Verdict::from_metrics(&info.metrics).map(|v| (v, KindFigures::from_metrics(&info.metrics))))
+            let metrics = info.metrics_for(resolved.figures_gpu());
+            Ok(Verdict::from_metrics(metrics).map(|v| (v, KindFigures::from_metrics(metrics))))
         }
         Located::Ktn(_) | Located::Neighbour(..) => Ok(None),
     }

@@ -233,8 +233,7 @@ impl FeatureTransform {
     ) -> Vec<f32> {
         let mut f = solver.features(problem).to_vec();
         if let Some(gpu) = gpu {
-            let cu = target.compute_units.unwrap_or(gpu.compute_units);
-            f.extend(crate::solvers::gpu_features(&target.arch, cu));
+            f.extend(crate::solvers::gpu_features(&target.arch, stand_in_compute_units(gpu, target)));
         }
         f
     }
@@ -251,6 +250,19 @@ impl FeatureTransform {
         }
         out
     }
+}
+
+/// The compute units a model with the GPU as an input reads for `target`: the target's own, else
+/// (a plain arch) the model's GPU's when it is of the same arch, else the arch's usual GPU's (a
+/// model across GPUs serving `gfx90a` reads MI210's 104, not its own MI300X's 304).
+pub fn stand_in_compute_units(gpu: &GpuInput, target: &Target) -> u32 {
+    target.compute_units.unwrap_or_else(|| {
+        if gpu.arch.eq_ignore_ascii_case(&target.arch) {
+            gpu.compute_units
+        } else {
+            crate::solvers::conv_bin_winograd_rxs::default_compute_units(&target.arch).unwrap_or(gpu.compute_units)
+        }
+    })
 }
 
 /// A loaded attention model, ready for the search: one or more members (an ensemble of
@@ -552,5 +564,24 @@ impl Seq2SeqModel for AttentionModel {
             c.vocab,
             self.members[0].len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_arch_reads_its_own_usual_gpu_not_the_model_gpu_of_another_arch() {
+        let mi300x = GpuInput {
+            arch: "gfx942".into(),
+            compute_units: 304,
+        };
+        // Named CUs are read as named; a plain arch of the model's own arch reads the model's
+        // GPU; a plain arch of another arch (a model across GPUs) its usual GPU (MI210: 104).
+        assert_eq!(stand_in_compute_units(&mi300x, &Target::new("gfx90a6e")), 110);
+        assert_eq!(stand_in_compute_units(&mi300x, &Target::new("gfx942")), 304);
+        assert_eq!(stand_in_compute_units(&mi300x, &Target::new("gfx90a")), 104);
+        assert_eq!(stand_in_compute_units(&mi300x, &Target::new("gfx908")), 120);
     }
 }

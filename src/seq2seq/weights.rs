@@ -80,6 +80,31 @@ pub struct WeightsInfo {
     /// Free-form training facts (data hash, seed, options, timings) and validation metrics.
     pub training: Value,
     pub metrics: Value,
+    /// A model trained across GPUs (`train --other-gpu-perf-db`): its figures on the held-out
+    /// problems of other GPUs of its training pool, by database name (`{"gfx90a68": {...}}`,
+    /// each as `metrics`), as `eval --model FILE --record` writes them. A GPU listed here is
+    /// one the model was validated on, so it may serve it ([`crate::models::resolve`]).
+    /// Null for none.
+    pub pool_metrics: Value,
+}
+
+impl WeightsInfo {
+    /// The database names of the other GPUs this model was validated on ([`WeightsInfo::pool_metrics`]).
+    pub fn validated_gpus(&self) -> Vec<String> {
+        self.pool_metrics
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The figures recorded for the GPU `db_name`: the model's own `validation` when it is the
+    /// GPU the model was trained for (or `db_name` is None), else that pool GPU's.
+    pub fn metrics_for(&self, db_name: Option<&str>) -> &Value {
+        match db_name {
+            Some(gpu) if !gpu.eq_ignore_ascii_case(&self.arch) => self.pool_metrics.get(gpu).unwrap_or(&Value::Null),
+            _ => &self.metrics,
+        }
+    }
 }
 
 /// The KTN-style metadata the search and the solver constraint need (fixed length per
@@ -243,6 +268,10 @@ pub fn save(dir: &Path, members: &[AttentionParams], info: &WeightsInfo) -> Resu
         "training": info.training,
         "validation": info.metrics,
     });
+    let mut meta = meta;
+    if !info.pool_metrics.is_null() {
+        meta["validation_by_gpu"] = info.pool_metrics.clone();
+    }
     safetensors::write_bytes_atomic(&files.tensors, &bytes)?;
     let text = serde_json::to_string_pretty(&meta)
         .map_err(|e| Error::format(files.metadata.display().to_string(), e.to_string()))?;
@@ -327,6 +356,24 @@ pub fn set_validation(files: &WeightsFiles, validation: &serde_json::Value) -> R
         return Err(Error::format(&src, "the metadata is not a JSON object".to_string()));
     };
     m.insert("validation".into(), validation.clone());
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::format(&src, e.to_string()))?;
+    safetensors::write_bytes_atomic(&files.metadata, format!("{text}\n").as_bytes())
+}
+
+/// Records `validation` as the model's figures on the other GPU `gpu` of its training pool
+/// (`validation_by_gpu`, [`WeightsInfo::pool_metrics`]); the tensors are untouched.
+pub fn set_gpu_validation(files: &WeightsFiles, gpu: &str, validation: &serde_json::Value) -> Result<()> {
+    let src = files.metadata.display().to_string();
+    let mut meta: serde_json::Value = serde_json::from_str(&crate::format::read_text(&files.metadata)?)
+        .map_err(|e| Error::format(&src, e.to_string()))?;
+    let Some(m) = meta.as_object_mut() else {
+        return Err(Error::format(&src, "the metadata is not a JSON object".to_string()));
+    };
+    let by_gpu = m.entry("validation_by_gpu").or_insert_with(|| json!({}));
+    if !by_gpu.is_object() {
+        *by_gpu = json!({});
+    }
+    by_gpu[gpu] = validation.clone();
     let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::format(&src, e.to_string()))?;
     safetensors::write_bytes_atomic(&files.metadata, format!("{text}\n").as_bytes())
 }
@@ -440,6 +487,11 @@ pub fn parse_info(text: &str, source: &str) -> Result<(WeightsInfo, String)> {
         transform,
         training: v.get("training").cloned().unwrap_or(Value::Null),
         metrics: v.get("validation").cloned().unwrap_or(Value::Null),
+        pool_metrics: match v.get("validation_by_gpu") {
+            None | Some(Value::Null) => Value::Null,
+            Some(m) if m.is_object() => m.clone(),
+            Some(_) => return Err(err("'validation_by_gpu' is not an object of GPU names".into())),
+        },
     };
     Ok((info, s("tensors_sha256")?))
 }
@@ -503,6 +555,7 @@ mod tests {
             },
             training: json!({"seed": 1}),
             metrics: json!({"exact": 0.5}),
+            pool_metrics: json!({"gfx90a68": {"exact": 0.25}}),
         };
         (AttentionParams::init(config, 3), info)
     }

@@ -633,6 +633,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         transform,
         training: training.clone(),
         metrics: Value::Null,
+        pool_metrics: Value::Null,
     };
     let files = weights::save(&opts.out_dir, &best, &info)?;
     match evaluate {
