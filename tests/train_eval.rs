@@ -555,3 +555,60 @@ fn leave_out_target_trains_on_no_row_of_the_target() {
     assert_eq!(code, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_model_across_gpus_validated_on_a_gpu_of_its_pool_serves_that_gpu() {
+    let dir = temp_dir("pool-serves");
+    let mut opts = tiny_options(&dir, 2);
+    opts.max_rows = Some(300);
+    opts.other_gpu_perf_dbs = vec![common::perfdb_dir().join("gfx900_56.db")];
+    let r = train::train(&opts, None).unwrap();
+    let solver = tuneinfer::solvers::by_name("ConvAsm1x1U").unwrap();
+    let dirs = std::slice::from_ref(&dir);
+    // Not yet validated on gfx900: it serves gfx906 alone.
+    assert!(tuneinfer::models::resolve("gfx900", solver, dirs).is_err());
+    let eval = |arch: &str, db: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args(["eval", "--model"])
+            .arg(&r.files.metadata)
+            .arg("--perf-db")
+            .arg(common::perfdb_dir().join(db))
+            .args(["--arch", arch, "--solver", "ConvAsm1x1U", "--beam", "2", "--record"])
+            .output()
+            .unwrap()
+    };
+    // A GPU outside its training pool is not recorded.
+    let o = eval("gfx90878", "gfx90878.db.txt.bz2");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("gfx90878's rows"), "{err}");
+    // Its pool's GPU: the figures on gfx900_56's held-out problems are recorded for it ...
+    let o = eval("gfx900_56", "gfx900_56.db");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let (info, _) = weights::read_info(&r.files.metadata).unwrap();
+    assert_eq!(info.validated_gpus(), vec!["gfx900_56".to_string()]);
+    let problems = info.metrics_for(Some("gfx900_56"))["problems"].as_u64().unwrap();
+    assert!(problems > 0);
+    assert_ne!(info.metrics_for(Some("gfx900_56")), info.metrics_for(None));
+    // ... and the model now serves gfx900 (any CU count), reading gfx900's features.
+    for arch in ["gfx900", "gfx900_56", "gfx900_64"] {
+        let resolved = tuneinfer::models::resolve(arch, solver, dirs).unwrap();
+        assert_eq!(
+            resolved.served_by,
+            tuneinfer::models::ServedBy::Pool {
+                member: "gfx900_56".into()
+            },
+            "{arch}"
+        );
+    }
+    let problem = ConvProblem::parse("512-28-28-1x1-128-28-28-64-0x0-1x1-1x1-0-NCHW-FP32-F").unwrap();
+    let p = Predictor::load("gfx900", "ConvAsm1x1U", dirs).unwrap();
+    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
+    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem);
+    assert!(!preds.is_empty());
+    for pr in &preds {
+        let c = tuneinfer::solvers::conv_asm_1x1u::parse_config(&pr.config).unwrap();
+        assert!(rules.is_valid(&c), "{}", pr.config);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
