@@ -89,6 +89,29 @@ def pct(m, field):
     return "-" if m is None or m.get(field) is None else f"{m[field]:.1f}"
 
 
+def figures(v):
+    """The figure columns of a validation table (None: trained with nothing held out)."""
+    if v is None:
+        return ["none held out (the recipe's: [docs/training.md](docs/training.md))", "-", "-", "-", "-"]
+    greedy = method(v, "model, greedy")
+    beam = method(v, "model, beam")
+    nn = method(v, "nearest neighbour")
+    default = method(v, "MIOpen static default")
+    mix = method(v, "default where valid")
+    problems = (beam or greedy or {}).get("problems", v.get("problems"))
+    shown_default = pct(default, "exact_pct")
+    if mix and beam and default and mix["exact_pct"] > max(beam["exact_pct"], default["exact_pct"]):
+        # userdb's mixed policy (docs/userdb.md): the default where valid, else the model.
+        shown_default += f"; where valid, else the model: {mix['exact_pct']:.1f} (what `userdb` writes)"
+    return [
+        f"{problems:,}" if isinstance(problems, int) else "-",
+        f"{pct(greedy, 'exact_pct')} / {pct(beam, 'exact_pct')}",
+        pct(beam, "top16_pct"),
+        pct(nn, "exact_pct"),
+        shown_default,
+    ]
+
+
 def rows():
     out = []
     for path in sorted((ROOT / "weights").glob("*.json")):
@@ -132,33 +155,27 @@ def rows():
         plain = base_arch(arch)
         if db == arch and USUAL.get(plain) == db and not miopen_model_serves(plain, solver):
             shown = f"`{plain}`, `{db}`"
-        v = meta.get("validation")
         members = meta.get("members")
-        if v is None:
-            figures = ["none held out (the recipe's: [docs/training.md](docs/training.md))", "-", "-", "-", "-"]
-        else:
-            greedy = method(v, "model, greedy")
-            beam = method(v, "model, beam")
-            nn = method(v, "nearest neighbour")
-            default = method(v, "MIOpen static default")
-            mix = method(v, "default where valid")
-            problems = (beam or greedy or {}).get("problems", v.get("problems"))
-            shown_default = pct(default, "exact_pct")
-            if mix and beam and default and mix["exact_pct"] > max(beam["exact_pct"], default["exact_pct"]):
-                # userdb's mixed policy (docs/userdb.md): the default where valid, else the model.
-                shown_default += f"; where valid, else the model: {mix['exact_pct']:.1f} (what `userdb` writes)"
-            figures = [
-                f"{problems:,}" if isinstance(problems, int) else "-",
-                f"{pct(greedy, 'exact_pct')} / {pct(beam, 'exact_pct')}",
-                pct(beam, "top16_pct"),
-                pct(nn, "exact_pct"),
-                shown_default,
-            ]
+        model = f"tuneinfer's, {members} member{'s' if members != 1 else ''}, {trained}"
+        by_gpu = meta.get("validation_by_gpu") or {}
+        if by_gpu:
+            model = f"tuneinfer's across GPUs, {members} member{'s' if members != 1 else ''}, {trained}"
         out.append(
             (base_arch(arch), arch, solver)
-            + (f"{shown} ({gpu})" if gpu else shown, f"`{solver}`", f"tuneinfer's, {members} member{'s' if members != 1 else ''}, {trained}")
-            + tuple(figures)
+            + (f"{shown} ({gpu})" if gpu else shown, f"`{solver}`", model)
+            + tuple(figures(meta.get("validation")))
         )
+        # The GPUs of its pool it was validated on, which it serves too (models::resolve stage 3).
+        for member, v in sorted(by_gpu.items()):
+            plain = base_arch(member)
+            shown = f"`{plain}`, `{member}`" if USUAL.get(plain) == member else f"`{member}`"
+            mgpu = GPUS.get(member, "")
+            out.append(
+                (plain, member, solver)
+                + (f"{shown} ({mgpu})" if mgpu else shown, f"`{solver}`",
+                   f"{path.stem}, across GPUs (its figures on `{member}`'s held-out problems)")
+                + tuple(figures(v))
+            )
     for arch, solver in MIOPEN_MODELS:
         gpu = GPUS.get(arch, "")
         out.append(
