@@ -167,6 +167,8 @@ def rows():
         )
         # The GPUs of its pool it was validated on, which it serves too (models::resolve stage 3).
         for member, v in sorted(by_gpu.items()):
+            if (ROOT / "weights" / (member + path.name[len(arch):])).exists():
+                continue  # the GPU's own model serves it (stage 1 of models::resolve)
             plain = base_arch(member)
             shown = f"`{plain}`, `{member}`" if USUAL.get(plain) == member else f"`{member}`"
             mgpu = GPUS.get(member, "")
