@@ -220,9 +220,10 @@ pub enum ServedBy {
     ClosestCu { model_cu: u32, cu: u32 },
     /// tuneinfer's model trained for a GPU of another arch with the rows of other GPUs (the GPU
     /// an input), validated on the held-out problems of `member`, a GPU of this arch in its
-    /// training pool: this very GPU, else the one of the closest CU count. Its figures for this
-    /// GPU are `member`'s (`validation_by_gpu`).
-    Pool { member: String },
+    /// training pool: this very GPU (`own`: the model is this GPU's as much as its target's),
+    /// else the one of the closest CU count. Its figures for this GPU are `member`'s
+    /// (`validation_by_gpu`).
+    Pool { member: String, own: bool },
 }
 
 /// The model serving one (GPU, solver) and why ([`resolve`]).
@@ -270,8 +271,11 @@ impl Resolved {
             ServedBy::ClosestCu { model_cu, cu } => {
                 format!("closest CU count: {model_cu} for {cu}, as MIOpen picks its databases")
             }
-            ServedBy::Pool { ref member } => {
-                format!("one model across GPUs, the GPU an input: trained and validated with {member}'s rows")
+            ServedBy::Pool { ref member, own: true } => {
+                format!("one model across GPUs: trained and validated with {member}'s rows, the GPU an input")
+            }
+            ServedBy::Pool { ref member, own: false } => {
+                format!("one model across GPUs, the GPU an input: validated on {member}, reads this GPU's")
             }
         }
     }
@@ -280,7 +284,7 @@ impl Resolved {
     /// stands in for ([`ServedBy::Pool`]), else None (the model's own `validation`).
     pub fn figures_gpu(&self) -> Option<&str> {
         match &self.served_by {
-            ServedBy::Pool { member } => Some(member),
+            ServedBy::Pool { member, .. } => Some(member),
             _ => None,
         }
     }
@@ -290,9 +294,13 @@ impl Resolved {
         format!("{} ({})", self.model_name(), self.why())
     }
 
-    /// True when the GPU has a model of its own for the solver (exact, or MIOpen's per-arch one).
+    /// True when the GPU has a model of its own for the solver (exact, MIOpen's per-arch one, or
+    /// a model across GPUs trained and validated with this GPU's rows).
     pub fn is_own(&self) -> bool {
-        matches!(self.served_by, ServedBy::Exact | ServedBy::Miopen)
+        matches!(
+            self.served_by,
+            ServedBy::Exact | ServedBy::Miopen | ServedBy::Pool { own: true, .. }
+        )
     }
 }
 
@@ -469,7 +477,12 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     let gpu_input: Vec<&Candidate> = candidates.iter().filter(|c| c.gpu_input).chain(pooled.iter()).collect();
     if let Some(c) = closest(gpu_input) {
         let served_by = match c.member {
-            Some(member) => ServedBy::Pool { member },
+            Some(member) => {
+                // This very GPU, or the plain arch's usual GPU.
+                let own = member.eq_ignore_ascii_case(&gpu.db_name)
+                    || (gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units));
+                ServedBy::Pool { member, own }
+            }
             None if gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units) => ServedBy::Exact,
             None => ServedBy::GpuInput {
                 model_cu: c.compute_units,
@@ -612,7 +625,12 @@ fn pooled_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<
     };
     let mut prefixes: Vec<String> = entries
         .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(&suffix)).map(str::to_string))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(&suffix))
+                .map(str::to_string)
+        })
         .filter(|prefix| {
             let (name_arch, features, cu) = crate::solvers::split_db_name_features(prefix);
             crate::solvers::KNOWN_ARCHES.contains(&name_arch.to_ascii_lowercase().as_str())
@@ -955,22 +973,39 @@ mod tests {
             mi300x.clone(),
             serde_json::json!({"gfx90878": figures, "gfx90a68": figures}),
         );
-        let pool = |member: &str| ("gfx942130_".to_string() + GTC, ServedBy::Pool { member: member.into() });
-        assert_eq!(served("gfx90a68", GTC, dirs), pool("gfx90a68"));
-        assert_eq!(served("gfx90878", GTC, dirs), pool("gfx90878"));
+        let pool = |member: &str, own: bool| {
+            (
+                "gfx942130_".to_string() + GTC,
+                ServedBy::Pool {
+                    member: member.into(),
+                    own,
+                },
+            )
+        };
+        assert_eq!(served("gfx90a68", GTC, dirs), pool("gfx90a68", true));
+        assert_eq!(served("gfx90878", GTC, dirs), pool("gfx90878", true));
         // The plain arch is its usual GPU (gfx90a: 104 CUs); MI250X's GCD (110) the closest.
-        assert_eq!(served("gfx90a", GTC, dirs), pool("gfx90a68"));
-        assert_eq!(served("gfx90a_xnack6e", GTC, dirs), pool("gfx90a68"));
+        assert_eq!(served("gfx90a", GTC, dirs), pool("gfx90a68", true));
+        assert_eq!(served("gfx90a_xnack6e", GTC, dirs), pool("gfx90a68", false));
         // On its own arch it is the arch's model: the plain arch asks for its usual 304 CUs.
-        assert_eq!(served("gfx942", GTC, dirs), ("gfx942130_".to_string() + GTC, ServedBy::Exact));
-        assert_eq!(served("gfx942130", GTC, dirs), ("gfx942130_".to_string() + GTC, ServedBy::Exact));
+        assert_eq!(
+            served("gfx942", GTC, dirs),
+            ("gfx942130_".to_string() + GTC, ServedBy::Exact)
+        );
+        assert_eq!(
+            served("gfx942130", GTC, dirs),
+            ("gfx942130_".to_string() + GTC, ServedBy::Exact)
+        );
         assert_eq!(
             served("gfx942e4", GTC, dirs),
             ("gfx942130_".to_string() + GTC, ServedBy::GpuInput { model_cu: 304 })
         );
         // A GPU's own model comes first.
         save_tiny_from(&dir, "gfx90878", GTC, "gfx90878.db.txt.bz2");
-        assert_eq!(served("gfx90878", GTC, dirs), ("gfx90878_".to_string() + GTC, ServedBy::Exact));
+        assert_eq!(
+            served("gfx90878", GTC, dirs),
+            ("gfx90878_".to_string() + GTC, ServedBy::Exact)
+        );
         // An arch with no figures of the pooled model is not served by it.
         let solver = solvers::by_name("ConvBinWinogradRxSf2x3").unwrap();
         save_tiny_pooled(
@@ -987,7 +1022,9 @@ mod tests {
         }
         let r = resolve("gfx908", solver, dirs).unwrap();
         assert_eq!(r.figures_gpu(), Some("gfx90878"));
-        assert!(r.why().contains("gfx90878"), "{}", r.why());
+        assert!(r.is_own() && r.why().contains("gfx90878"), "{}", r.why());
+        let r = resolve("gfx90880", solver, dirs).unwrap();
+        assert!(!r.is_own() && r.why().contains("validated on gfx90878"), "{}", r.why());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

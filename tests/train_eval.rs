@@ -591,12 +591,13 @@ fn a_model_across_gpus_validated_on_a_gpu_of_its_pool_serves_that_gpu() {
     assert!(problems > 0);
     assert_ne!(info.metrics_for(Some("gfx900_56")), info.metrics_for(None));
     // ... and the model now serves gfx900 (any CU count), reading gfx900's features.
-    for arch in ["gfx900", "gfx900_56", "gfx900_64"] {
+    for (arch, own) in [("gfx900", true), ("gfx900_56", true), ("gfx900_64", false)] {
         let resolved = tuneinfer::models::resolve(arch, solver, dirs).unwrap();
         assert_eq!(
             resolved.served_by,
             tuneinfer::models::ServedBy::Pool {
-                member: "gfx900_56".into()
+                member: "gfx900_56".into(),
+                own
             },
             "{arch}"
         );

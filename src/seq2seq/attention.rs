@@ -233,7 +233,10 @@ impl FeatureTransform {
     ) -> Vec<f32> {
         let mut f = solver.features(problem).to_vec();
         if let Some(gpu) = gpu {
-            f.extend(crate::solvers::gpu_features(&target.arch, stand_in_compute_units(gpu, target)));
+            f.extend(crate::solvers::gpu_features(
+                &target.arch,
+                stand_in_compute_units(gpu, target),
+            ));
         }
         f
     }
