@@ -264,8 +264,19 @@ pub fn corpus_models() -> Vec<(String, String, Vec<PathBuf>, bool)> {
             "gfx90a68",
             "gfx942130",
         ] {
-            if weights.join(format!("{arch}_{}.json", s.name())).is_file() {
-                runs.push((s.name().to_string(), arch.to_string(), vec![weights.clone()], true));
+            let file_name = tuneinfer::seq2seq::weights::file_solver_name(s.name());
+            let meta = weights.join(format!("{arch}_{file_name}.json"));
+            if !meta.is_file() {
+                continue;
+            }
+            runs.push((s.name().to_string(), arch.to_string(), vec![weights.clone()], true));
+            // A model across GPUs also serves the GPUs of its pool it was validated on (those
+            // without a model of their own), reading their GPU features.
+            let (info, _) = tuneinfer::seq2seq::weights::read_info(&meta).unwrap();
+            for member in info.validated_gpus() {
+                if !weights.join(format!("{member}_{file_name}.json")).is_file() {
+                    runs.push((s.name().to_string(), member, vec![weights.clone()], true));
+                }
             }
         }
     }
