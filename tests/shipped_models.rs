@@ -163,6 +163,14 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvBinWinogradRxSf2x3", "gfx1030", "gfx906_60.db"),
     ("ConvOclBwdWrW2<4>", "gfx900", "gfx900_56.db"),
     ("ConvOclBwdWrW2<1>", "gfx1030", "gfx900_56.db"),
+    // One model across the data-centre GPUs (issue 34, item 3): MI300X's GTC Wrw model, trained
+    // with MI100's and MI210's rows, serves them too; MI250X's GCD (110 CUs) through MI210's
+    // figures, reading its own CU count. Winograd f2x3's pooled model serves MI300X alone.
+    (
+        "ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC",
+        "gfx90a6e",
+        "gfx90a68.db.txt.bz2",
+    ),
 ];
 
 /// The models `gpu_gives_the_cpu_configs` runs on lavapipe: the newest of each solver family
