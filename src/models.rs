@@ -343,6 +343,8 @@ pub fn locate(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Locat
 /// without loading it. In this order, each stage over every directory in order:
 /// 1. tuneinfer's model of that very GPU: `{db name}_{solver}`, or the arch's `{arch}_{solver}`
 ///    when the plain arch is asked or it was trained on that very database ([`ServedBy::Exact`]);
+///    else one model across GPUs trained and validated with this very GPU's rows (the plain
+///    arch: its usual GPU's; [`ServedBy::Pool`], `own`);
 /// 2. MIOpen's KTN model of the arch ([`ServedBy::Miopen`]);
 /// 3. tuneinfer's model with the GPU as an input whose training pool covers this arch (it reads
 ///    this GPU's compute units), the closest CU count among them: a model of the same arch
@@ -447,21 +449,39 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
             }
         }
     }
+    // ... or one model across GPUs trained and validated with this very GPU's rows (the plain
+    // arch's: its usual GPU's).
+    let wanted_cu = wanted_cu(&gpu);
+    let mut pooled = Vec::new();
+    for dir in dirs {
+        pooled.extend(pooled_models(dir, base, solver.name())?);
+    }
+    let pool_own = |c: &Candidate| {
+        c.member
+            .as_deref()
+            .is_some_and(|m| m.eq_ignore_ascii_case(&gpu.db_name))
+            || (gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units))
+    };
+    if let Some(c) = pooled.iter().find(|c| pool_own(c)) {
+        return found(
+            Located::Attention(c.files.clone(), c.saved_for.clone()),
+            ServedBy::Pool {
+                member: c.member.clone().unwrap_or_default(),
+                own: true,
+            },
+        );
+    }
     // 2. MIOpen's model of the arch.
     for dir in dirs {
         if let Some(files) = ktn_files_in(dir, base, model_name)? {
             return found(Located::Ktn(files), ServedBy::Miopen);
         }
     }
-    // 3 and 4: the arch's models of other CU counts.
-    let wanted_cu = wanted_cu(&gpu);
+    // 3 and 4: the arch's models of other CU counts, and models across GPUs validated on another
+    // GPU of the arch.
     let mut candidates = Vec::new();
     for dir in dirs {
         candidates.extend(same_arch_models(dir, base, solver.name())?);
-    }
-    let mut pooled = Vec::new();
-    for dir in dirs {
-        pooled.extend(pooled_models(dir, base, solver.name())?);
     }
     let distance = |c: &Candidate| wanted_cu.map_or(0, |cu| c.compute_units.abs_diff(cu));
     let closest = |pool: Vec<&Candidate>| -> Option<Candidate> {
@@ -477,12 +497,8 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     let gpu_input: Vec<&Candidate> = candidates.iter().filter(|c| c.gpu_input).chain(pooled.iter()).collect();
     if let Some(c) = closest(gpu_input) {
         let served_by = match c.member {
-            Some(member) => {
-                // This very GPU, or the plain arch's usual GPU.
-                let own = member.eq_ignore_ascii_case(&gpu.db_name)
-                    || (gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units));
-                ServedBy::Pool { member, own }
-            }
+            // Not this very GPU (that is stage 1's).
+            Some(member) => ServedBy::Pool { member, own: false },
             None if gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units) => ServedBy::Exact,
             None => ServedBy::GpuInput {
                 model_cu: c.compute_units,

@@ -188,3 +188,39 @@ fn info_lists_each_model_once_tuneinfers_and_miopens_together() {
     );
     let _ = std::fs::remove_dir_all(flag);
 }
+
+#[test]
+fn a_model_across_gpus_trained_with_this_gpus_rows_comes_before_miopens_model_of_the_arch() {
+    use tuneinfer::models::ServedBy;
+    use tuneinfer::seq2seq::weights::{self, WeightsFiles};
+    // MI210's model trained with MI100's rows too, its figures on MI100 recorded.
+    let dir = common::tiny_model_pooled(
+        "pool-before-ktn",
+        "gfx90a68.db.txt.bz2",
+        "gfx90a68",
+        "ConvAsm1x1U",
+        &["gfx90878.db.txt.bz2"],
+    );
+    let files = WeightsFiles::in_dir(&dir, "gfx90a68", "ConvAsm1x1U");
+    weights::set_gpu_validation(&files, "gfx90878", &serde_json::json!({"methods": []})).unwrap();
+    let dirs = vec![dir.clone(), common::models_dir()];
+    let asm = solvers::by_name("ConvAsm1x1U").unwrap();
+    // MI100 (by name, and as the plain arch's usual GPU): that model, before MIOpen's gfx908 KTN.
+    for arch in ["gfx90878", "gfx908"] {
+        let r = models::resolve(arch, asm, &dirs).unwrap();
+        assert_eq!(
+            r.served_by,
+            ServedBy::Pool {
+                member: "gfx90878".into(),
+                own: true
+            },
+            "{arch}"
+        );
+        assert!(r.is_own());
+    }
+    // Another gfx908 GPU (128 CUs): MIOpen's model of the arch comes before a model validated on
+    // another GPU of it.
+    let r = models::resolve("gfx90880", asm, &dirs).unwrap();
+    assert_eq!(r.served_by, ServedBy::Miopen);
+    let _ = std::fs::remove_dir_all(dir);
+}
