@@ -448,15 +448,20 @@ fn other_gpus_rows_train_a_model_with_the_gpu_as_an_input() {
         );
     }
     // It predicts valid configs through the normal model search.
-    let p = Predictor::load("gfx906", "ConvAsm1x1U", std::slice::from_ref(&dir)).unwrap();
-    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
-    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem);
+    assert_predicts_valid_asm1x1u("gfx906", &dir, &problem);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The model `arch` finds in `dir` answers `problem` (beam 4) with valid ConvAsm1x1U configs only.
+fn assert_predicts_valid_asm1x1u(arch: &str, dir: &Path, problem: &ConvProblem) {
+    let p = Predictor::load(arch, "ConvAsm1x1U", &[dir.to_path_buf()]).unwrap();
+    let preds = p.predict_one(problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
+    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(problem);
     assert!(!preds.is_empty());
     for pr in &preds {
         let c = tuneinfer::solvers::conv_asm_1x1u::parse_config(&pr.config).unwrap();
         assert!(rules.is_valid(&c), "{}", pr.config);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -603,13 +608,6 @@ fn a_model_across_gpus_validated_on_a_gpu_of_its_pool_serves_that_gpu() {
         );
     }
     let problem = ConvProblem::parse("512-28-28-1x1-128-28-28-64-0x0-1x1-1x1-0-NCHW-FP32-F").unwrap();
-    let p = Predictor::load("gfx900", "ConvAsm1x1U", dirs).unwrap();
-    let preds = p.predict_one(&problem, DecodeMode::Beam { width: 4, top: 4 }).unwrap();
-    let rules = tuneinfer::solvers::conv_asm_1x1u::Rules::new(&problem);
-    assert!(!preds.is_empty());
-    for pr in &preds {
-        let c = tuneinfer::solvers::conv_asm_1x1u::parse_config(&pr.config).unwrap();
-        assert!(rules.is_valid(&c), "{}", pr.config);
-    }
+    assert_predicts_valid_asm1x1u("gfx900", &dir, &problem);
     let _ = std::fs::remove_dir_all(&dir);
 }
