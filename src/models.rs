@@ -695,7 +695,7 @@ pub fn find_and_load_resolved(arch: &str, solver: &dyn Solver, dirs: &[PathBuf])
 
 /// The solver that serves tuneinfer's own models of `solver`: its [`Solver::own_model_solver`]
 /// where it has one, else `solver` itself.
-pub fn own_models_solver<'a>(solver: &'a dyn Solver) -> &'a dyn Solver {
+pub fn own_models_solver(solver: &dyn Solver) -> &dyn Solver {
     solver.own_model_solver().map_or(solver, |s| s)
 }
 

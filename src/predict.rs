@@ -99,7 +99,7 @@ pub struct Predictor {
     pub model: Box<dyn Seq2SeqModel>,
     /// Which model serves the target and why, when it was found by [`Predictor::load`]
     /// (see [`models::resolve`]).
-    pub served: Option<models::Resolved>,
+    pub served: Option<Box<models::Resolved>>,
     threads: usize,
 }
 
@@ -136,7 +136,7 @@ impl Predictor {
 
     /// Records which model serves the target and why.
     pub fn with_served(mut self, served: Option<models::Resolved>) -> Predictor {
-        self.served = served;
+        self.served = served.map(Box::new);
         self
     }
 

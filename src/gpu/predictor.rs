@@ -110,7 +110,7 @@ impl GpuPredictor {
                 m.file.display()
             ))),
         }?;
-        gpu.host.served = Some(served);
+        gpu.host.served = Some(Box::new(served));
         Ok(gpu)
     }
 
