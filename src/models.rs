@@ -456,11 +456,13 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     for dir in dirs {
         pooled.extend(pooled_models(dir, base, solver.name())?);
     }
+    // The plain arch asked, and `cu` its usual GPU's count.
+    let usual_gpu = |cu: u32| gpu.compute_units.is_none() && wanted_cu == Some(cu);
     let pool_own = |c: &Candidate| {
         c.member
             .as_deref()
             .is_some_and(|m| m.eq_ignore_ascii_case(&gpu.db_name))
-            || (gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units))
+            || usual_gpu(c.compute_units)
     };
     if let Some(c) = pooled.iter().find(|c| pool_own(c)) {
         return found(
@@ -499,7 +501,7 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
         let served_by = match c.member {
             // Not this very GPU (that is stage 1's).
             Some(member) => ServedBy::Pool { member, own: false },
-            None if gpu.compute_units.is_none() && wanted_cu == Some(c.compute_units) => ServedBy::Exact,
+            None if usual_gpu(c.compute_units) => ServedBy::Exact,
             None => ServedBy::GpuInput {
                 model_cu: c.compute_units,
             },
@@ -553,9 +555,9 @@ struct Candidate {
     member: Option<String>,
 }
 
-/// The GPU names (`gfx90a68`, or the plain arch) of the files `{name}{suffix}` in `dir` whose
-/// name is a database name of `arch` without features, sorted, with the CU count the name holds.
-fn same_arch_names(dir: &std::path::Path, arch: &str, suffix: &str) -> Vec<(String, Option<u32>)> {
+/// The files `{name}{suffix}` in `dir` whose name is a database name without features (`gfx90a68`,
+/// or a plain arch), sorted: (name, its arch, the CU count the name holds).
+fn db_named_files(dir: &std::path::Path, suffix: &str) -> Vec<(String, String, Option<u32>)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -572,11 +574,19 @@ fn same_arch_names(dir: &std::path::Path, arch: &str, suffix: &str) -> Vec<(Stri
             let (name_arch, features, cu_in_name) = crate::solvers::split_db_name_features(prefix);
             // `gfx906_ConvOclBwdWrW2_4` must not read as arch `gfx906_ConvOclBwdWrW2` (the
             // suffix match is exact; the prefix is a database name or it is skipped).
-            let ok = name_arch.eq_ignore_ascii_case(arch)
-                && features.is_empty()
-                && (cu_in_name.is_some() || prefix.len() == name_arch.len());
-            ok.then(|| (prefix.to_string(), cu_in_name))
+            let ok = features.is_empty() && (cu_in_name.is_some() || prefix.len() == name_arch.len());
+            ok.then(|| (prefix.to_string(), name_arch.to_ascii_lowercase(), cu_in_name))
         })
+        .collect()
+}
+
+/// The GPU names (`gfx90a68`, or the plain arch) of the files `{name}{suffix}` in `dir` whose
+/// name is a database name of `arch` without features, sorted, with the CU count the name holds.
+fn same_arch_names(dir: &std::path::Path, arch: &str, suffix: &str) -> Vec<(String, Option<u32>)> {
+    db_named_files(dir, suffix)
+        .into_iter()
+        .filter(|(_, name_arch, _)| name_arch.eq_ignore_ascii_case(arch))
+        .map(|(prefix, _, cu)| (prefix, cu))
         .collect()
 }
 
@@ -636,26 +646,12 @@ fn same_arch_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<V
 /// GPU, with its CU count. A model whose metadata does not read is an error naming it.
 fn pooled_models(dir: &std::path::Path, arch: &str, solver: &str) -> Result<Vec<Candidate>> {
     let suffix = format!("_{}.json", crate::seq2seq::weights::file_solver_name(solver));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
-    };
-    let mut prefixes: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()
-                .and_then(|n| n.strip_suffix(&suffix))
-                .map(str::to_string)
+    let prefixes = db_named_files(dir, &suffix)
+        .into_iter()
+        .filter(|(_, name_arch, _)| {
+            crate::solvers::KNOWN_ARCHES.contains(&name_arch.as_str()) && !name_arch.eq_ignore_ascii_case(arch)
         })
-        .filter(|prefix| {
-            let (name_arch, features, cu) = crate::solvers::split_db_name_features(prefix);
-            crate::solvers::KNOWN_ARCHES.contains(&name_arch.to_ascii_lowercase().as_str())
-                && !name_arch.eq_ignore_ascii_case(arch)
-                && features.is_empty()
-                && (cu.is_some() || prefix.len() == name_arch.len())
-        })
-        .collect();
-    prefixes.sort();
+        .map(|(prefix, _, _)| prefix);
     let mut out = Vec::new();
     for prefix in prefixes {
         let files = WeightsFiles::in_dir(dir, &prefix, solver);

@@ -130,11 +130,7 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         if gpu.eq_ignore_ascii_case(&info.arch) {
             None
         } else {
-            let in_pool = info.training["other_gpu_perf_dbs"].as_array().is_some_and(|a| {
-                a.iter()
-                    .any(|g| g["gpu"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(&gpu)))
-            });
-            if !in_pool && (args.flag("record") || args.value("store-half").is_some()) {
+            if !info.trained_with(&gpu) && (args.flag("record") || args.value("store-half").is_some()) {
                 return Err(Error::Usage(format!(
                     "--record: {} was not trained with {gpu}'s rows (train --other-gpu-perf-db); its figures on \
                      {gpu} are recorded only for a GPU of its training pool",

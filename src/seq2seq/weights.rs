@@ -97,6 +97,15 @@ impl WeightsInfo {
             .unwrap_or_default()
     }
 
+    /// Whether the GPU `db_name` (`gfx90a68`) is one of the other GPUs whose rows it was trained
+    /// with (`train --other-gpu-perf-db`: `training.other_gpu_perf_dbs`).
+    pub fn trained_with(&self, db_name: &str) -> bool {
+        self.training["other_gpu_perf_dbs"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|g| g["gpu"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(db_name)))
+        })
+    }
+
     /// The figures recorded for the GPU `db_name`: the model's own `validation` when it is the
     /// GPU the model was trained for (or `db_name` is None), else that pool GPU's.
     pub fn metrics_for(&self, db_name: Option<&str>) -> &Value {
