@@ -266,10 +266,10 @@ fn without_cli_notes(stderr: &str) -> String {
     stderr
         .lines()
         .filter(|l| {
-            !l.starts_with("note: NCHW problem:")
-                && !l.starts_with("note: system perf db")
-                && !l.starts_with("note: no --")
-                && !(l.starts_with("note: ") && l.contains("has no model of its own for these solvers"))
+            !(l.starts_with("note: NCHW problem:")
+                || l.starts_with("note: system perf db")
+                || l.starts_with("note: no --")
+                || (l.starts_with("note: ") && l.contains("has no model of its own for these solvers")))
         })
         .map(|l| format!("{l}\n"))
         .collect()

@@ -251,7 +251,7 @@ fn eval_no_model_records_a_cell_that_then_serves_it() {
     let resolved = models::resolve(
         "gfx1030_40",
         solvers::by_name("ConvOclBwdWrW2<8>").unwrap(),
-        &[dir.clone()],
+        std::slice::from_ref(&dir),
     )
     .unwrap();
     assert_eq!(resolved.served_by, models::ServedBy::ClosestCu { model_cu: 36, cu: 40 });

@@ -224,10 +224,13 @@ fn only_models() -> Option<Vec<&'static (&'static str, &'static str, &'static st
 const VALIDITY_PROBLEMS: usize = 2_000;
 const GPU_PROBLEMS: usize = 200;
 
+/// (solver, arch, database) -> the problems.
+type ProblemCache = Mutex<HashMap<(String, String, String), Arc<Vec<ConvProblem>>>>;
+
 /// The problems of the solver's rows in `db` that it applies to on `arch`, read once per test
 /// binary (both tests use them; a data-centre database takes seconds to decompress and parse).
 fn applicable(solver: &dyn Tunable, arch: &str, db: &str) -> Arc<Vec<ConvProblem>> {
-    static CACHE: OnceLock<Mutex<HashMap<(String, String, String), Arc<Vec<ConvProblem>>>>> = OnceLock::new();
+    static CACHE: OnceLock<ProblemCache> = OnceLock::new();
     let key = (solver.solver_name().to_string(), arch.to_string(), db.to_string());
     let cache = CACHE.get_or_init(Default::default);
     if let Some(hit) = cache.lock().unwrap().get(&key) {

@@ -537,7 +537,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             c.no_valid
         );
     }
-    for (_, u) in unproven.iter().copied() {
+    for (_, u) in unproven.iter() {
         say!("{}", u.line(&model_arch, include_unproven));
     }
     for (s, u) in &mixed {

@@ -341,7 +341,7 @@ impl IntRules for Rules {
 /// that divides K/G.
 pub fn static_default(p: &ConvProblem) -> [i64; NUM_PARAMS] {
     let kg = p.k / p.groups.max(1);
-    let per_tile = [4, 3, 2].into_iter().find(|&d| kg % d == 0).unwrap_or(1);
+    let per_tile = [4, 3, 2].into_iter().find(|&d| kg.is_multiple_of(d)).unwrap_or(1);
     [1, 6, per_tile as i64, 1, p.filter_h.min(MAX_FIELD_VALUE) as i64]
 }
 

@@ -416,7 +416,10 @@ impl HipIgemmSolver {
                     (gm.k % 4 == 0, format!("GEMM K = {} is not a multiple of 4", gm.k)),
                 ];
                 if self.kind == Kind::BwdDataV1R1 {
-                    v.push((p.k % ep == 0, format!("K = {} is not a multiple of EPACK {ep}", p.k)));
+                    v.push((
+                        p.k.is_multiple_of(ep),
+                        format!("K = {} is not a multiple of EPACK {ep}", p.k),
+                    ));
                 }
                 v
             }
