@@ -17,7 +17,8 @@ beside ../shared (so `../shared/miopen/...` paths resolve).
 
     tools/readme_examples.py            # build first: cargo build --release
     tools/readme_examples.py docs/cli.md README.md     # only these pages
-It also checks that the README's support table is what tools/support_table.py makes of weights/.
+It also checks that the README's support summary and docs/support.md's per-solver table are what
+tools/support_table.py makes of weights/ (when README.md or docs/support.md is among the pages).
 Exit status 1 when any example (or the table) differs (the differences are printed), 0 when all agree.
 """
 
@@ -199,7 +200,7 @@ def main():
     has_gpu = gpu_ready(env)
     for page in chosen:
         run_page(page, env, counts, has_gpu)
-    if ROOT / "README.md" in chosen:
+    if ROOT / "README.md" in chosen or ROOT / "docs" / "support.md" in chosen:
         table = subprocess.run([sys.executable, str(ROOT / "tools" / "support_table.py"), "--check"])
         counts["failed"] += table.returncode != 0
     print(
