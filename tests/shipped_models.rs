@@ -112,8 +112,9 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvBinWinogradRxSf2x3", "gfx942130", "gfx942130.db.txt.bz2"),
     // Winograd RxS f3x2 on gfx1030 (issue 27).
     ("ConvBinWinogradRxSf3x2", "gfx1030", "gfx1030_36.db"),
-    // One network with gfx1030's rows (the GPU an input) in place of a 5-member ensemble (issue 34).
+    // One network with other GPUs' rows (the GPU an input) in place of a 5-member ensemble (issue 34).
     ("ConvBinWinogradRxSf3x2", "gfx906", "gfx906_60.db"),
+    ("ConvBinWinogradRxSf2x3", "gfx906", "gfx906_60.db"),
     // The non-xdlops HIP implicit GEMM solvers (issue 27) where a model beats the neighbour.
     ("ConvHipImplicitGemmBwdDataV1R1", "gfx900", "gfx900_56.db"),
     ("ConvHipImplicitGemmV4R4Fwd", "gfx900", "gfx900_56.db"),
