@@ -60,20 +60,19 @@ MIOPEN_MODELS = [
 ]
 
 
+def expand(solver):
+    """ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops -> its three names; a plain name -> itself."""
+    if "{" not in solver:
+        return [solver]
+    head, rest = solver.split("{", 1)
+    options, tail = rest.split("}", 1)
+    return [head + o + tail for o in options.split(",")]
+
+
 def miopen_model_serves(plain, solver):
     """Whether MIOpen's own model of the plain arch serves the solver first (its names may be
     written with braces: ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops)."""
-    for a, s in MIOPEN_MODELS:
-        if a != plain:
-            continue
-        if "{" in s:
-            head, rest = s.split("{", 1)
-            options, tail = rest.split("}", 1)
-            if any(solver == head + o + tail for o in options.split(",")):
-                return True
-        elif s == solver:
-            return True
-    return False
+    return any(a == plain and solver in expand(s) for a, s in MIOPEN_MODELS)
 
 
 def base_arch(arch):
@@ -118,15 +117,6 @@ def figures(v):
         pct(nn, "exact_pct"),
         shown_default,
     ]
-
-
-def expand(solver):
-    """ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops -> its three names; a plain name -> itself."""
-    if "{" not in solver:
-        return [solver]
-    head, rest = solver.split("{", 1)
-    options, tail = rest.split("}", 1)
-    return [head + o + tail for o in options.split(",")]
 
 
 def records():
@@ -222,17 +212,13 @@ def records():
     return out
 
 
-def rows():
-    return [r["cells"] for r in records()]
-
-
-def table():
+def table(recs):
     head = (
         "| GPU (`--arch`) | solver | model, trained on | held-out problems | exact % greedy / beam 16 "
         "| top-16 % | nearest neighbour exact % | MIOpen default exact % |"
     )
     lines = [head, "|" + "---|" * 8]
-    lines += ["| " + " | ".join(r) + " |" for r in rows()]
+    lines += ["| " + " | ".join(r["cells"]) + " |" for r in recs]
     return "\n".join(lines)
 
 
@@ -249,9 +235,8 @@ def signed(x):
     return f"{x:+.1f}"
 
 
-def summary():
-    """The README's summary: one row per GPU (database name) of the per-solver table."""
-    recs = records()
+def summary(recs):
+    """The README's summary: one row per GPU (database name) of the per-solver table `recs`."""
     gpus = []
     for r in recs:
         if r["gpu"] not in gpus:
@@ -323,9 +308,10 @@ def replaced(text, begin, end, body, name):
 
 # (page, its markers, what goes between them, what it is)
 def pages():
+    recs = records()  # every weights/*.json read once for both pages
     return [
-        (README, SUMMARY_BEGIN, SUMMARY_END, summary(), "support summary (one row per GPU)"),
-        (SUPPORT, BEGIN, END, table(), "support table (one row per model)"),
+        (README, SUMMARY_BEGIN, SUMMARY_END, summary(recs), "support summary (one row per GPU)"),
+        (SUPPORT, BEGIN, END, table(recs), "support table (one row per model)"),
     ]
 
 
@@ -346,9 +332,9 @@ def main():
                 print(f"{name}'s {what} matches weights/")
         sys.exit(1 if stale else 0)
     elif arg == "--summary":
-        print(summary())
+        print(summary(records()))
     elif arg in ("", "--print"):
-        print(table())
+        print(table(records()))
     else:
         sys.exit(__doc__)
 
