@@ -1,7 +1,15 @@
 //! The `tuneinfer` binary: see `tuneinfer --help`.
 
+/// The models of `weights/`, carried inside the binary (build.rs lists them), so that an installed
+/// or copied binary answers with no source tree beside it. With the feature `bundled` the library
+/// carries them itself.
+#[cfg(not(feature = "bundled"))]
+static MODELS: &[tuneinfer::format::bundle::BundledFile] = include!(concat!(env!("OUT_DIR"), "/bundled_models.rs"));
+
 fn main() {
     restore_default_sigpipe();
+    #[cfg(not(feature = "bundled"))]
+    tuneinfer::format::bundle::register(MODELS);
     // Arguments that are not UTF-8 are a usage error, not a panic in `std::env::args`.
     let mut argv = Vec::new();
     for (i, arg) in std::env::args_os().skip(1).enumerate() {

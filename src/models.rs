@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::format::bundle;
 use crate::format::metadata::KtnMetadata;
 use crate::problem::ConvProblem;
 use crate::search::{DecoderScratch, StepDecoder, Vocabulary};
@@ -74,7 +75,7 @@ pub const NEIGHBOUR_FORMAT: &str = "tuneinfer-neighbour-cell-1";
 impl NeighbourRecord {
     /// Reads a record, checking its format tag and that it names `solver` (when given).
     pub fn read(path: &std::path::Path, solver: Option<&str>) -> Result<NeighbourRecord> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::format::read_text(path)?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Error::format(path.display().to_string(), e.to_string()))?;
         let field = |name: &str| -> Result<String> {
@@ -439,12 +440,16 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     for dir in dirs {
         // A model with a file missing is here too: loading it names the missing file.
         let ours = WeightsFiles::in_dir(dir, &gpu.db_name, solver.name());
-        if ours.tensors.exists() || ours.metadata.exists() {
+        if bundle::is_file(&ours.tensors)
+            || bundle::is_file(&ours.metadata)
+            || ours.tensors.exists()
+            || ours.metadata.exists()
+        {
             return found(Located::Attention(ours, gpu.db_name.clone()), ServedBy::Exact);
         }
         if gpu.compute_units.is_some() {
             let arch_wide = WeightsFiles::in_dir(dir, base, solver.name());
-            if arch_wide.metadata.is_file() && trained_on(&arch_wide, &gpu.db_name) {
+            if bundle::is_file(&arch_wide.metadata) && trained_on(&arch_wide, &gpu.db_name) {
                 return found(Located::Attention(arch_wide, base.to_string()), ServedBy::Exact);
             }
         }
@@ -558,14 +563,10 @@ struct Candidate {
 /// The files `{name}{suffix}` in `dir` whose name is a database name without features (`gfx90a68`,
 /// or a plain arch), sorted: (name, its arch, the CU count the name holds).
 fn db_named_files(dir: &std::path::Path, suffix: &str) -> Vec<(String, String, Option<u32>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Some(entries) = bundle::file_names(dir) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.ends_with(suffix))
-        .collect();
+    let mut names: Vec<String> = entries.into_iter().filter(|n| n.ends_with(suffix)).collect();
     names.sort();
     names
         .into_iter()
@@ -721,8 +722,9 @@ pub fn load_resolved(resolved: &Resolved, solver: &dyn Solver) -> Result<LoadedM
 }
 
 /// The directories searched for models, in order: `--models DIR` (searched first; it adds to
-/// the search, never replaces it), `$TUNEINFER_MODELS`, the project's `weights/` (the crate's,
-/// then the current directory's), then MIOpen's models where MIOpen reads them
+/// the search, never replaces it), `$TUNEINFER_MODELS`, the models built into tuneinfer (the
+/// binary's; the library's with the feature `bundled`: [`crate::format::bundle`]), the project's
+/// `weights/` (the crate's, then the current directory's), then MIOpen's models where MIOpen reads them
 /// (`src/db_path.cpp.in`, `GetSystemDbPath`: `$MIOPEN_SYSTEM_DB_PATH`, else the install's
 /// `share/miopen/db`: under `$ROCM_PATH`, then `/opt/rocm`). A directory is listed once
 /// (the same directory by two names, e.g. `./weights` inside the checkout, too).
@@ -731,6 +733,7 @@ pub fn search_dirs(flag: Option<&std::path::Path>) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     dirs.extend(flag.map(|f| f.to_path_buf()));
     dirs.extend(env_dir("TUNEINFER_MODELS"));
+    dirs.extend(bundle::dir());
     dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights"));
     dirs.push(PathBuf::from("weights"));
     dirs.extend(env_dir("MIOPEN_SYSTEM_DB_PATH"));

@@ -114,7 +114,13 @@ fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
     let searched: Vec<String> = dirs
         .iter()
         .map(|d| {
-            if d.is_dir() {
+            if crate::format::bundle::is_bundled_path(d) {
+                format!(
+                    "{} ({} files inside tuneinfer)",
+                    d.display(),
+                    crate::format::bundle::files().len()
+                )
+            } else if d.is_dir() {
                 d.display().to_string()
             } else {
                 format!("{} (does not exist)", d.display())
@@ -124,15 +130,16 @@ fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
     say!("models (searched in this order: {}):", searched.join(", "));
     let mut all: Vec<Listed> = Vec::new();
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
+        let Some(mut names) = crate::format::bundle::file_names(dir) else {
+            continue;
+        };
         names.sort();
         for n in names {
             let found = if let Some(stem) = n.strip_suffix("_encoder.ktn.model") {
                 Some((stem.to_string(), "MIOpen KTN"))
             } else {
                 n.strip_suffix(".safetensors")
-                    .filter(|stem| dir.join(format!("{stem}.json")).is_file())
+                    .filter(|stem| crate::format::bundle::is_file(&dir.join(format!("{stem}.json"))))
                     .map(|stem| (stem.to_string(), "tuneinfer attention"))
             };
             let Some((stem, kind)) = found else { continue };

@@ -25,10 +25,11 @@ pub(super) fn models_by_arch(dirs: &[PathBuf]) -> BTreeMap<String, Vec<&'static 
         }
     };
     for dir in dirs {
-        let Ok(read) = std::fs::read_dir(dir) else { continue };
-        for entry in read.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
+        let Some(read) = crate::format::bundle::file_names(dir) else {
+            continue;
+        };
+        for name in &read {
+            let name = name.as_str();
             if let Some(stem) = name.strip_suffix(".safetensors") {
                 if stem.ends_with(".checkpoint") {
                     continue;

@@ -2,6 +2,7 @@
 //! safetensors, and tuneinfer's own weights (safetensors + a metadata JSON).
 
 pub mod base64;
+pub mod bundle;
 pub mod frugally;
 pub mod md5;
 pub mod metadata;
@@ -19,7 +20,7 @@ use crate::error::{Error, Result};
 pub const MAX_MODEL_SIZE: usize = 4096;
 
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = bundle::read(path).map_err(|e| Error::io(path, e))?.into_owned();
     String::from_utf8(bytes).map_err(|e| {
         Error::format(
             path.display().to_string(),

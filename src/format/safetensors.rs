@@ -221,7 +221,7 @@ pub fn write(path: &Path, tensors: &[Tensor], metadata: &BTreeMap<String, String
 }
 
 pub fn read(path: &Path) -> Result<(Vec<Tensor>, BTreeMap<String, String>)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = super::bundle::read(path).map_err(|e| Error::io(path, e))?;
     from_bytes(&bytes, &path.display().to_string())
 }
 

@@ -56,7 +56,7 @@ impl WeightsFiles {
     }
 
     pub fn exist(&self) -> bool {
-        self.tensors.is_file() && self.metadata.is_file()
+        crate::format::bundle::is_file(&self.tensors) && crate::format::bundle::is_file(&self.metadata)
     }
 }
 
@@ -303,7 +303,9 @@ fn features_json(names: &[&str], t: &FeatureTransform) -> Value {
 
 /// The tensors file's bytes, checked against the sha256 its metadata names.
 fn read_checked(files: &WeightsFiles, digest: &str) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(&files.tensors).map_err(|e| Error::io(&files.tensors, e))?;
+    let bytes = crate::format::bundle::read(&files.tensors)
+        .map_err(|e| Error::io(&files.tensors, e))?
+        .into_owned();
     let got = {
         let mut h = Sha256::new();
         h.update(&bytes);

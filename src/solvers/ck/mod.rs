@@ -194,8 +194,8 @@ pub static WRW: CkGroupSolver = CkGroupSolver {
     direction: Direction::BackwardWeights,
 };
 
-/// The catalogue directory of a target.
-fn catalogue_dir(target: &Target) -> PathBuf {
+/// The catalogue directory of a target (None: the built-in lists).
+fn catalogue_dir(target: &Target) -> Option<PathBuf> {
     catalogue::default_dir(target.catalogue_dir.as_deref())
 }
 
@@ -259,7 +259,7 @@ impl CkGroupSolver {
             )));
         }
         let dims = CkDims::new(problem)?;
-        let catalogue = catalogue::load_cached(&catalogue_dir(target), self.direction, problem.precision)?;
+        let catalogue = catalogue::load_cached(catalogue_dir(target).as_deref(), self.direction, problem.precision)?;
         Ok((plan, dims, catalogue))
     }
 

@@ -18,8 +18,8 @@
 //! `parse_params` reads one back through the catalogue: an instance the catalogue does not hold
 //! is an error, so such an id is never written.
 //!
-//! The catalogue is built from `../shared/miopen` (or `$TUNEINFER_MIOPEN_DATA`) at first use, once
-//! per process (about 3 s: MIOpen 3.5.1's three text databases are read).
+//! The catalogue is built into tuneinfer (`src/solvers/ck/data/`, [`Index351::builtin`]) and
+//! parsed at first use, once per process; no file is read.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,7 +29,7 @@ use crate::problem::{ConvProblem, Direction, Layout};
 use crate::solvers::tunable::{log2_feature, precision_feature, product_below};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
-use super::catalogue351::{default_data_dir, load_index, Catalogue351, Entry, Index351};
+use super::catalogue351::{Catalogue351, Entry, Index351};
 use super::instance::parse_kernel_id;
 use super::rules351::{applicable, check_kernel, CkProblem, CkSolver, CkType, RuleSet, SPLIT_K_VALUES};
 
@@ -124,15 +124,15 @@ impl SolverInstances {
     }
 }
 
-/// The instances of `solver`, built once per process from MIOpen's data beside the checkout
-/// ([`default_data_dir`]).
+/// The instances of `solver`, built once per process from the catalogues built into tuneinfer
+/// ([`Index351::builtin`]).
 pub fn solver_instances(solver: CkSolver) -> Result<Arc<SolverInstances>> {
     static CACHE: OnceLock<Mutex<BTreeMap<CkSolver, Arc<SolverInstances>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&solver) {
         return Ok(found.clone());
     }
-    let index = load_index(&default_data_dir(), &crate::format::read_text_or_bzip2)?;
+    let index = Index351::builtin_cached()?;
     let built = Arc::new(SolverInstances::build(index, solver));
     cache
         .lock()
@@ -405,7 +405,7 @@ impl CkTunable {
         }
         let inst = self
             .instances()
-            .map_err(|e| self.not_applicable(format!("its kernel catalogue is not at hand: {e}")))?;
+            .map_err(|e| self.not_applicable(format!("its kernel catalogue does not read: {e}")))?;
         let Some(cat) = inst.catalogue(dtype) else {
             return Err(self.not_applicable(format!(
                 "data type {}: no {name} instance is known for it",

@@ -190,11 +190,11 @@ impl GtcSolver {
             )));
         }
         rules::size_limits(&d).map_err(|why| self.not_applicable(format!("{why}: {name} does not apply")))?;
-        // Without its kernel catalogue (MIOpen's data) no config can be named: said once per
-        // problem as the reason, never a config.
+        // The catalogue is built in (src/solvers/gtc_nhwc/data/); were it unreadable, no config
+        // could be named: said as the reason, never a config.
         self.catalogue()
             .map(|_| ())
-            .map_err(|e| self.not_applicable(format!("its kernel catalogue is not at hand: {e}")))
+            .map_err(|e| self.not_applicable(format!("its kernel catalogue does not read: {e}")))
     }
 }
 
