@@ -48,7 +48,7 @@ extern "C" {
 
 /* The ABI this header describes; compare with tuneinfer_abi_version() at run time. Bumped
  * whenever a struct, a signature or a meaning changes. */
-#define TUNEINFER_ABI_VERSION 1
+#define TUNEINFER_ABI_VERSION 2
 
 /* ----- status codes (the CLI's exit codes) ----- */
 #define TUNEINFER_OK 0
@@ -82,19 +82,25 @@ extern "C" {
 #define TUNEINFER_SOURCE_MODEL 0
 #define TUNEINFER_SOURCE_DEFAULT 1  /* the solver's static default (no score) */
 #define TUNEINFER_SOURCE_NEIGHBOUR 2  /* the nearest tuned neighbour's config (no score; the CLI's --method) */
+#define TUNEINFER_SOURCE_PERF_DB 3  /* the value tuned in MIOpen's system perf db (no score) */
 
 /* How to load a predictor. Zero-initialise it ({0}): every NULL or 0 field takes the CLI's
  * default. The strings are only read during tuneinfer_open. */
 typedef struct tuneinfer_options {
     const char *arch;       /* --arch: e.g. "gfx906" (default), "gfx900", "gfx908", "gfx906_64" */
     const char *solver;     /* --solver: e.g. "ConvAsm1x1U" (default), "ConvAsmBwdWrW1x1" */
-    const char *models;     /* --models DIR; NULL: $TUNEINFER_MODELS, the project's weights/,
-                               ./weights, /opt/rocm/share/miopen/db */
+    const char *models;     /* --models DIR; NULL: $TUNEINFER_MODELS, the models built into the
+                               library (feature bundled), the project's weights/, ./weights,
+                               /opt/rocm/share/miopen/db */
     const char *device;     /* --device: "auto" (default), "gpu" or "cpu" */
     const char *precision;  /* --precision: "f32" (default) or "f16" (GPU only) */
     const char *catalogue;  /* --catalogue DIR (composable_kernel solvers); NULL: default */
     uint32_t compute_units; /* --cu N; 0: the model's default */
     uint32_t threads;       /* worker threads of batches; 0: all cores */
+    const char *method;     /* --method (ABI 2): "best" (NULL, the default), "model", "neighbour"
+                               or "default"; the answer is the CLI's */
+    const char *system_db;  /* --system-db FILE|none (ABI 2); NULL: MIOpen's installed system
+                               perf db, found as the CLI finds it ($MIOPEN_SYSTEM_DB_PATH, ...) */
 } tuneinfer_options;
 
 /* How to decode. Zero-initialised (or a NULL pointer) is TUNEINFER_DECODE_DEFAULT. */

@@ -12,6 +12,7 @@ pub use error::{Error, Result};
 pub mod cpu;
 pub mod format;
 pub mod fuzzing;
+pub mod method;
 pub mod models;
 pub mod neighbour;
 pub mod predict;

@@ -55,6 +55,8 @@ pub enum Source {
     Default,
     /// The config of the nearest tuned neighbour ([`crate::neighbour`]).
     Neighbour,
+    /// The value MIOpen's system perf db has tuned for the (problem, solver): not a prediction.
+    PerfDb,
 }
 
 impl Source {
@@ -63,6 +65,7 @@ impl Source {
             Source::Model => "model",
             Source::Default => "default",
             Source::Neighbour => "neighbour",
+            Source::PerfDb => "perf-db",
         }
     }
 }

@@ -326,13 +326,31 @@ fn without_miopens_data_the_catalogue_solvers_answer_as_with_it() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let shared = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen");
-    for (arch, problem) in [
-        ("gfx942130", "128-28-28-3x3-128-28-28-32-1x1-1x1-1x1-0-NHWC-FP16-F"),
-        ("gfx942130", "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NHWC-FP16-B"),
-        ("gfx90a68", "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NHWC-FP32-W"),
+    for (arch, problem, expected) in [
+        (
+            "gfx942130",
+            "128-28-28-3x3-128-28-28-32-1x1-1x1-1x1-0-NHWC-FP16-F",
+            &["GTCDynamicFwd", "GroupFwdXdlops"][..],
+        ),
+        (
+            "gfx942130",
+            "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NHWC-FP16-B",
+            &["GTCDynamicBwd", "GroupBwdXdlops"],
+        ),
+        (
+            "gfx942130",
+            "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NHWC-FP32-W",
+            &["GTCDynamicWrw", "GroupWrwXdlops"],
+        ),
+        (
+            "gfx90a68",
+            "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NHWC-FP16-F",
+            &["GTCDynamicFwd"],
+        ),
         (
             "gfx942130",
             "64-1-56-56-1x3x3-64-1-56-56-32-0x1x1-1x1x1-1x1x1-0-NDHWC-FP32-F",
+            &["3DGroupFwdXdlops"],
         ),
     ] {
         let args = [
@@ -348,10 +366,7 @@ fn without_miopens_data_the_catalogue_solvers_answer_as_with_it() {
             problem,
         ];
         let without = run(None, &args);
-        for solver in ["GTCDynamic", "ConvHipImplicitGemm"] {
-            if problem.contains("NDHWC") && solver == "GTCDynamic" {
-                continue;
-            }
+        for solver in expected {
             assert!(
                 without.contains(solver),
                 "{arch} {problem}: no {solver} answer:\n{without}"

@@ -78,7 +78,7 @@ fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
             Ok((_, r)) => {
                 served += 1;
                 say!("  {:w$}  {}", s.name(), r.describe());
-                let differs = super::method::best_differs(&r);
+                let differs = crate::method::best_differs(&r);
                 if !differs.is_empty() {
                     say!("  {:w$}    --method best answers with: {}", "", differs.join("; "));
                 }

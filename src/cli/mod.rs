@@ -16,7 +16,6 @@ mod bench;
 mod eval;
 mod info;
 mod interrupt;
-mod method;
 mod predict;
 mod train;
 mod userdb;

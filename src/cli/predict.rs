@@ -301,12 +301,11 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             ))
         }
     };
-    let method = super::method::Method::parse(args.value("method"))?;
-    let system = system_db(&args)?;
+    let method = crate::method::Method::parse(args.value("method"))?;
+    let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let plans = super::method::plans(method, &c.engines, system.db.as_ref().map(|d| d.path.as_path()))?;
-    let mut answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
-    let whys = super::method::apply(&plans, &c.engines, &problems, &mut answers);
+    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?;
+    let (answers, whys) = answering.answer(&c.engines.engines, &problems, c.mode);
     for note in c.engines.take_notes() {
         eprintln!("{note}");
     }
@@ -338,12 +337,13 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
             }
             let chosen = whys.first().and_then(|w| w.first()).and_then(Option::as_ref);
             if tuned {
-                perf_db_note(system.db.as_ref());
+                perf_db_note(answering.system_path());
             } else if let (Some(why), 0) = (chosen, rank) {
                 let who = match p.source {
                     Source::Neighbour => "the nearest tuned neighbour's config",
                     Source::Default => "MIOpen's static default",
                     Source::Model => "the model's answer",
+                    Source::PerfDb => "the value tuned in MIOpen's system perf db",
                 };
                 eprintln!("note: {}: {who} (source {}): {why}", names[0], p.source.as_str());
             } else if p.source == Source::Default {
@@ -391,7 +391,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         });
     }
     if tuned_rows > 0 {
-        perf_db_note(system.db.as_ref());
+        perf_db_note(answering.system_path());
     }
     for f in &failures {
         eprintln!("error: {f}");
@@ -404,133 +404,19 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
 /// `--cu` or its usual compute units), found as MIOpen's default text build finds it (the exact
 /// file name, in any of its forms).
 pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> {
-    use crate::userdb::system::{resolve, Choice, DbName, Resolved};
-    let choice = Choice::parse(args.value("system-db"));
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
-    let gpu = crate::userdb::naming::parse_arch(arch)?;
-    let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
-    let cu = match (cu_in_name, args.value("cu")) {
-        (Some(n), _) => Some(n),
-        (None, Some(_)) => Some(args.positive("cu", 1, 65_536)? as u32),
-        (None, None) => crate::solvers::conv_bin_winograd_rxs::default_compute_units(base),
+    let cu = match args.value("cu") {
+        Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
+        None => None,
     };
-    let Some(cu) = cu else {
-        if let Choice::File(_) = choice {
-            // A named file needs no name.
-            return resolve(
-                &choice,
-                &DbName {
-                    basename: base,
-                    db_id: &gpu.db_id,
-                    compute_units: 0,
-                },
-                false,
-            );
-        }
-        return Ok(Resolved {
-            db: None,
-            summary: format!(
-                "system perf db: not looked for: the compute units of {arch} are unknown (give --cu N, or --system-db FILE)"
-            ),
-        });
-    };
-    let basename = crate::userdb::db_basename(&gpu.db_id, cu);
-    resolve(
-        &choice,
-        &DbName {
-            basename: &basename,
-            db_id: &gpu.db_id,
-            compute_units: cu,
-        },
-        false,
-    )
+    crate::method::system_db(arch, cu, args.value("system-db"))
 }
 
-/// For each problem, one answer per engine (as [`Engines::predict_batch`]) and whether it is the
-/// value the system perf database has tuned: a (problem, solver) it has tuned, for a solver
-/// that applies to the problem, is answered with that value and not predicted (an exact lookup
-/// beats any prediction; MIOpen uses it).
-pub(super) fn answers_with_perf_db(
-    engines: &Engines,
-    problems: &[ConvProblem],
-    mode: Option<DecodeMode>,
-    system: Option<&crate::userdb::system::SystemDb>,
-) -> Vec<Vec<(SolverAnswer, bool)>> {
-    let Some(system) = system else {
-        return engines
-            .predict_batch(problems, mode)
-            .into_iter()
-            .map(|answers| answers.into_iter().map(|a| (a, false)).collect())
-            .collect();
-    };
-    let names = engines.solver_names();
-    let mut out: Vec<Vec<(SolverAnswer, bool)>> = problems.iter().map(|_| Vec::new()).collect();
-    for (engine, name) in engines.engines.iter().zip(&names) {
-        let host = engine.host();
-        // A lookup that fails (an unreadable row) is that answer's failure.
-        let mut lookup_failed: Vec<Option<Error>> = problems.iter().map(|_| None).collect();
-        let tuned: Vec<Option<String>> = problems
-            .iter()
-            .zip(&mut lookup_failed)
-            .map(|(p, failed)| match system.tuned_for(p, name) {
-                Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
-                Err(e) => {
-                    *failed = Some(e);
-                    None
-                }
-            })
-            .collect();
-        let todo: Vec<ConvProblem> = problems
-            .iter()
-            .zip(tuned.iter().zip(&lookup_failed))
-            .filter(|(_, (t, f))| t.is_none() && f.is_none())
-            .map(|(p, _)| p.clone())
-            .collect();
-        let mode = mode.unwrap_or_else(|| engine.default_mode());
-        let mut predicted = if todo.is_empty() {
-            Vec::new()
-        } else {
-            engine.predict_batch(&todo, mode)
-        }
-        .into_iter();
-        for ((slot, t), failed) in out.iter_mut().zip(&tuned).zip(lookup_failed) {
-            if let Some(e) = failed {
-                slot.push((SolverAnswer::Failed(e), false));
-                continue;
-            }
-            slot.push(match t {
-                Some(params) => (
-                    SolverAnswer::Predicted(vec![Prediction {
-                        config: params.clone(),
-                        values: params.split(',').map(str::to_string).collect(),
-                        tokens: Vec::new(),
-                        score: None,
-                        source: Source::Model,
-                    }]),
-                    true,
-                ),
-                None => (
-                    match predicted.next() {
-                        Some(Ok(p)) => SolverAnswer::Predicted(p),
-                        Some(Err(Error::NotApplicable { reason, .. } | Error::InvalidProblem { reason, .. })) => {
-                            SolverAnswer::NotApplicable(reason)
-                        }
-                        Some(Err(e)) => SolverAnswer::Failed(e),
-                        None => SolverAnswer::Failed(Error::Internal("an answer went missing".into())),
-                    },
-                    false,
-                ),
-            });
-        }
-    }
-    out
-}
-
-fn perf_db_note(system: Option<&crate::userdb::system::SystemDb>) {
-    if let Some(db) = system {
+fn perf_db_note(system: Option<&Path>) {
+    if let Some(path) = system {
         eprintln!(
             "note: tuned in MIOpen's system perf db {} (source perf-db): the tuned value itself, not a prediction",
-            db.path.display()
+            path.display()
         );
     }
 }
@@ -836,10 +722,10 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     };
     let out_name = if output_name == "-" { "<stdout>" } else { output_name };
     let write_err = |e: std::io::Error| Error::io(out_name, e);
-    let method = super::method::Method::parse(args.value("method"))?;
-    let system = system_db(&args)?;
+    let method = crate::method::Method::parse(args.value("method"))?;
+    let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let plans = super::method::plans(method, &c.engines, system.db.as_ref().map(|d| d.path.as_path()))?;
+    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?;
     let names = c.engines.solver_names();
     sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
         .map_err(write_err)?;
@@ -855,8 +741,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
             let problems: Vec<ConvProblem> = chunk.iter().map(|(_, _, p, _)| p.clone()).collect();
-            let mut answers = answers_with_perf_db(&c.engines, &problems, c.mode, system.db.as_ref());
-            super::method::apply(&plans, &c.engines, &problems, &mut answers);
+            let (answers, _) = answering.answer(&c.engines.engines, &problems, c.mode);
             let mut text = String::new();
             for ((line_no, label, _, several), answers) in chunk.iter().zip(answers) {
                 let mut any = false;
@@ -902,10 +787,10 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         other => other,
     })?;
     let mut notes = Vec::new();
-    match &system.db {
-        Some(db) => notes.push(format!(
+    match answering.system_path() {
+        Some(path) => notes.push(format!(
             "{tuned_answers} answer(s) are the values tuned in MIOpen's system perf db {} (source perf-db)",
-            db.path.display()
+            path.display()
         )),
         None => notes.push(system.summary.clone()),
     }

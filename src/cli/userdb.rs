@@ -313,10 +313,10 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // Cells served without a network: the nearest tuned neighbour of the system perf db where
     // their figures chose it (else MIOpen's default, which is not written).
     let rows_db = system.db.as_ref().map(|d| d.path.clone());
-    let cell_plans: Vec<Option<super::method::Plan>> = engines
+    let cell_plans: Vec<Option<crate::method::Plan>> = engines
         .engines
         .iter()
-        .map(|e| super::method::cell_plan(e, rows_db.as_deref()))
+        .map(|e| crate::method::cell_plan(e, rows_db.as_deref()))
         .collect::<Result<_>>()?;
 
     // --- Read, predict, collect, a chunk at a time.
@@ -388,7 +388,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                             }
                             let neighbour = cell_plans[s]
                                 .as_ref()
-                                .and_then(|plan| super::method::cell_answer(plan, engine, &chunk[i].2));
+                                .and_then(|plan| crate::method::cell_answer(plan, engine, &chunk[i].2));
                             let Some(best) = neighbour.or_else(|| predictions.into_iter().next()) else {
                                 c.no_valid += 1;
                                 continue;

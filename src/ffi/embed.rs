@@ -26,6 +26,10 @@ pub struct LoadOptions<'a> {
     pub compute_units: Option<u32>,
     pub catalogue: Option<&'a str>,
     pub threads: Option<usize>,
+    /// `--method`: None = "best", as the CLI.
+    pub method: Option<&'a str>,
+    /// `--system-db`: None = MIOpen's installed one (as the CLI finds it), "none", or a file.
+    pub system_db: Option<&'a str>,
 }
 
 /// Loads the model the options name, exactly as `tuneinfer predict` does.
@@ -63,6 +67,41 @@ pub fn load_noting(opts: &LoadOptions<'_>) -> Result<(Engine, Option<String>)> {
         engine = engine.with_threads(n);
     }
     Ok((engine, note))
+}
+
+/// The CLI's answering path for `engine` with the options' `--method` and `--system-db`
+/// (defaults the same as `tuneinfer predict`'s).
+pub fn answering(opts: &LoadOptions<'_>, engine: &Engine) -> Result<crate::method::Answering> {
+    let method = crate::method::Method::parse(opts.method)?;
+    let system = crate::method::system_db(opts.arch.unwrap_or(DEFAULT_ARCH), opts.compute_units, opts.system_db)?;
+    crate::method::Answering::new(method, std::slice::from_ref(engine), system.db)
+}
+
+/// The answers of `problems` as `tuneinfer predict` gives them (one solver): the tuned value, or
+/// the chosen predictor's answer first; a solver that does not apply is
+/// [`Error::NotApplicable`].
+pub fn answer(
+    answering: &crate::method::Answering,
+    engine: &Engine,
+    problems: &[crate::problem::ConvProblem],
+    mode: DecodeMode,
+) -> Vec<Result<Vec<crate::predict::Prediction>>> {
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    let (answers, _) = answering.answer(std::slice::from_ref(engine), problems, Some(mode));
+    answers
+        .into_iter()
+        .map(|mut per_engine| match per_engine.pop() {
+            Some((crate::engines::SolverAnswer::Predicted(list), _)) => Ok(list),
+            Some((crate::engines::SolverAnswer::NotApplicable(reason), _)) => Err(Error::NotApplicable {
+                solver: engine.host().solver.name().to_string(),
+                reason,
+            }),
+            Some((crate::engines::SolverAnswer::Failed(e), _)) => Err(e),
+            None => Err(Error::Internal("no answer".into())),
+        })
+        .collect()
 }
 
 /// A decode request: the model's default (`--decode auto`), MIOpen's greedy walk

@@ -37,7 +37,7 @@ use crate::problem::ConvProblem;
 use embed::{Decode, LoadOptions};
 
 /// `TUNEINFER_ABI_VERSION` of the header this library implements.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 pub const TUNEINFER_OK: c_int = 0;
 /// A batch in which some problems failed (each result has its own status).
@@ -62,6 +62,7 @@ pub const TUNEINFER_DECODE_BEAM: i32 = 2;
 pub const TUNEINFER_SOURCE_MODEL: i32 = 0;
 pub const TUNEINFER_SOURCE_DEFAULT: i32 = 1;
 pub const TUNEINFER_SOURCE_NEIGHBOUR: i32 = 2;
+pub const TUNEINFER_SOURCE_PERF_DB: i32 = 3;
 
 pub const TUNEINFER_LAYOUT_NCHW: i32 = 0;
 pub const TUNEINFER_LAYOUT_NHWC: i32 = 1;
@@ -85,6 +86,10 @@ pub struct tuneinfer_options {
     pub catalogue: *const c_char,
     pub compute_units: u32,
     pub threads: u32,
+    /// `--method`: "best" (default), "model", "neighbour" or "default" (ABI 2).
+    pub method: *const c_char,
+    /// `--system-db`: NULL = MIOpen's installed one, as the CLI finds it; "none"; or a file (ABI 2).
+    pub system_db: *const c_char,
 }
 
 /// How to decode; zero-initialised means the model's default (`--decode auto`).
@@ -168,6 +173,8 @@ struct Store {
 /// A loaded predictor and the strings its accessors hand out.
 struct Handle {
     engine: Engine,
+    /// The CLI's answering path ([`crate::method::Answering`]): tuned values, then `--method`.
+    answering: crate::method::Answering,
     solver: CString,
     device: CString,
     /// What `tuneinfer predict` prints on stderr after loading, if anything.
@@ -357,6 +364,7 @@ fn make_results(outcomes: Vec<Result<Vec<Prediction>, Fail>>) -> *mut tuneinfer_
                                 Source::Model => TUNEINFER_SOURCE_MODEL,
                                 Source::Default => TUNEINFER_SOURCE_DEFAULT,
                                 Source::Neighbour => TUNEINFER_SOURCE_NEIGHBOUR,
+                                Source::PerfDb => TUNEINFER_SOURCE_PERF_DB,
                             },
                         }
                     })
@@ -426,14 +434,8 @@ fn predict_parsed(
 ) -> Result<c_int, Fail> {
     let (mode, _) = decode.resolve(&handle.engine)?;
     let ok: Vec<ConvProblem> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
-    let mut predicted = if ok.is_empty() {
-        Vec::new()
-    } else if single {
-        vec![handle.engine.predict_one(&ok[0], mode)]
-    } else {
-        handle.engine.predict_batch(&ok, mode)
-    }
-    .into_iter();
+    let _ = single;
+    let mut predicted = embed::answer(&handle.answering, &handle.engine, &ok, mode).into_iter();
     let outcomes: Vec<Result<Vec<Prediction>, Fail>> = parsed
         .into_iter()
         .map(|p| {
@@ -590,6 +592,8 @@ pub unsafe extern "C" fn tuneinfer_open(
             catalogue: std::ptr::null(),
             compute_units: 0,
             threads: 0,
+            method: std::ptr::null(),
+            system_db: std::ptr::null(),
         });
         let opts = LoadOptions {
             arch: opt_str(o.arch, "arch")?,
@@ -600,9 +604,13 @@ pub unsafe extern "C" fn tuneinfer_open(
             catalogue: opt_str(o.catalogue, "catalogue")?,
             compute_units: (o.compute_units != 0).then_some(o.compute_units),
             threads: (o.threads != 0).then_some(o.threads as usize),
+            method: opt_str(o.method, "method")?,
+            system_db: opt_str(o.system_db, "system_db")?,
         };
         let (engine, note) = embed::load_noting(&opts)?;
+        let answering = embed::answering(&opts, &engine)?;
         let handle = Handle {
+            answering,
             solver: c_string(engine.host().solver.name()),
             device: c_string(&engine.device_name()),
             note: note.as_deref().map(c_string),

@@ -94,6 +94,8 @@ fn to_python(list: Vec<Prediction>) -> Vec<PyPrediction> {
 pub struct PyPredictor {
     engine: Engine,
     note: Option<String>,
+    /// The CLI's answering path (`--method`, `--system-db`).
+    answering: crate::method::Answering,
 }
 
 /// The decode request of predict's keyword arguments, checked as the CLI checks
@@ -119,7 +121,7 @@ impl PyPredictor {
     /// search order), `device` "auto", "gpu" or "cpu", `precision` "f32" or "f16",
     /// `compute_units` (--cu), `catalogue` (--catalogue), `threads` (batch workers).
     #[new]
-    #[pyo3(signature = (arch="gfx906", solver="ConvAsm1x1U", models=None, device="auto", precision="f32", compute_units=None, catalogue=None, threads=None))]
+    #[pyo3(signature = (arch="gfx906", solver="ConvAsm1x1U", models=None, device="auto", precision="f32", compute_units=None, catalogue=None, threads=None, method="best", system_db=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -131,7 +133,10 @@ impl PyPredictor {
         compute_units: Option<u32>,
         catalogue: Option<std::path::PathBuf>,
         threads: Option<usize>,
+        method: &str,
+        system_db: Option<std::path::PathBuf>,
     ) -> PyResult<PyPredictor> {
+        let system_db = system_db.map(|s| s.to_string_lossy().into_owned());
         let models = models.map(|m| m.to_string_lossy().into_owned());
         let catalogue = catalogue.map(|c| c.to_string_lossy().into_owned());
         let opts = LoadOptions {
@@ -143,11 +148,21 @@ impl PyPredictor {
             catalogue: catalogue.as_deref(),
             compute_units,
             threads,
+            method: Some(method),
+            system_db: system_db.as_deref(),
         };
-        let (engine, note) = py
-            .detach(|| embed::load_noting(&opts))
+        let (engine, note, answering) = py
+            .detach(|| {
+                let (engine, note) = embed::load_noting(&opts)?;
+                let answering = embed::answering(&opts, &engine)?;
+                Ok::<_, Error>((engine, note, answering))
+            })
             .map_err(|e| error(py, &e, None))?;
-        Ok(PyPredictor { engine, note })
+        Ok(PyPredictor {
+            engine,
+            note,
+            answering,
+        })
     }
 
     /// What `tuneinfer predict` prints on stderr after loading (device "auto" computing on the
@@ -184,7 +199,9 @@ impl PyPredictor {
         let run = || -> Result<Vec<Prediction>, Error> {
             let (mode, _) = decode_of(beam, top, decode)?.resolve(&self.engine)?;
             let problem = ConvProblem::parse(problem)?;
-            py.detach(|| self.engine.predict_one(&problem, mode))
+            py.detach(|| embed::answer(&self.answering, &self.engine, &[problem], mode))
+                .pop()
+                .unwrap_or_else(|| Err(Error::Internal("no answer".into())))
         };
         run().map(to_python).map_err(|e| error(py, &e, None))
     }
@@ -216,7 +233,9 @@ impl PyPredictor {
             .map_err(|e| error(py, &e, None))?;
         let parsed: Vec<Result<ConvProblem, Error>> = problems.iter().map(|t| ConvProblem::parse(t)).collect();
         let ok: Vec<ConvProblem> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
-        let mut predicted = py.detach(|| self.engine.predict_batch(&ok, mode)).into_iter();
+        let mut predicted = py
+            .detach(|| embed::answer(&self.answering, &self.engine, &ok, mode))
+            .into_iter();
         let mut out = Vec::with_capacity(problems.len());
         for (index, p) in parsed.into_iter().enumerate() {
             let result = p.and_then(|_| {

@@ -1,4 +1,7 @@
-//! `--method` of `predict` and `batch` (issue 36): which predictor answers a (problem, solver)
+//! The one answering path (issue 43): what the command line, the Rust API, the C ABI and the
+//! Python package all answer. A (problem, solver) MIOpen's system perf db has tuned is answered
+//! with the tuned value ([`answers_with_perf_db`]); the others by `--method` (issue 36): which
+//! predictor answers a (problem, solver)
 //! that the system perf db has not tuned: tuneinfer's model, the nearest tuned neighbour
 //! ([`crate::neighbour`], over the solver's rows of the system perf db), MIOpen's static default,
 //! or `best` (the default): per problem, the one of the three that matched the tuned best most
@@ -14,17 +17,17 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::engine::Engine;
-use crate::engines::{Engines, SolverAnswer};
+use crate::engines::SolverAnswer;
 use crate::error::{Error, Result};
 use crate::models::Located;
 use crate::neighbour::Neighbours;
-use crate::predict::{Prediction, Source};
+use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::solvers::Tunable;
 
 /// What `--method` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Method {
+pub enum Method {
     Model,
     Neighbour,
     Default,
@@ -32,7 +35,7 @@ pub(super) enum Method {
 }
 
 impl Method {
-    pub(super) fn parse(text: Option<&str>) -> Result<Method> {
+    pub fn parse(text: Option<&str>) -> Result<Method> {
         Ok(match text {
             None | Some("best") => Method::Best,
             Some("model") => Method::Model,
@@ -185,7 +188,7 @@ impl Recorded {
 }
 
 /// How one engine's answers are chosen.
-pub(super) struct Plan {
+pub struct Plan {
     method: Method,
     /// The solver's integer side (None: not a tunable solver; its model answers).
     tunable: Option<&'static dyn Tunable>,
@@ -211,9 +214,9 @@ impl Plan {
 /// The plans of every engine: `method`, the models' recorded figures, and the neighbours' rows
 /// from `rows_db` (MIOpen's system perf db, or none) where a plan needs them. Errors: `--method
 /// neighbour` without a database holding rows of any solver.
-pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -> Result<Vec<Plan>> {
+pub fn plans(method: Method, engines: &[Engine], rows_db: Option<&Path>) -> Result<Vec<Plan>> {
     let mut out = Vec::new();
-    for engine in &engines.engines {
+    for engine in engines {
         out.push(plan_of(method, engine, rows_db)?);
     }
     if method == Method::Neighbour && out.iter().all(|p| p.neighbours.is_none()) {
@@ -224,7 +227,11 @@ pub(super) fn plans(method: Method, engines: &Engines, rows_db: Option<&Path>) -
             Some(db) => format!(
                 "--method neighbour: {} holds no usable row of {}",
                 db.display(),
-                engines.solver_names().join(", ")
+                engines
+                    .iter()
+                    .map(|e| e.host().solver.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }));
     }
@@ -287,7 +294,7 @@ fn plan_of(method: Method, engine: &Engine, rows_db: Option<&Path>) -> Result<Pl
 /// the record's figures, with the neighbours' rows of `rows_db` (MIOpen's system perf db); None
 /// for an engine with a network and no record beside it (`userdb` keeps its own policy for
 /// models).
-pub(super) fn cell_plan(engine: &Engine, rows_db: Option<&Path>) -> Result<Option<Plan>> {
+pub fn cell_plan(engine: &Engine, rows_db: Option<&Path>) -> Result<Option<Plan>> {
     let host = engine.host();
     if host.model.has_network() && !host.has_cell() {
         return Ok(None);
@@ -299,7 +306,7 @@ pub(super) fn cell_plan(engine: &Engine, rows_db: Option<&Path>) -> Result<Optio
 /// network answers) when it is not MIOpen's default: the nearest tuned neighbour's config
 /// (source `neighbour`), where the cell's figures for the problem's class or kind chose it and a
 /// neighbour of the kind has a config valid for it. None for a problem the network answers.
-pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Option<Prediction> {
+pub fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Option<Prediction> {
     let tunable = plan.tunable?;
     let host = engine.host();
     let recorded = match host.model.has_network() {
@@ -320,7 +327,7 @@ pub(super) fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -
 /// or kind of at least [`crate::eval::MIN_KIND_PROBLEMS`] problems, and over all of them), e.g.
 /// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
 /// Empty for a model without recorded figures.
-pub(super) fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
+pub fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
     let Some(metrics) = recorded_metrics(&resolved.located, resolved.figures_gpu()) else {
         return Vec::new();
     };
@@ -366,21 +373,19 @@ fn as_answer(tunable: &dyn Tunable, config: &[i64], source: Source) -> Predictio
     }
 }
 
-/// Applies the plans to the answers of [`super::predict::answers_with_perf_db`] (tuned answers
+/// Applies the plans to the answers of [`answers_with_perf_db`] (tuned answers
 /// and the solvers that do not apply are left as they are): the chosen predictor's answer first,
 /// then the model's other answers. Returns, per problem and engine, why a predictor other than
 /// the model answered (for `predict`'s note).
-pub(super) fn apply(
+pub fn apply(
     plans: &[Plan],
-    engines: &Engines,
+    engines: &[Engine],
     problems: &[ConvProblem],
     answers: &mut [Vec<(SolverAnswer, bool)>],
 ) -> Vec<Vec<Option<String>>> {
     let mut why: Vec<Vec<Option<String>>> = problems.iter().map(|_| vec![None; plans.len()]).collect();
     for ((problem, slots), whys) in problems.iter().zip(answers.iter_mut()).zip(why.iter_mut()) {
-        for (s, ((plan, engine), (answer, tuned))) in
-            plans.iter().zip(&engines.engines).zip(slots.iter_mut()).enumerate()
-        {
+        for (s, ((plan, engine), (answer, tuned))) in plans.iter().zip(engines).zip(slots.iter_mut()).enumerate() {
             let (SolverAnswer::Predicted(list), false) = (&mut *answer, *tuned) else {
                 continue;
             };
@@ -449,6 +454,175 @@ pub(super) fn apply(
         }
     }
     why
+}
+
+/// For each problem, one answer per engine (as [`Engines::predict_batch`]) and whether it is the
+/// value the system perf database has tuned: a (problem, solver) it has tuned, for a solver
+/// that applies to the problem, is answered with that value and not predicted (an exact lookup
+/// beats any prediction; MIOpen uses it).
+pub fn answers_with_perf_db(
+    engines: &[Engine],
+    problems: &[ConvProblem],
+    mode: Option<DecodeMode>,
+    system: Option<&crate::userdb::system::SystemDb>,
+) -> Vec<Vec<(SolverAnswer, bool)>> {
+    let names: Vec<&'static str> = engines.iter().map(|e| e.host().solver.name()).collect();
+    let mut out: Vec<Vec<(SolverAnswer, bool)>> = problems.iter().map(|_| Vec::new()).collect();
+    for (engine, name) in engines.iter().zip(&names) {
+        let host = engine.host();
+        // A lookup that fails (an unreadable row) is that answer's failure.
+        let mut lookup_failed: Vec<Option<Error>> = problems.iter().map(|_| None).collect();
+        let tuned: Vec<Option<String>> = problems
+            .iter()
+            .zip(&mut lookup_failed)
+            .map(|(p, failed)| match system.map_or(Ok(None), |s| s.tuned_for(p, name)) {
+                Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
+                Err(e) => {
+                    *failed = Some(e);
+                    None
+                }
+            })
+            .collect();
+        let todo: Vec<ConvProblem> = problems
+            .iter()
+            .zip(tuned.iter().zip(&lookup_failed))
+            .filter(|(_, (t, f))| t.is_none() && f.is_none())
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mode = mode.unwrap_or_else(|| engine.default_mode());
+        let mut predicted = if todo.is_empty() {
+            Vec::new()
+        } else {
+            engine.predict_batch(&todo, mode)
+        }
+        .into_iter();
+        for ((slot, t), failed) in out.iter_mut().zip(&tuned).zip(lookup_failed) {
+            if let Some(e) = failed {
+                slot.push((SolverAnswer::Failed(e), false));
+                continue;
+            }
+            slot.push(match t {
+                Some(params) => (
+                    SolverAnswer::Predicted(vec![Prediction {
+                        config: params.clone(),
+                        values: params.split(',').map(str::to_string).collect(),
+                        tokens: Vec::new(),
+                        score: None,
+                        source: Source::PerfDb,
+                    }]),
+                    true,
+                ),
+                None => (
+                    match predicted.next() {
+                        Some(Ok(p)) => SolverAnswer::Predicted(p),
+                        Some(Err(Error::NotApplicable { reason, .. } | Error::InvalidProblem { reason, .. })) => {
+                            SolverAnswer::NotApplicable(reason)
+                        }
+                        Some(Err(e)) => SolverAnswer::Failed(e),
+                        None => SolverAnswer::Failed(Error::Internal("an answer went missing".into())),
+                    },
+                    false,
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// MIOpen's system perf db for `arch` (a database name such as `gfx90a68`, or an arch with `cu`
+/// compute units), as `--system-db` chooses it (`choice`: None = MIOpen's installed one, found as
+/// MIOpen finds it; `none`; or a file): the CLI's `--arch`, `--cu` and `--system-db`.
+pub fn system_db(arch: &str, cu: Option<u32>, choice: Option<&str>) -> Result<crate::userdb::system::Resolved> {
+    use crate::userdb::system::{resolve, Choice, DbName, Resolved};
+    let choice = Choice::parse(choice);
+    let gpu = crate::userdb::naming::parse_arch(arch)?;
+    let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
+    let cu = match (cu_in_name, cu) {
+        (Some(n), _) => Some(n),
+        (None, Some(n)) => Some(n),
+        (None, None) => crate::solvers::conv_bin_winograd_rxs::default_compute_units(base),
+    };
+    let Some(cu) = cu else {
+        if let Choice::File(_) = choice {
+            // A named file needs no name.
+            return resolve(
+                &choice,
+                &DbName {
+                    basename: base,
+                    db_id: &gpu.db_id,
+                    compute_units: 0,
+                },
+                false,
+            );
+        }
+        return Ok(Resolved {
+            db: None,
+            summary: format!(
+                "system perf db: not looked for: the compute units of {arch} are unknown (give --cu N, or --system-db FILE)"
+            ),
+        });
+    };
+    let basename = crate::userdb::db_basename(&gpu.db_id, cu);
+    resolve(
+        &choice,
+        &DbName {
+            basename: &basename,
+            db_id: &gpu.db_id,
+            compute_units: cu,
+        },
+        false,
+    )
+}
+
+/// What answers a set of engines' problems as `tuneinfer predict` and `batch` do: the system
+/// perf db's tuned values, then `method` over the rest. The CLI, [`crate::ffi`] (C and Python)
+/// and Rust programs all answer through it.
+pub struct Answering {
+    plans: Vec<Plan>,
+    /// Behind a lock: a sqlite connection is used by one thread at a time (the C ABI's
+    /// predictors are shared between threads).
+    system: Option<std::sync::Mutex<crate::userdb::system::SystemDb>>,
+    system_path: Option<std::path::PathBuf>,
+}
+
+impl Answering {
+    /// The plans of `engines` for `method`, with MIOpen's system perf db `system` (None: none).
+    pub fn new(
+        method: Method,
+        engines: &[Engine],
+        system: Option<crate::userdb::system::SystemDb>,
+    ) -> Result<Answering> {
+        let plans = plans(method, engines, system.as_ref().map(|d| d.path.as_path()))?;
+        let system_path = system.as_ref().map(|d| d.path.clone());
+        Ok(Answering {
+            plans,
+            system: system.map(std::sync::Mutex::new),
+            system_path,
+        })
+    }
+
+    /// The system perf db the answers look tuned values up in.
+    pub fn system_path(&self) -> Option<&Path> {
+        self.system_path.as_deref()
+    }
+
+    /// Per problem, one answer per engine (in `engines`' order, the engines [`Answering::new`]
+    /// was given) and whether it is the system perf db's tuned value; and per problem and
+    /// engine, why a predictor other than the model answered.
+    pub fn answer(
+        &self,
+        engines: &[Engine],
+        problems: &[ConvProblem],
+        mode: Option<DecodeMode>,
+    ) -> (Vec<Vec<(SolverAnswer, bool)>>, Vec<Vec<Option<String>>>) {
+        let guard = self
+            .system
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut answers = answers_with_perf_db(engines, problems, mode, guard.as_deref());
+        let why = apply(&self.plans, engines, problems, &mut answers);
+        (answers, why)
+    }
 }
 
 #[cfg(test)]
