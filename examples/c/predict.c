@@ -9,6 +9,7 @@
  *
  * OPTIONS: --arch A --solver S --models DIR --device auto|gpu|cpu --precision f32|f16
  *          --catalogue DIR --cu N --threads N --decode auto|miopen --beam K --top N
+ *          --method best|model|neighbour|default --system-db FILE|none
  * Exit status: 0, 1 (batch: some lines failed) or the failure's status code (the CLI's).
  */
 #include <stdio.h>
@@ -16,6 +17,16 @@
 #include <string.h>
 
 #include "tuneinfer.h"
+
+/* The CLI's name of an answer's source (the batch table's last column). */
+static const char *source_name(int32_t source) {
+    switch (source) {
+    case TUNEINFER_SOURCE_DEFAULT: return "default";
+    case TUNEINFER_SOURCE_NEIGHBOUR: return "neighbour";
+    case TUNEINFER_SOURCE_PERF_DB: return "perf-db";
+    default: return "model";
+    }
+}
 
 static int fail(int status) {
     fprintf(stderr, "error: %s\n", tuneinfer_last_error());
@@ -128,7 +139,7 @@ static int batch(tuneinfer_predictor *p, const char *input, const tuneinfer_deco
             const tuneinfer_prediction *pr = &res->predictions[k];
             printf("%s\t%s\t%zu\t%s\t", texts[i], solver, k + 1, pr->config);
             print_score(pr);
-            printf("\t%s\n", pr->source == TUNEINFER_SOURCE_MODEL ? "model" : "default");
+            printf("\t%s\n", source_name(pr->source));
         }
     }
     fflush(stdout);
@@ -165,6 +176,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(flag, "beam")) { mode.kind = TUNEINFER_DECODE_BEAM; mode.beam_width = number("--beam", value); }
         else if (!strcmp(flag, "top")) mode.top = number("--top", value);
         else if (!strcmp(flag, "input")) input = value;
+        else if (!strcmp(flag, "method")) opt.method = value;
+        else if (!strcmp(flag, "system-db")) opt.system_db = value;
         else { fprintf(stderr, "error: unknown option '%s'\n", argv[i]); return TUNEINFER_ERR_USAGE; }
     }
     if (decode && !strcmp(decode, "miopen")) mode.kind = TUNEINFER_DECODE_GREEDY;

@@ -51,6 +51,8 @@ int main(int argc, char **argv) {
     LAYOUT(tuneinfer_options, catalogue);
     LAYOUT(tuneinfer_options, compute_units);
     LAYOUT(tuneinfer_options, threads);
+    LAYOUT(tuneinfer_options, method);
+    LAYOUT(tuneinfer_options, system_db);
     SIZE(tuneinfer_decode);
     LAYOUT(tuneinfer_decode, beam_width);
     LAYOUT(tuneinfer_decode, top);
