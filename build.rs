@@ -22,12 +22,13 @@ fn main() {
         .unwrap_or_default();
     names.sort();
     let mut out = String::from("&[\n");
+    // The path through `env!("CARGO_MANIFEST_DIR")`, not written out: two checkouts sharing a
+    // target directory share this file (cargo hashes a path package by its path relative to
+    // the workspace; tools/install_check.sh builds a copy into this checkout's target/).
     for n in &names {
-        let path = weights.join(n);
         let _ = writeln!(
             out,
-            "    ({n:?}, include_bytes!({:?}) as &[u8]),",
-            path.display().to_string()
+            "    ({n:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/weights/{n}\")) as &[u8]),"
         );
     }
     out.push_str("]\n");

@@ -543,3 +543,42 @@ fn the_headers_structs_have_the_libraries_layout() {
         assert_eq!(layout.get(name), Some(&value), "{name}");
     }
 }
+
+#[test]
+fn the_c_abi_answers_through_the_clis_answering_path() {
+    // Issue 43: MI100's GTC forward model's recorded figures choose MIOpen's default for this
+    // kind of problem (`--method best`, the default), so the CLI's first answer is the default
+    // (source "default") where the model's own first answer differs. The C ABI gives the CLI's.
+    let args = |method: &str| -> Vec<String> {
+        [
+            "--arch",
+            "gfx90878",
+            "--solver",
+            "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+            "--device",
+            "cpu",
+            "--system-db",
+            "none",
+            "--method",
+            method,
+            "--beam",
+            "4",
+            "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let mut cli_args = vec!["predict".to_string()];
+    cli_args.extend(args("best"));
+    let (c_best, cli_best) = (run(predict_c(), &args("best")), cli(&cli_args));
+    assert_eq!(text(&c_best.stdout), text(&cli_best.stdout));
+    let mut cli_args = vec!["predict".to_string()];
+    cli_args.extend(args("model"));
+    let (c_model, cli_model) = (run(predict_c(), &args("model")), cli(&cli_args));
+    assert_eq!(text(&c_model.stdout), text(&cli_model.stdout));
+    // The two differ: best puts MIOpen's default first (no score), the model its own answer.
+    let first = |o: &Output| text(&o.stdout).lines().next().unwrap_or("").to_string();
+    assert_ne!(first(&c_best), first(&c_model), "{}", text(&c_best.stdout));
+    assert!(first(&c_best).contains(",12\t"), "{}", first(&c_best));
+}

@@ -279,3 +279,22 @@ def test_predictions_are_plain_objects():
     assert isinstance(d["score"], float) and best[0] == p.predict(KEY, beam=4, top=2)[0]
     assert p.solver == "ConvAsm1x1U" and p.device == "cpu"
     assert tuneinfer.ABI_VERSION == 1 and tuneinfer.__version__
+
+
+def test_python_answers_through_the_clis_answering_path():
+    # Issue 43: MI100's GTC forward figures choose MIOpen's default for this kind of problem
+    # (--method best, the default): Python gives the CLI's first answer, not the model's own.
+    solver = "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC"
+    key = "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F"
+    for method in ["best", "model"]:
+        p = tuneinfer.Predictor("gfx90878", solver, device="cpu", method=method, system_db="none")
+        got = p.predict(key)[0]
+        out = subprocess.run(
+            [BIN, "predict", "--arch", "gfx90878", "--solver", solver, "--device", "cpu",
+             "--system-db", "none", "--method", method, key],
+            capture_output=True, text=True, check=True)
+        assert got.config == out.stdout.strip()
+        assert got.source == ("default" if method == "best" else "model")
+    with pytest.raises(tuneinfer.TuneinferError) as e:
+        tuneinfer.Predictor("gfx90878", solver, device="cpu", method="oracle")
+    assert "--method" in str(e.value)

@@ -663,7 +663,8 @@ impl crate::solvers::Solver for ConvAsm1x1USolver {
         Ok(NAME)
     }
 
-    fn check(&self, _target: &crate::solvers::Target, problem: &ConvProblem) -> Result<()> {
+    fn check(&self, target: &crate::solvers::Target, problem: &ConvProblem) -> Result<()> {
+        crate::solvers::refuse_xnack(target, NAME)?;
         check_applicable(problem)
     }
 
@@ -723,7 +724,8 @@ impl Tunable for ConvAsm1x1USolver {
         &PARAM_NAMES
     }
 
-    fn applicable(&self, _target: &Target, problem: &ConvProblem) -> Result<()> {
+    fn applicable(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        crate::solvers::refuse_xnack(target, NAME)?;
         check_applicable(problem)
     }
 

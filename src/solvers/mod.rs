@@ -40,8 +40,41 @@ pub struct Target {
     /// Compute units, for solvers whose features use them (None: the solver's default).
     pub compute_units: Option<u32>,
     /// Where catalogue solvers read their kernel-instance lists (None: `$TUNEINFER_CK`, else
-    /// the crate's `../shared/miopen/ck`).
+    /// the lists built into tuneinfer).
     pub catalogue_dir: Option<std::path::PathBuf>,
+    /// XNACK on (a db id with `_xnack`, `gfx942_xnacke4`; a raw device name with `xnack+`):
+    /// MIOpen's assembly solvers do not run then ([`refuse_xnack`]).
+    pub xnack: bool,
+}
+
+/// MIOpen's solvers that refuse a target with XNACK on (`if(target.Xnack() && *target.Xnack())
+/// return false;` in their `IsApplicable`, the same lines in `ROCm/MIOpen` 2d1fd997a and in MIOpen
+/// 3.5.1), with the line of 2d1fd997a that says so.
+pub const XNACK_REFUSED: [(&str, &str); 9] = [
+    ("ConvAsm1x1U", "src/solver/conv/conv_asm_1x1u.cpp:549"),
+    ("ConvAsm3x3U", "src/solver/conv/conv_asm_3x3u.cpp:196"),
+    ("ConvAsmBwdWrW1x1", "src/solver/conv/conv_asm_dir_BwdWrW1x1.cpp:500"),
+    ("ConvAsmBwdWrW3x3", "src/solver/conv/conv_asm_dir_BwdWrW3x3.cpp:414"),
+    ("ConvBinWinogradRxSf2x3", "src/solver/conv/conv_winoRxS.cpp:675"),
+    ("ConvBinWinogradRxSf3x2", "src/solver/conv/conv_winoRxS.cpp:675"),
+    ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_fwd_nhwc.cpp:916"),
+    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_bwd_nhwc.cpp:973"),
+    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_wrw_nhwc.cpp:922"),
+];
+
+/// Not applicable when `target` has XNACK on and MIOpen's `solver` refuses such a target
+/// ([`XNACK_REFUSED`]): MIOpen would never read a user-db entry of it there.
+pub fn refuse_xnack(target: &Target, solver: &str) -> Result<()> {
+    match XNACK_REFUSED.iter().find(|(name, _)| *name == solver) {
+        Some((name, line)) if target.xnack => Err(Error::NotApplicable {
+            solver: (*name).to_string(),
+            reason: format!(
+                "MIOpen does not run {name} on a GPU with XNACK on (its IsApplicable, {line}); \
+                 the GPU name says xnack+"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The architectures whose MIOpen database names (`{arch}_{CU}`, or `{arch}{CU in hex}` above
@@ -124,13 +157,17 @@ impl Target {
     /// The target of an arch or of a MIOpen database name (`gfx906_64`: arch gfx906 with 64
     /// compute units; see [`split_db_name`]).
     pub fn new(arch: &str) -> Target {
-        // A raw device name's features (`gfx90a:sramecc+:xnack-`) change no rule.
-        let name = arch.split(':').next().unwrap_or(arch);
-        let (arch, compute_units) = split_db_name(name);
+        // A raw device name's features (`gfx90a:sramecc+:xnack-`): xnack+ turns XNACK on
+        // (sramecc changes no rule).
+        let mut parts = arch.split(':');
+        let name = parts.next().unwrap_or(arch);
+        let raw_xnack = parts.any(|f| f.eq_ignore_ascii_case("xnack+"));
+        let (arch, features, compute_units) = split_db_name_features(name);
         Target {
             arch: arch.to_string(),
             compute_units,
             catalogue_dir: None,
+            xnack: raw_xnack || features.to_ascii_lowercase().ends_with("_xnack"),
         }
     }
 }

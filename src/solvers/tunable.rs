@@ -598,6 +598,7 @@ impl<T: OwnModelsOnly> Solver for T {
     }
 
     fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        crate::solvers::refuse_xnack(target, self.solver_name())?;
         self.applicable(target, problem)
     }
 

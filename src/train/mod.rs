@@ -254,6 +254,7 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
             arch,
             compute_units: Some(cu),
             catalogue_dir: None,
+            xnack: false,
         };
         let mut ds = match dataset::load_sources(&files, &opts.solver, &target) {
             Ok(ds) => ds,
