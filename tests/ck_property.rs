@@ -108,7 +108,9 @@ fn every_answer_is_a_supported_instance() {
                                     let first = catalogue.supported(&dims).next().unwrap();
                                     assert!(m[0].config.starts_with(&first.type_string), "{p}");
                                 }
-                                Source::Neighbour => panic!("a predictor never answers with a neighbour: {p}"),
+                                Source::Neighbour | Source::PerfDb => {
+                                    panic!("a predictor answers with neither a neighbour nor a perf db: {p}")
+                                }
                             }
                             assert!(!b.is_empty() && b.len() <= 4);
                             for (i, a) in b.iter().enumerate() {

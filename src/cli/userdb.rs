@@ -128,6 +128,9 @@ struct SolverCounts {
     by_cell: usize,
     /// Of them, left to MIOpen's static default.
     by_cell_default: usize,
+    /// CK kernel ids the target MIOpen would not accept (another version's form or instance):
+    /// (count, the first reason).
+    not_in_version: (usize, String),
 }
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
@@ -225,6 +228,23 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         }
     };
     let path = dir.join(userdb::file_name(&basename, format, &suffix));
+    // The MIOpen the database is for decides the form of CK kernel ids (issue 47): the text
+    // file's suffix, else (sqlite) the installed MIOpen's.
+    let miopen_version = match format {
+        Format::Text => crate::solvers::ck::versions::MiopenVersion::parse(&suffix),
+        Format::Sqlite => userdb::naming::rocm_roots()
+            .iter()
+            .find_map(|r| userdb::naming::installed_suffix(r))
+            .and_then(|(s, _)| crate::solvers::ck::versions::MiopenVersion::parse(&s)),
+    };
+    let ck_form = crate::solvers::ck::versions::CkIdForm::of(miopen_version);
+    let ck_form_label = match (miopen_version, ck_form) {
+        (Some(v), crate::solvers::ck::versions::CkIdForm::Both) => {
+            format!("MIOpen {v}: only kernel ids MIOpen 3.3 and 3.5 both read are written")
+        }
+        (Some(v), _) => format!("MIOpen {v}"),
+        (None, _) => "MIOpen's version unknown: only kernel ids MIOpen 3.3 and 3.5 both read are written".to_string(),
+    };
     let dry_run = args.flag("dry-run");
     let replace = args.flag("replace");
     let lock_wait = std::time::Duration::from_secs(match args.value("lock-wait") {
@@ -393,7 +413,14 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                                 c.no_valid += 1;
                                 continue;
                             };
-                            if best.source == Source::Default || !valid(engine, &chunk[i].2, &best.config) {
+                            // A CK kernel id: MIOpen 3.5.1's form for the rules, then the form
+                            // of the MIOpen the database is for (issue 47).
+                            let ck = crate::solvers::ck::rules351::CkSolver::from_name(solver_name);
+                            let config = match ck {
+                                Some(solver) => crate::solvers::ck::versions::to_351_form(solver, &best.config),
+                                None => best.config.clone(),
+                            };
+                            if best.source == Source::Default || !valid(engine, &chunk[i].2, &config) {
                                 // MIOpen's own fallback: nothing to tell it.
                                 c.no_valid += 1;
                                 if by_cell {
@@ -401,6 +428,22 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                                 }
                                 continue;
                             }
+                            let params = match ck {
+                                Some(solver) => {
+                                    let dtype = chunk[i].2.precision.into();
+                                    match crate::solvers::ck::versions::written_id(solver, dtype, &config, ck_form) {
+                                        Ok(id) => id,
+                                        Err(why) => {
+                                            if c.not_in_version.0 == 0 {
+                                                c.not_in_version.1 = why;
+                                            }
+                                            c.not_in_version.0 += 1;
+                                            continue;
+                                        }
+                                    }
+                                }
+                                None => config,
+                            };
                             if !entry_keys.insert((keys[i].clone(), solver_name)) {
                                 // Another problem with the same key (a backward problem whose x
                                 // size the key does not hold): the first one's answer stands.
@@ -414,7 +457,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                                 key: keys[i].clone(),
                                 problem: chunk[i].2.clone(),
                                 solver: solver_name,
-                                params: best.config,
+                                params,
                             });
                         }
                         Err(Error::NotApplicable { .. } | Error::InvalidProblem { .. }) => c.not_applicable += 1,
@@ -548,6 +591,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             if let Some(j) = judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
                 say!("{}", j.kinds_line(&model_arch, per_solver[s].kind_default));
             }
+        }
+    }
+    for (s, name) in names.iter().enumerate() {
+        let (n, why) = &per_solver[s].not_in_version;
+        if *n > 0 {
+            say!(
+                "{name}: {n} answer(s) not written: not in this MIOpen ({}; the first: {why})",
+                ck_form_label
+            );
         }
     }
     let tuned: usize = per_solver.iter().map(|c| c.system).sum();

@@ -57,9 +57,18 @@ pub const XNACK_REFUSED: [(&str, &str); 9] = [
     ("ConvAsmBwdWrW3x3", "src/solver/conv/conv_asm_dir_BwdWrW3x3.cpp:414"),
     ("ConvBinWinogradRxSf2x3", "src/solver/conv/conv_winoRxS.cpp:675"),
     ("ConvBinWinogradRxSf3x2", "src/solver/conv/conv_winoRxS.cpp:675"),
-    ("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_fwd_nhwc.cpp:916"),
-    ("ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_bwd_nhwc.cpp:973"),
-    ("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC", "src/solver/conv/conv_asm_implicit_gemm_gtc_wrw_nhwc.cpp:922"),
+    (
+        "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+        "src/solver/conv/conv_asm_implicit_gemm_gtc_fwd_nhwc.cpp:916",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC",
+        "src/solver/conv/conv_asm_implicit_gemm_gtc_bwd_nhwc.cpp:973",
+    ),
+    (
+        "ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC",
+        "src/solver/conv/conv_asm_implicit_gemm_gtc_wrw_nhwc.cpp:922",
+    ),
 ];
 
 /// Not applicable when `target` has XNACK on and MIOpen's `solver` refuses such a target

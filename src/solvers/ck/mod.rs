@@ -21,6 +21,7 @@ pub mod features;
 pub mod instance;
 pub mod rules351;
 pub mod tunable351;
+pub mod versions;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
