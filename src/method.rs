@@ -529,6 +529,47 @@ pub fn answers_with_perf_db(
     out
 }
 
+/// The CK answers of `answers` in the form MIOpen `version` reads; one it would not accept
+/// becomes not applicable, saying why (the other answers of that solver are dropped with it).
+fn for_version(
+    version: crate::solvers::ck::versions::MiopenVersion,
+    engines: &[Engine],
+    problems: &[ConvProblem],
+    answers: &mut [Vec<(SolverAnswer, bool)>],
+) {
+    use crate::solvers::ck::rules351::CkSolver;
+    use crate::solvers::ck::versions::{to_351_form, written_id, CkIdForm};
+    let form = CkIdForm::of(Some(version));
+    for (problem, slots) in problems.iter().zip(answers.iter_mut()) {
+        for (engine, (answer, _)) in engines.iter().zip(slots.iter_mut()) {
+            let Some(solver) = CkSolver::from_name(engine.host().solver.name()) else {
+                continue;
+            };
+            let SolverAnswer::Predicted(list) = answer else {
+                continue;
+            };
+            let mut out = Vec::with_capacity(list.len());
+            let mut refused = None;
+            for p in list.iter() {
+                match written_id(solver, problem.precision.into(), &to_351_form(solver, &p.config), form) {
+                    Ok(id) => {
+                        let mut p = p.clone();
+                        p.config = id;
+                        out.push(p);
+                    }
+                    Err(why) => {
+                        refused.get_or_insert(why);
+                    }
+                }
+            }
+            *answer = match (out.is_empty(), refused) {
+                (true, Some(why)) => SolverAnswer::NotApplicable(format!("not in MIOpen {version}: {why}")),
+                _ => SolverAnswer::Predicted(out),
+            };
+        }
+    }
+}
+
 /// MIOpen's system perf db for `arch` (a database name such as `gfx90a68`, or an arch with `cu`
 /// compute units), as `--system-db` chooses it (`choice`: None = MIOpen's installed one, found as
 /// MIOpen finds it; `none`; or a file): the CLI's `--arch`, `--cu` and `--system-db`.
@@ -579,6 +620,9 @@ pub fn system_db(arch: &str, cu: Option<u32>, choice: Option<&str>) -> Result<cr
 /// and Rust programs all answer through it.
 pub struct Answering {
     plans: Vec<Plan>,
+    /// The MIOpen the answers are for (CK kernel ids in its form); None: as the models answer
+    /// (MIOpen 3.5's form).
+    miopen: Option<crate::solvers::ck::versions::MiopenVersion>,
     /// Behind a lock: a sqlite connection is used by one thread at a time (the C ABI's
     /// predictors are shared between threads).
     system: Option<std::sync::Mutex<crate::userdb::system::SystemDb>>,
@@ -596,9 +640,18 @@ impl Answering {
         let system_path = system.as_ref().map(|d| d.path.clone());
         Ok(Answering {
             plans,
+            miopen: None,
             system: system.map(std::sync::Mutex::new),
             system_path,
         })
+    }
+
+    /// Answers for the MIOpen `version`: composable_kernel kernel ids in its form, and an
+    /// answer it would not accept turned into "not applicable" with the reason
+    /// ([`crate::solvers::ck::versions`]). None: as the models answer.
+    pub fn for_miopen(mut self, version: Option<crate::solvers::ck::versions::MiopenVersion>) -> Answering {
+        self.miopen = version;
+        self
     }
 
     /// The system perf db the answers look tuned values up in.
@@ -621,6 +674,9 @@ impl Answering {
             .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
         let mut answers = answers_with_perf_db(engines, problems, mode, guard.as_deref());
         let why = apply(&self.plans, engines, problems, &mut answers);
+        if let Some(version) = self.miopen {
+            for_version(version, engines, problems, &mut answers);
+        }
         (answers, why)
     }
 }

@@ -82,11 +82,13 @@ fn gpus_tuned_by_no_one_get_answers_from_their_archs_models_and_the_note_names_t
             "gfx90a68's models (closest CU count: 104 for 110",
             &["ConvAsm1x1U", "ConvMlirIgemmFwdXdlops"],
         ),
+        // With XNACK on, MIOpen's assembly solvers (ConvAsm1x1U, ...) do not apply (issue 47);
+        // the OpenCL one is served.
         (
             "gfx90a_xnack6e",
             P1X1,
             "gfx90a68's models (closest CU count: 104 for 110",
-            &["ConvAsm1x1U"],
+            &["ConvOclDirectFwd1x1"],
         ),
         // MI300A: 228 CUs, MI308X: 80; MI300X's 304-CU models.
         (

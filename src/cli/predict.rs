@@ -31,7 +31,11 @@ const COMMON_OPTIONS: &str = "  --models DIR       a directory of models searche
                      default: the --arch database name's, else gfx942 304, gfx906 60, ...)
   --catalogue DIR    composable_kernel instance lists ({fwd,bwd,wrw}_{f32,f16}.tsv) for the
                      ConvHipImplicitGemmGroup*Xdlops solvers; default: $TUNEINFER_CK, else
-                     ../shared/miopen/ck next to the crate
+                     the lists built into tuneinfer
+  --miopen-version V the MIOpen the answers are for (3.3.0, 3.5.1, or a user db suffix such as
+                     HIP.3_3_0_2d1fd997a): composable_kernel kernel ids in its form, and an
+                     answer it would not accept said as such (docs/userdb.md); default: the
+                     installed MIOpen's, else MIOpen 3.5's form
   --device D         auto (a hardware GPU if there is one, else the CPU; default), gpu
                      (any Vulkan adapter, lavapipe included; an error if none) or cpu
   --precision P      f32 (default, the reference) or f16 (GPU weights stored as f16;
@@ -109,6 +113,7 @@ const VALUED: &[&str] = &[
     "precision",
     "system-db",
     "method",
+    "miopen-version",
 ];
 
 pub(super) struct Common {
@@ -304,7 +309,9 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
     let method = crate::method::Method::parse(args.value("method"))?;
     let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?;
+    let answering =
+        crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen_version(&args)?);
+    ck_version_note(&c.engines, &args)?;
     let (answers, whys) = answering.answer(&c.engines.engines, &problems, c.mode);
     for note in c.engines.take_notes() {
         eprintln!("{note}");
@@ -410,6 +417,40 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
         None => None,
     };
     crate::method::system_db(arch, cu, args.value("system-db"))
+}
+
+/// `--miopen-version` (a version or a user db suffix), else the installed MIOpen's version.
+pub(super) fn miopen_version(args: &Args) -> Result<Option<crate::solvers::ck::versions::MiopenVersion>> {
+    use crate::solvers::ck::versions::MiopenVersion;
+    match args.value("miopen-version") {
+        Some(text) => MiopenVersion::parse(text).map(Some).ok_or_else(|| {
+            Error::Usage(format!(
+                "--miopen-version: '{}' is no MIOpen version (e.g. 3.3.0, or HIP.3_3_0_2d1fd997a)",
+                crate::error::quote_short(text)
+            ))
+        }),
+        None => Ok(crate::userdb::naming::rocm_roots()
+            .iter()
+            .find_map(|r| crate::userdb::naming::installed_suffix(r))
+            .and_then(|(s, _)| MiopenVersion::parse(&s))),
+    }
+}
+
+/// Which MIOpen the composable_kernel answers are for, when a CK solver is among the engines.
+fn ck_version_note(engines: &Engines, args: &Args) -> Result<()> {
+    let ck = engines
+        .engines
+        .iter()
+        .any(|e| crate::solvers::ck::rules351::CkSolver::from_name(e.host().solver.name()).is_some());
+    if ck {
+        match miopen_version(args)? {
+            Some(v) => eprintln!("note: composable_kernel kernel ids in the form MIOpen {v} reads"),
+            None => eprintln!(
+                "note: composable_kernel kernel ids in MIOpen 3.5's form (--miopen-version V: another MIOpen's)"
+            ),
+        }
+    }
+    Ok(())
 }
 
 fn perf_db_note(system: Option<&Path>) {
@@ -725,7 +766,9 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let method = crate::method::Method::parse(args.value("method"))?;
     let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?;
+    let answering =
+        crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen_version(&args)?);
+    ck_version_note(&c.engines, &args)?;
     let names = c.engines.solver_names();
     sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
         .map_err(write_err)?;
