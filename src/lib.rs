@@ -14,6 +14,7 @@ pub mod format;
 pub mod fuzzing;
 pub mod models;
 pub mod neighbour;
+pub mod onnx;
 pub mod predict;
 pub mod seq2seq;
 #[doc(hidden)]
