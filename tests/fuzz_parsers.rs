@@ -737,6 +737,7 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
                     .into_bytes()
             })
             .collect(),
+        "onnx_model" => vec![fuzzing::onnx_seed()],
         other => panic!("no harness {other}"),
     }
 }

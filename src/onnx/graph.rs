@@ -561,8 +561,11 @@ impl Walk<'_> {
                 )));
             }
         }
-        if filter.contains(&0) {
+        if filter.contains(&0) || w.dims.contains(&0) {
             return Err(bad(format!("weights of shape {:?}", w.dims)));
+        }
+        if x.dims.contains(&0) {
+            return Err(bad(format!("input of shape {:?}", x.dims)));
         }
         let n = x.dims[0];
         let c = x.dims[1];
@@ -642,8 +645,8 @@ impl Walk<'_> {
             pads = Vec::with_capacity(spatial);
             for i in 0..spatial {
                 let full = (strides[i] * (in_sizes[i] - 1) + out_pads[i] + dilations[i] * (filter[i] - 1) + 1) as i64;
-                let total = full - target[i];
-                if total < 0 {
+                let total = full.checked_sub(target[i]).unwrap_or(-1);
+                if total < 0 || target[i] <= 0 {
                     return Err(bad(format!(
                         "output_shape {target:?} is larger than the transposed convolution gives"
                     )));
@@ -1003,7 +1006,7 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
                         v.get(i).copied().unwrap_or(0)
                     }
                 };
-                if (a.len() == n || a.len() == 1) && (b.len() == n || b.len() == 1) {
+                if n as u64 <= MAX_VALUES && (a.len() == n || a.len() == 1) && (b.len() == n || b.len() == 1) {
                     let vals: Option<Vec<i64>> = (0..n)
                         .map(|i| {
                             let (x, y) = (get(a, i), get(b, i));
@@ -1079,7 +1082,7 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
                 d[ax] += t.dims[ax];
             }
             let mut out = Tensor::new(d, first.ty);
-            if first.rank() == 1 && ts.iter().all(|t| t.ints.is_some()) {
+            if first.rank() == 1 && out.dims[0] <= MAX_VALUES && ts.iter().all(|t| t.ints.is_some()) {
                 out.ints = Some(ts.iter().flat_map(|t| t.ints.clone().unwrap_or_default()).collect());
             }
             Ok(vec![out])
@@ -1097,11 +1100,11 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
                     .map(|&v| v.max(0) as u64)
                     .collect()
             } else {
-                let pieces = attr_i(node, "num_outputs").map_or(outs as u64, |v| v.max(1) as u64);
+                let pieces = attr_i(node, "num_outputs").map_or(outs as u64, |v| (v.max(1) as u64).min(outs as u64));
                 let chunk = size.div_ceil(pieces);
                 (0..pieces).map(|i| chunk.min(size.saturating_sub(i * chunk))).collect()
             };
-            if parts.iter().sum::<u64>() != size {
+            if parts.iter().try_fold(0u64, |a, &p| a.checked_add(p)) != Some(size) {
                 return Err(Fail::Here(format!("split {parts:?} does not sum to {size}")));
             }
             Ok(parts
@@ -1132,7 +1135,10 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
             }
             let mut d = x.dims.clone();
             for (j, &a) in axes.iter().enumerate() {
-                let v = d[a] as i64 + pads[j] + pads[j + axes.len()];
+                let v = (d[a] as i64)
+                    .checked_add(pads[j])
+                    .and_then(|v| v.checked_add(pads[j + axes.len()]))
+                    .unwrap_or(0);
                 if v <= 0 {
                     return Err(Fail::Here(format!("pads {pads:?} leave nothing of {:?}", x.dims)));
                 }
@@ -1490,14 +1496,15 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
                 } else {
                     (norm(starts[j], 0, dim - 1), norm(ends[j], -1, dim - 1))
                 };
+                let (s128, e128, step128) = (s as i128, e as i128, step as i128);
                 let len = if step > 0 {
                     if e > s {
-                        (e - s + step - 1) / step
+                        (e128 - s128 + step128 - 1) / step128
                     } else {
                         0
                     }
                 } else if s > e {
-                    (s - e + (-step) - 1) / (-step)
+                    (s128 - e128 - step128 - 1) / (-step128)
                 } else {
                     0
                 };
@@ -1549,7 +1556,7 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
         }
         "DepthToSpace" | "SpaceToDepth" => {
             let x = input(inputs, 0)?;
-            let b = attr_i(node, "blocksize").filter(|&b| b >= 1).ok_or("no blocksize")? as u64;
+            let b = attr_i(node, "blocksize").filter(|&b| (1..=65_536).contains(&b)).ok_or("no blocksize")? as u64;
             if x.rank() != 4 {
                 return Err("input of rank other than 4".into());
             }
@@ -1597,7 +1604,7 @@ fn pool(node: &NodeProto, x: &Tensor) -> Rule<Tensor> {
     let mut d = x.dims[..2].to_vec();
     for i in 0..spatial {
         let input = x.dims[2 + i];
-        let span = dilations[i] * (kernel[i] - 1) + 1;
+        let span = dilations[i].saturating_mul(kernel[i] - 1).saturating_add(1);
         let out = match auto_pad.as_str() {
             "SAME_UPPER" | "SAME_LOWER" => input.div_ceil(strides[i]),
             "VALID" => {
@@ -1608,7 +1615,7 @@ fn pool(node: &NodeProto, x: &Tensor) -> Rule<Tensor> {
             }
             "NOTSET" | "" => {
                 let pads = get("pads", 0, 2 * spatial)?;
-                let padded = input + pads[i] + pads[i + spatial];
+                let padded = input.saturating_add(pads[i]).saturating_add(pads[i + spatial]);
                 if padded < span {
                     return Err("window larger than the padded input".into());
                 }
@@ -1618,7 +1625,7 @@ fn pool(node: &NodeProto, x: &Tensor) -> Rule<Tensor> {
                 } else {
                     room / strides[i]
                 } + 1;
-                if ceil && (out - 1) * strides[i] >= input + pads[i] {
+                if ceil && (out - 1).saturating_mul(strides[i]) >= input.saturating_add(pads[i]) {
                     out -= 1;
                 }
                 out
