@@ -546,7 +546,8 @@ pub fn onnx_model(data: &[u8]) -> Outcome {
             continue;
         };
         for p in &network.problems {
-            let back = ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
+            let back =
+                ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
             if back != p.problem {
                 return Err(format!("{}: reads back as {back:?}, not {:?}", p.line, p.problem));
             }
@@ -599,7 +600,12 @@ pub fn onnx_seed() -> Vec<u8> {
             value: Some(type_proto::Value::TensorType(type_proto::Tensor {
                 elem_type: Some(DataType::Float as i32),
                 shape: Some(TensorShapeProto {
-                    dim: vec![dim(DimParam("N".into())), dim(DimValue(3)), dim(DimValue(16)), dim(DimValue(16))],
+                    dim: vec![
+                        dim(DimParam("N".into())),
+                        dim(DimValue(3)),
+                        dim(DimValue(16)),
+                        dim(DimValue(16)),
+                    ],
                 }),
             })),
         }),
@@ -623,17 +629,27 @@ pub fn onnx_seed() -> Vec<u8> {
             node("Conv", &["x", "w1"], "c1", vec![same, ints("strides", &[2, 2])]),
             node("Relu", &["c1"], "r1", vec![]),
             node("Resize", &["r1", "", "scales"], "up", vec![]),
-            node("Concat", &["up", "up"], "cat", vec![AttributeProto {
-                name: Some("axis".into()),
-                r#type: Some(AttributeType::Int as i32),
-                i: Some(1),
-                ..Default::default()
-            }]),
-            node("ConvTranspose", &["cat", "w2"], "t1", vec![
-                ints("strides", &[2, 2]),
-                ints("pads", &[1, 1, 1, 1]),
-                ints("output_padding", &[1, 1]),
-            ]),
+            node(
+                "Concat",
+                &["up", "up"],
+                "cat",
+                vec![AttributeProto {
+                    name: Some("axis".into()),
+                    r#type: Some(AttributeType::Int as i32),
+                    i: Some(1),
+                    ..Default::default()
+                }],
+            ),
+            node(
+                "ConvTranspose",
+                &["cat", "w2"],
+                "t1",
+                vec![
+                    ints("strides", &[2, 2]),
+                    ints("pads", &[1, 1, 1, 1]),
+                    ints("output_padding", &[1, 1]),
+                ],
+            ),
             node("Reshape", &["t1", "shape"], "rs", vec![]),
             node("Conv", &["rs", "w3"], "c3", vec![group, ints("pads", &[1, 1])]),
         ],

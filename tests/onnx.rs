@@ -10,8 +10,8 @@
 
 use prost::Message;
 use tuneinfer::onnx::proto::{
-    attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto, AttributeProto,
-    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto, AttributeProto, GraphProto,
+    ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use tuneinfer::onnx::{problems_from_bytes, Network, Options};
 use tuneinfer::problem::{Direction, Layout, Precision};
@@ -205,7 +205,18 @@ fn train() -> Options {
 
 /// A 2-D line as MIOpen logs it.
 #[allow(clippy::too_many_arguments)]
-fn line2d(n: u64, c: u64, h: u64, w: u64, k: u64, f: (u64, u64), p: (u64, u64), s: (u64, u64), g: u64, dir: u64) -> String {
+fn line2d(
+    n: u64,
+    c: u64,
+    h: u64,
+    w: u64,
+    k: u64,
+    f: (u64, u64),
+    p: (u64, u64),
+    s: (u64, u64),
+    g: u64,
+    dir: u64,
+) -> String {
     format!(
         "conv -n {n} -c {c} -H {h} -W {w} -k {k} -y {} -x {} -p {} -q {} -u {} -v {} -l 1 -j 1 -m conv -g {g} -F {dir} -t 1",
         f.0, f.1, p.0, p.1, s.0, s.1
@@ -219,7 +230,12 @@ fn line2d(n: u64, c: u64, h: u64, w: u64, k: u64, f: (u64, u64), p: (u64, u64), 
 #[test]
 fn two_d_forward_and_training() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[2, 3, 32, 32]));
-    g.conv("c1", "x", &[16, 3, 3, 3], vec![a_ints("pads", &[1, 1, 1, 1]), a_ints("strides", &[2, 2])]);
+    g.conv(
+        "c1",
+        "x",
+        &[16, 3, 3, 3],
+        vec![a_ints("pads", &[1, 1, 1, 1]), a_ints("strides", &[2, 2])],
+    );
     g.op("Relu", "r1", &["c1"], vec![]);
     g.conv("c2", "r1", &[32, 16, 1, 1], vec![]);
     let f1 = line2d(2, 3, 32, 32, 16, (3, 3), (1, 1), (2, 2), 1, 1);
@@ -241,8 +257,22 @@ fn two_d_forward_and_training() {
 #[test]
 fn depthwise_and_grouped() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 32, 56, 56]));
-    g.conv("dw", "x", &[32, 1, 3, 3], vec![a_int("group", 32), a_ints("pads", &[1, 1, 1, 1])]);
-    g.conv("gc", "dw", &[64, 8, 3, 3], vec![a_int("group", 4), a_ints("pads", &[1, 1, 1, 1]), a_ints("strides", &[2, 2])]);
+    g.conv(
+        "dw",
+        "x",
+        &[32, 1, 3, 3],
+        vec![a_int("group", 32), a_ints("pads", &[1, 1, 1, 1])],
+    );
+    g.conv(
+        "gc",
+        "dw",
+        &[64, 8, 3, 3],
+        vec![
+            a_int("group", 4),
+            a_ints("pads", &[1, 1, 1, 1]),
+            a_ints("strides", &[2, 2]),
+        ],
+    );
     assert_eq!(
         g.lines(&fwd()),
         vec![
@@ -264,14 +294,26 @@ fn depthwise_and_grouped() {
 #[test]
 fn transposed() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 64, 16, 16]));
-    g.conv_op("ConvTranspose", "up", "x", &[64, 32, 4, 4], vec![a_ints("strides", &[2, 2]), a_ints("pads", &[1, 1, 1, 1])]);
+    g.conv_op(
+        "ConvTranspose",
+        "up",
+        "x",
+        &[64, 32, 4, 4],
+        vec![a_ints("strides", &[2, 2]), a_ints("pads", &[1, 1, 1, 1])],
+    );
     g.conv("c", "up", &[8, 32, 1, 1], vec![]);
     let up = "conv -n 1 -c 64 -H 16 -W 16 -k 32 -y 4 -x 4 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F 1 -t 1";
-    assert_eq!(g.lines(&fwd()), vec![up.to_string(), line2d(1, 32, 32, 32, 8, (1, 1), (0, 0), (1, 1), 1, 1)]);
+    assert_eq!(
+        g.lines(&fwd()),
+        vec![up.to_string(), line2d(1, 32, 32, 32, 8, (1, 1), (0, 0), (1, 1), 1, 1)]
+    );
     let net = g.run(&fwd()).unwrap();
     // MIOpen runs it as the backward data of the convolution from the 32x32 image to 16x16.
     let p = &net.problems[0].problem;
-    assert_eq!((p.direction, p.c, p.in_h, p.k, p.out_h), (Direction::BackwardData, 32, 32, 64, 16));
+    assert_eq!(
+        (p.direction, p.c, p.in_h, p.k, p.out_h),
+        (Direction::BackwardData, 32, 32, 64, 16)
+    );
 
     // output_padding 1: 2*15 + 1 + 2 - 2 + 1 = 32; MIOpenDriver's -Y/-X.
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 64, 16, 16]));
@@ -280,7 +322,11 @@ fn transposed() {
         "up",
         "x",
         &[64, 32, 3, 3],
-        vec![a_ints("strides", &[2, 2]), a_ints("pads", &[1, 1, 1, 1]), a_ints("output_padding", &[1, 1])],
+        vec![
+            a_ints("strides", &[2, 2]),
+            a_ints("pads", &[1, 1, 1, 1]),
+            a_ints("output_padding", &[1, 1]),
+        ],
     );
     g.conv("c", "up", &[8, 32, 1, 1], vec![]);
     assert_eq!(
@@ -298,17 +344,35 @@ fn transposed() {
 #[test]
 fn grouped_transposed_is_written_as_the_convolution_miopen_runs() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 32, 8, 8]));
-    g.conv_op("ConvTranspose", "up", "x", &[32, 4, 3, 3], vec![a_int("group", 2), a_ints("pads", &[1, 1, 1, 1])]);
+    g.conv_op(
+        "ConvTranspose",
+        "up",
+        "x",
+        &[32, 4, 3, 3],
+        vec![a_int("group", 2), a_ints("pads", &[1, 1, 1, 1])],
+    );
     let net = g.run(&fwd()).unwrap();
-    assert_eq!(net.lines(), vec![line2d(1, 8, 8, 8, 32, (3, 3), (1, 1), (1, 1), 2, 2).as_str()]);
-    assert!(net.notes.iter().any(|n| n.contains("grouped transposed")), "{:?}", net.notes);
+    assert_eq!(
+        net.lines(),
+        vec![line2d(1, 8, 8, 8, 32, (3, 3), (1, 1), (1, 1), 2, 2).as_str()]
+    );
+    assert!(
+        net.notes.iter().any(|n| n.contains("grouped transposed")),
+        "{:?}",
+        net.notes
+    );
 }
 
 /// 3-D: 16x112x112 with a 3x7x7 filter, stride 1x2x2, pad 1x3x3: out 16x56x56.
 #[test]
 fn three_d() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[2, 3, 16, 112, 112]));
-    g.conv("c1", "x", &[64, 3, 3, 7, 7], vec![a_ints("strides", &[1, 2, 2]), a_ints("pads", &[1, 3, 3, 1, 3, 3])]);
+    g.conv(
+        "c1",
+        "x",
+        &[64, 3, 3, 7, 7],
+        vec![a_ints("strides", &[1, 2, 2]), a_ints("pads", &[1, 3, 3, 1, 3, 3])],
+    );
     g.conv("c2", "c1", &[64, 64, 1, 1, 1], vec![]);
     assert_eq!(
         g.lines(&fwd()),
@@ -328,8 +392,18 @@ fn three_d() {
 #[test]
 fn one_d_is_two_d_with_h_1() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[4, 80, 3000]));
-    g.conv("c1", "x", &[256, 80, 3], vec![a_ints("pads", &[1, 1]), a_ints("strides", &[2])]);
-    g.conv("c2", "c1", &[256, 256, 3], vec![a_ints("pads", &[2, 2]), a_ints("dilations", &[2])]);
+    g.conv(
+        "c1",
+        "x",
+        &[256, 80, 3],
+        vec![a_ints("pads", &[1, 1]), a_ints("strides", &[2])],
+    );
+    g.conv(
+        "c2",
+        "c1",
+        &[256, 256, 3],
+        vec![a_ints("pads", &[2, 2]), a_ints("dilations", &[2])],
+    );
     assert_eq!(
         g.lines(&fwd()),
         vec![
@@ -386,7 +460,12 @@ fn channels_last() {
 #[test]
 fn same_and_asymmetric_padding() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 3, 224, 224]));
-    g.conv("s2", "x", &[32, 3, 3, 3], vec![a_str("auto_pad", "SAME_UPPER"), a_ints("strides", &[2, 2])]);
+    g.conv(
+        "s2",
+        "x",
+        &[32, 3, 3, 3],
+        vec![a_str("auto_pad", "SAME_UPPER"), a_ints("strides", &[2, 2])],
+    );
     g.conv("s1", "s2", &[32, 32, 3, 3], vec![a_str("auto_pad", "SAME_LOWER")]);
     let net = g.run(&fwd()).unwrap();
     assert_eq!(
@@ -397,7 +476,11 @@ fn same_and_asymmetric_padding() {
         ]
     );
     assert_eq!(net.notes.len(), 1, "{:?}", net.notes);
-    assert!(net.notes[0].contains("'s2'") && net.notes[0].contains("asymmetric"), "{:?}", net.notes);
+    assert!(
+        net.notes[0].contains("'s2'") && net.notes[0].contains("asymmetric"),
+        "{:?}",
+        net.notes
+    );
 
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 8, 10, 10]));
     g.conv("a", "x", &[8, 8, 3, 3], vec![a_ints("pads", &[0, 1, 2, 1])]);
@@ -426,13 +509,23 @@ fn symbolic_batch() {
         batch: Some(64),
         ..Options::default()
     };
-    assert_eq!(g.lines(&b), vec![line2d(64, 3, 32, 32, 8, (3, 3), (0, 0), (1, 1), 1, 1)]);
+    assert_eq!(
+        g.lines(&b),
+        vec![line2d(64, 3, 32, 32, 8, (3, 3), (0, 0), (1, 1), 1, 1)]
+    );
 
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 3, 32, 32]));
     g.conv("c", "x", &[8, 3, 3, 3], vec![]);
     let net = g.run(&b).unwrap();
-    assert_eq!(net.lines(), vec![line2d(64, 3, 32, 32, 8, (3, 3), (0, 0), (1, 1), 1, 1).as_str()]);
-    assert!(net.notes[0].contains("batch 1 replaced by --batch 64"), "{:?}", net.notes);
+    assert_eq!(
+        net.lines(),
+        vec![line2d(64, 3, 32, 32, 8, (3, 3), (0, 0), (1, 1), 1, 1).as_str()]
+    );
+    assert!(
+        net.notes[0].contains("batch 1 replaced by --batch 64"),
+        "{:?}",
+        net.notes
+    );
 }
 
 // ---- Shapes through the other ops.
@@ -445,19 +538,37 @@ fn shapes_through_the_other_ops() {
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 8, 8, 16]));
     g.op("Transpose", "t", &["x"], vec![a_ints("perm", &[0, 3, 1, 2])]); // 1x16x8x8
     g.inits.push(floats("scales", &[1.0, 1.0, 2.0, 2.0]));
-    g.nodes.push(node("Resize", "up", &["t", "", "scales"], &["up"], vec![a_str("mode", "nearest")]));
+    g.nodes.push(node(
+        "Resize",
+        "up",
+        &["t", "", "scales"],
+        &["up"],
+        vec![a_str("mode", "nearest")],
+    ));
     g.op("Sigmoid", "sg", &["up"], vec![]);
     g.op("Concat", "cat", &["up", "sg"], vec![a_int("axis", 1)]); // 1x32x16x16
     g.inits.push(ints("split", &[8, 24]));
-    g.nodes.push(node("Split", "sp", &["cat", "split"], &["s8", "s24"], vec![a_int("axis", 1)]));
+    g.nodes.push(node(
+        "Split",
+        "sp",
+        &["cat", "split"],
+        &["s8", "s24"],
+        vec![a_int("axis", 1)],
+    ));
     g.inits.push(ints("pads", &[0, 0, 1, 1, 0, 0, 1, 1]));
     g.op("Pad", "pad", &["s8", "pads"], vec![]); // 1x8x18x18
-    g.op("MaxPool", "mp", &["pad"], vec![a_ints("kernel_shape", &[3, 3]), a_ints("strides", &[2, 2])]); // 8x8
+    g.op(
+        "MaxPool",
+        "mp",
+        &["pad"],
+        vec![a_ints("kernel_shape", &[3, 3]), a_ints("strides", &[2, 2])],
+    ); // 8x8
     g.conv("c1", "mp", &[4, 8, 1, 1], vec![]);
     // A reshape of x.view(x.size(0), 4, 8, 8): Shape, Gather, Unsqueeze, Concat.
     g.op("Shape", "shape", &["c1"], vec![]);
     g.inits.push(ints("zero", &[0]));
-    g.nodes.push(node("Gather", "g0", &["shape", "zero"], &["n"], vec![a_int("axis", 0)]));
+    g.nodes
+        .push(node("Gather", "g0", &["shape", "zero"], &["n"], vec![a_int("axis", 0)]));
     g.inits.push(ints("rest", &[2, 2, 64]));
     g.op("Concat", "newshape", &["n", "rest"], vec![a_int("axis", 0)]);
     g.op("Reshape", "rs", &["c1", "newshape"], vec![]); // 1x2x2x64
@@ -495,8 +606,12 @@ fn unknown_ops() {
     for part in ["'frob' (Frobnicate)", "'c'", "shape inference"] {
         assert!(text.contains(part), "{part}: {text}");
     }
-    g.value_info.push(value_info("y", DataType::Float, &fixed(&[1, 4, 6, 6])));
-    assert_eq!(g.lines(&fwd()), vec![line2d(1, 4, 6, 6, 4, (3, 3), (0, 0), (1, 1), 1, 1)]);
+    g.value_info
+        .push(value_info("y", DataType::Float, &fixed(&[1, 4, 6, 6])));
+    assert_eq!(
+        g.lines(&fwd()),
+        vec![line2d(1, 4, 6, 6, 4, (3, 3), (0, 0), (1, 1), 1, 1)]
+    );
 
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 4, 8, 8]));
     g.conv("c", "x", &[4, 4, 3, 3], vec![]);
@@ -514,21 +629,36 @@ fn unknown_ops() {
 /// on the 3x3, v1 on the first 1x1. Conv, BatchNormalization, Relu, Add, GlobalAveragePool,
 /// Flatten, Gemm, as torch.onnx.export writes it; the batch symbolic.
 fn resnet50(v15: bool) -> Graph {
-    let mut g = Graph::new("input", DataType::Float, &[D::S("batch"), D::N(3), D::N(224), D::N(224)]);
+    let mut g = Graph::new(
+        "input",
+        DataType::Float,
+        &[D::S("batch"), D::N(3), D::N(224), D::N(224)],
+    );
     let mut n = 0;
     let mut cbr = |g: &mut Graph, x: &str, cin: i64, cout: i64, k: i64, s: i64, relu: bool| -> String {
         n += 1;
         let p = k / 2;
-        let c = g.conv(&format!("conv{n}"), x, &[cout, cin, k, k], vec![
-            a_ints("kernel_shape", &[k, k]),
-            a_ints("strides", &[s, s]),
-            a_ints("pads", &[p, p, p, p]),
-        ]);
+        let c = g.conv(
+            &format!("conv{n}"),
+            x,
+            &[cout, cin, k, k],
+            vec![
+                a_ints("kernel_shape", &[k, k]),
+                a_ints("strides", &[s, s]),
+                a_ints("pads", &[p, p, p, p]),
+            ],
+        );
         for part in ["scale", "bias", "mean", "var"] {
-            g.inits.push(weights(&format!("bn{n}.{part}"), DataType::Float, &[cout]));
+            g.inits
+                .push(weights(&format!("bn{n}.{part}"), DataType::Float, &[cout]));
         }
         let bn = format!("bn{n}");
-        let (s_, b_, m_, v_) = (format!("{bn}.scale"), format!("{bn}.bias"), format!("{bn}.mean"), format!("{bn}.var"));
+        let (s_, b_, m_, v_) = (
+            format!("{bn}.scale"),
+            format!("{bn}.bias"),
+            format!("{bn}.mean"),
+            format!("{bn}.var"),
+        );
         g.op("BatchNormalization", &bn, &[&c, &s_, &b_, &m_, &v_], vec![]);
         if relu {
             g.op("Relu", &format!("relu{n}"), &[&bn], vec![])
@@ -537,11 +667,16 @@ fn resnet50(v15: bool) -> Graph {
         }
     };
     let mut x = cbr(&mut g, "input", 3, 64, 7, 2, true);
-    x = g.op("MaxPool", "pool", &[&x], vec![
-        a_ints("kernel_shape", &[3, 3]),
-        a_ints("strides", &[2, 2]),
-        a_ints("pads", &[1, 1, 1, 1]),
-    ]);
+    x = g.op(
+        "MaxPool",
+        "pool",
+        &[&x],
+        vec![
+            a_ints("kernel_shape", &[3, 3]),
+            a_ints("strides", &[2, 2]),
+            a_ints("pads", &[1, 1, 1, 1]),
+        ],
+    );
     let mut cin = 64;
     for (stage, (blocks, width)) in [(3, 64), (4, 128), (6, 256), (3, 512)].into_iter().enumerate() {
         for b in 0..blocks {
@@ -550,7 +685,11 @@ fn resnet50(v15: bool) -> Graph {
             let a = cbr(&mut g, &x, cin, width, 1, s1, true);
             let m = cbr(&mut g, &a, width, width, 3, s3, true);
             let o = cbr(&mut g, &m, width, width * 4, 1, 1, false);
-            let short = if b == 0 { cbr(&mut g, &x, cin, width * 4, 1, stride, false) } else { x.clone() };
+            let short = if b == 0 {
+                cbr(&mut g, &x, cin, width * 4, 1, stride, false)
+            } else {
+                x.clone()
+            };
             let sum = g.op("Add", &format!("add{stage}_{b}"), &[&o, &short], vec![]);
             x = g.op("Relu", &format!("out{stage}_{b}"), &[&sum], vec![]);
             cin = width * 4;
@@ -690,7 +829,8 @@ fn bad_dimensions_are_errors() {
     // A Resize to a size past MIOpen's int.
     let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 3, 64, 64]));
     g.inits.push(floats("scales", &[1.0, 1.0, 1e8, 1.0]));
-    g.nodes.push(node("Resize", "up", &["x", "", "scales"], &["up"], vec![]));
+    g.nodes
+        .push(node("Resize", "up", &["x", "", "scales"], &["up"], vec![]));
     g.conv("c", "up", &[8, 3, 3, 3], vec![]);
     assert!(g.run(&fwd()).is_err());
 }
@@ -779,7 +919,10 @@ fn cli_problems_prints_lines_and_a_summary() {
     let w2 = line2d(1, 8, 16, 16, 8, (1, 1), (0, 0), (1, 1), 1, 4);
     assert_eq!(stdout, [f1, f2, b2, w1, w2].join("\n") + "\n");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("2 convolution(s), 5 problem(s), 5 distinct; ops passed through: Relu 1"), "{stderr}");
+    assert!(
+        stderr.contains("2 convolution(s), 5 problem(s), 5 distinct; ops passed through: Relu 1"),
+        "{stderr}"
+    );
 
     // Each printed line is one 'batch --input' reads.
     for line in stdout.lines() {
@@ -799,7 +942,12 @@ fn cli_problems_prints_lines_and_a_summary() {
     ];
     for (args, code) in cases {
         let out = tuneinfer(args);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1, "{args:?}");
     }
@@ -835,7 +983,12 @@ fn cli_batch_takes_the_network() {
     // The 3x3 is not ConvAsm1x1U's (a bad line, exit 1); the 1x1 is predicted.
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let f2 = line2d(1, 8, 16, 16, 8, (1, 1), (0, 0), (1, 1), 1, 1);
-    assert!(stdout.lines().any(|l| l.starts_with(&format!("{f2}\tConvAsm1x1U\t1\t"))), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("{f2}\tConvAsm1x1U\t1\t"))),
+        "{stdout}"
+    );
     assert!(stderr.contains("2 convolution(s)"), "{stderr}");
     let both = tuneinfer(&["batch", "--onnx", path.to_str().unwrap(), "--input", "x.txt"]);
     assert_eq!(both.status.code(), Some(2));

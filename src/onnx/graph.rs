@@ -1556,7 +1556,9 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
         }
         "DepthToSpace" | "SpaceToDepth" => {
             let x = input(inputs, 0)?;
-            let b = attr_i(node, "blocksize").filter(|&b| (1..=65_536).contains(&b)).ok_or("no blocksize")? as u64;
+            let b = attr_i(node, "blocksize")
+                .filter(|&b| (1..=65_536).contains(&b))
+                .ok_or("no blocksize")? as u64;
             if x.rank() != 4 {
                 return Err("input of rank other than 4".into());
             }
