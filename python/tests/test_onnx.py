@@ -115,8 +115,10 @@ def test_userdb_writes_the_networks_entries(tmp_path):
     )
     db = out / "gfx906_60.HIP.3_2_0_test.udb.txt"
     text = db.read_text()
-    # The 1x1 convolution's perf-db key (C-H-W-FyxFx-K-H-W-N-pads-strides-dilations-bias-layout-type-dir).
-    assert "8-16-16-1x1-16-16-16-4-0x0-1x1-1x1-0-NCHW-FP32-F=" in text
+    # The 1x1 convolution's key in MIOpen's 24-field form, field for field as docs/cli.md's
+    # example 2x2048x7x7x1x1x1x1x1024x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xW (C 2048, 7x7, a 1x1
+    # filter, K 1024, N 128, stride 2) is laid out: C 8, 16x16, K 16, N 4, stride 1, forward.
+    assert "\n2x8x16x16x1x1x1x1x16x4x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP32xF=" in "\n" + text
     with pytest.raises(tuneinfer.TuneinferError) as e:
         tuneinfer.userdb("gfx906_60", onnx=str(tmp_path / "missing.onnx"), out=out, system_db="none")
     assert e.value.code == 3
