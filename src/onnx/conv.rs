@@ -136,7 +136,7 @@ impl MiopenConv {
         }
         match ConvProblem::from_driver_line(&s) {
             Ok(p) => Ok((s, p)),
-            Err(crate::Error::InvalidProblem { reason, .. }) => Err(reason),
+            Err(crate::error::Error::InvalidProblem { reason, .. }) => Err(reason),
             Err(other) => Err(other.to_string()),
         }
     }
