@@ -98,21 +98,30 @@ fn read(path: &str, options: &Options) -> Result<Network> {
     Ok(network)
 }
 
-/// For `batch` and `userdb`: the network of `--onnx` as the lines their reader takes, or None
-/// without `--onnx`. `--onnx` with `--input`, or the network's options without `--onnx`, is a
-/// usage error.
-pub(super) fn input_lines(args: &Args) -> Result<Option<(String, String)>> {
-    let Some(path) = args.value("onnx") else {
+/// For `batch` and `userdb`, before anything else is done: `--onnx` with `--input`, or the
+/// network's options without `--onnx`, is a usage error, and so is a bad option value.
+pub(super) fn check_input_options(args: &Args) -> Result<()> {
+    if args.value("onnx").is_none() {
         for name in INPUT_VALUED.iter().chain(INPUT_FLAGS) {
             if args.value(name).is_some() || args.flag(name) {
                 return Err(Error::Usage(format!("--{name} applies to --onnx FILE only")));
             }
         }
-        return Ok(None);
-    };
+        return Ok(());
+    }
     if args.value("input").is_some() {
         return Err(Error::Usage("give --onnx FILE or --input FILE, not both".into()));
     }
+    options(args, "onnx-precision").map(|_| ())
+}
+
+/// For `batch` and `userdb`: the network of `--onnx` as the lines their reader takes (its
+/// summary and notes on stderr), or None without `--onnx`.
+pub(super) fn input_lines(args: &Args) -> Result<Option<(String, String)>> {
+    check_input_options(args)?;
+    let Some(path) = args.value("onnx") else {
+        return Ok(None);
+    };
     let network = read(path, &options(args, "onnx-precision")?)?;
     let mut text = String::new();
     for line in network.lines() {

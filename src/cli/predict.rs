@@ -865,6 +865,7 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
             crate::error::quote_short(extra)
         )));
     }
+    super::onnx::check_input_options(&args)?;
     let network = super::onnx::input_lines(&args)?;
     let input_name = match &network {
         Some((path, _)) => path.as_str(),

@@ -160,6 +160,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         )));
     }
     // --- Every option checked before any model is loaded or any line read.
+    super::onnx::check_input_options(&args)?;
     let arch_text = args.value("arch").ok_or_else(|| {
         Error::Usage(
             "userdb needs --arch: the GPU as MIOpen names its databases (gfx906_60, gfx900_56, \
