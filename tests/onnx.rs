@@ -996,7 +996,15 @@ fn cli_batch_takes_the_network() {
     let stray = tuneinfer(&["userdb", "--arch", "gfx906_60", "--batch", "3"]);
     assert_eq!(stray.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&stray.stderr).contains("--batch applies to --onnx FILE only"));
-    let bad = tuneinfer(&["userdb", "--arch", "gfx906_60", "--onnx", path.to_str().unwrap(), "--layout", "CHWN"]);
+    let bad = tuneinfer(&[
+        "userdb",
+        "--arch",
+        "gfx906_60",
+        "--onnx",
+        path.to_str().unwrap(),
+        "--layout",
+        "CHWN",
+    ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--layout"));
     let _ = std::fs::remove_dir_all(&dir);
