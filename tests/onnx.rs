@@ -590,6 +590,28 @@ fn shapes_through_the_other_ops() {
     assert_eq!(net.passed_through.get("Gemm"), Some(&1));
 }
 
+/// A quantize-dequantize pair (QDQ export) before a convolution: DequantizeLinear's output is
+/// the scale's type (FLOAT), so the problem is FP32 (`conv`), not the int8 in between.
+#[test]
+fn dequantized_input_is_float() {
+    let mut g = Graph::new("x", DataType::Float, &fixed(&[1, 4, 8, 8]));
+    g.inits.push(floats("scale", &[0.1]));
+    g.inits.push(TensorProto {
+        name: Some("zp".into()),
+        dims: vec![1],
+        data_type: Some(DataType::Uint8 as i32),
+        int32_data: vec![0],
+        ..Default::default()
+    });
+    g.op("QuantizeLinear", "q", &["x", "scale", "zp"], vec![]);
+    g.op("DequantizeLinear", "dq", &["q", "scale", "zp"], vec![]);
+    g.conv("c", "dq", &[4, 4, 1, 1], vec![]);
+    assert_eq!(
+        g.lines(&fwd()),
+        vec![line2d(1, 4, 8, 8, 4, (1, 1), (0, 0), (1, 1), 1, 1)]
+    );
+}
+
 /// An op not known here, on a convolution's path: an error naming the node and its op and
 /// saying to run shape inference; with value_info for its output, the walk goes on. After the
 /// last convolution it is harmless.

@@ -891,79 +891,20 @@ fn product(dims: &[u64]) -> Rule<u64> {
 }
 
 /// Ops that keep their first input's shape (and, for output 0, its type).
+#[rustfmt::skip]
 const SAME_SHAPE: &[&str] = &[
-    "Relu",
-    "Sigmoid",
-    "Tanh",
-    "Clip",
-    "LeakyRelu",
-    "HardSwish",
-    "HardSigmoid",
-    "Elu",
-    "Selu",
-    "Celu",
-    "Softplus",
-    "Softsign",
-    "Mish",
-    "Gelu",
-    "Erf",
-    "Exp",
-    "Log",
-    "Sqrt",
-    "Neg",
-    "Abs",
-    "Reciprocal",
-    "Floor",
-    "Ceil",
-    "Round",
-    "Sign",
-    "Not",
-    "Softmax",
-    "LogSoftmax",
-    "Hardmax",
-    "LRN",
-    "InstanceNormalization",
-    "LayerNormalization",
-    "GroupNormalization",
-    "MeanVarianceNormalization",
-    "BatchNormalization",
-    "Identity",
-    "Dropout",
-    "ThresholdedRelu",
-    "Shrink",
-    "Sin",
-    "Cos",
-    "Swish",
-    "IsNaN",
-    "IsInf",
-    "QuantizeLinear",
-    "DequantizeLinear",
-    "CumSum",
+    "Relu", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Elu", "Selu", "Celu", "Softplus",
+    "Softsign", "Mish", "Gelu", "Erf", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Floor", "Ceil", "Round",
+    "Sign", "Not", "Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization", "LayerNormalization",
+    "GroupNormalization", "MeanVarianceNormalization", "BatchNormalization", "Identity", "Dropout", "ThresholdedRelu",
+    "Shrink", "Sin", "Cos", "Swish", "IsNaN", "IsInf", "QuantizeLinear", "DequantizeLinear", "CumSum",
 ];
 
 /// Elementwise ops with broadcasting over all their inputs.
+#[rustfmt::skip]
 const BROADCAST: &[&str] = &[
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Pow",
-    "Max",
-    "Min",
-    "Sum",
-    "Mean",
-    "PRelu",
-    "Where",
-    "Equal",
-    "Less",
-    "Greater",
-    "LessOrEqual",
-    "GreaterOrEqual",
-    "And",
-    "Or",
-    "Xor",
-    "Mod",
-    "BitShift",
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "PRelu", "Where", "Equal", "Less", "Greater",
+    "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod", "BitShift",
 ];
 
 /// The output tensors of a (non-convolution) node, from its inputs.
@@ -971,7 +912,13 @@ fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule
     let dims_of = |t: &Tensor| t.dims.clone();
     if SAME_SHAPE.contains(&op) {
         let x = input(inputs, 0)?;
-        let mut out = Tensor::new(dims_of(&x), x.ty);
+        // (De)quantization changes the type: to the scale's (float), or the zero point's.
+        let ty = match op {
+            "DequantizeLinear" => optional(inputs, 1)?.map_or(DataType::Float as i32, |t| t.ty),
+            "QuantizeLinear" => optional(inputs, 2)?.map_or(DataType::Uint8 as i32, |t| t.ty),
+            _ => x.ty,
+        };
+        let mut out = Tensor::new(dims_of(&x), ty);
         if op == "Identity" {
             out.ints = x.ints.clone();
             out.floats = x.floats.clone();
