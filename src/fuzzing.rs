@@ -515,7 +515,7 @@ pub fn userdb_text(data: &[u8]) -> Outcome {
 pub type Harness = fn(&[u8]) -> Outcome;
 
 /// Every harness by name (the cargo-fuzz target names and `tools/fuzz.sh`'s fallback).
-pub const HARNESSES: [(&str, Harness); 13] = [
+pub const HARNESSES: [(&str, Harness); 14] = [
     ("problem_line", problem_line),
     ("perfdb_key", perfdb_key),
     ("db_key", db_key),
@@ -529,4 +529,148 @@ pub const HARNESSES: [(&str, Harness); 13] = [
     ("ck_catalogue", ck_catalogue),
     ("gtc_catalogue", gtc_catalogue),
     ("userdb_text", userdb_text),
+    ("onnx_model", onnx_model),
 ];
+
+/// An ONNX model (`crate::onnx`): its problems or an error, never a panic, for inference and
+/// for training with a batch; every line it gives reads back (as `batch --input` reads it) to
+/// the problem it came with.
+pub fn onnx_model(data: &[u8]) -> Outcome {
+    let training = crate::onnx::Options {
+        batch: Some(2),
+        training: true,
+        ..crate::onnx::Options::default()
+    };
+    for options in [crate::onnx::Options::default(), training] {
+        let Ok(network) = crate::onnx::problems_from_bytes(data, "fuzz.onnx", &options) else {
+            continue;
+        };
+        for p in &network.problems {
+            let back =
+                ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
+            if back != p.problem {
+                return Err(format!("{}: reads back as {back:?}, not {:?}", p.line, p.problem));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A small ONNX model for [`onnx_model`]'s seed corpus: a 2-D convolution with SAME padding, a
+/// Resize, a Concat, a transposed convolution with output padding and a 1-D-shaped Reshape
+/// feeding a grouped convolution, the batch symbolic.
+pub fn onnx_seed() -> Vec<u8> {
+    use crate::onnx::proto::{
+        attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto, AttributeProto,
+        GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto,
+        ValueInfoProto,
+    };
+    use prost::Message;
+    let ints = |name: &str, v: &[i64]| AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v.to_vec(),
+        ..Default::default()
+    };
+    let tensor = |name: &str, dims: &[i64], ty: DataType, i64s: &[i64], f32s: &[f32]| TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(ty as i32),
+        int64_data: i64s.to_vec(),
+        float_data: f32s.to_vec(),
+        ..Default::default()
+    };
+    let node = |op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>| NodeProto {
+        op_type: Some(op.into()),
+        name: Some(output.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        attribute,
+        ..Default::default()
+    };
+    let dim = |v: tensor_shape_proto::dimension::Value| tensor_shape_proto::Dimension {
+        denotation: None,
+        value: Some(v),
+    };
+    use tensor_shape_proto::dimension::Value::{DimParam, DimValue};
+    let input = ValueInfoProto {
+        name: Some("x".into()),
+        r#type: Some(TypeProto {
+            denotation: None,
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(DataType::Float as i32),
+                shape: Some(TensorShapeProto {
+                    dim: vec![
+                        dim(DimParam("N".into())),
+                        dim(DimValue(3)),
+                        dim(DimValue(16)),
+                        dim(DimValue(16)),
+                    ],
+                }),
+            })),
+        }),
+        ..Default::default()
+    };
+    let same = AttributeProto {
+        name: Some("auto_pad".into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(b"SAME_UPPER".to_vec()),
+        ..Default::default()
+    };
+    let group = AttributeProto {
+        name: Some("group".into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(2),
+        ..Default::default()
+    };
+    let graph = GraphProto {
+        name: Some("seed".into()),
+        node: vec![
+            node("Conv", &["x", "w1"], "c1", vec![same, ints("strides", &[2, 2])]),
+            node("Relu", &["c1"], "r1", vec![]),
+            node("Resize", &["r1", "", "scales"], "up", vec![]),
+            node(
+                "Concat",
+                &["up", "up"],
+                "cat",
+                vec![AttributeProto {
+                    name: Some("axis".into()),
+                    r#type: Some(AttributeType::Int as i32),
+                    i: Some(1),
+                    ..Default::default()
+                }],
+            ),
+            node(
+                "ConvTranspose",
+                &["cat", "w2"],
+                "t1",
+                vec![
+                    ints("strides", &[2, 2]),
+                    ints("pads", &[1, 1, 1, 1]),
+                    ints("output_padding", &[1, 1]),
+                ],
+            ),
+            node("Reshape", &["t1", "shape"], "rs", vec![]),
+            node("Conv", &["rs", "w3"], "c3", vec![group, ints("pads", &[1, 1])]),
+        ],
+        initializer: vec![
+            tensor("w1", &[8, 3, 3, 3], DataType::Float, &[], &[]),
+            tensor("scales", &[4], DataType::Float, &[], &[1.0, 1.0, 2.0, 2.0]),
+            tensor("w2", &[16, 4, 3, 3], DataType::Float, &[], &[]),
+            tensor("shape", &[3], DataType::Int64, &[0, 4, -1], &[]),
+            tensor("w3", &[4, 2, 3], DataType::Float, &[], &[]),
+        ],
+        input: vec![input],
+        ..Default::default()
+    };
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        graph: Some(graph),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}

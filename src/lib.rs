@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod method;
 pub mod models;
 pub mod neighbour;
+pub mod onnx;
 pub mod predict;
 pub mod seq2seq;
 #[doc(hidden)]

@@ -672,6 +672,13 @@ fn ck_block_sizes_past_u64_halves_do_not_overflow() {
     assert_eq!(fuzzing::ck_catalogue(input.as_bytes()), Ok(()));
 }
 
+/// The ONNX reader over a small network (2-D SAME, Resize, Concat, ConvTranspose with output
+/// padding, a 1-D grouped convolution after a Reshape): every cut and 20,000 mutations.
+#[test]
+fn onnx_models_never_panic() {
+    fuzz("onnx_model", &[fuzzing::onnx_seed()], 400, 20000);
+}
+
 /// The seeds of one harness (those the tests above use).
 fn seeds_of(name: &str) -> Vec<Vec<u8>> {
     let problems = sqlite_problems();
@@ -737,6 +744,7 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
                     .into_bytes()
             })
             .collect(),
+        "onnx_model" => vec![fuzzing::onnx_seed()],
         other => panic!("no harness {other}"),
     }
 }

@@ -60,6 +60,8 @@ fn formats_solvers_models_and_the_error_type_import_no_layer_above_them() {
     // The search knows no model type: decoders are a trait (`StepDecoder`) over `States`.
     assert_only("search", &["search", "error", "cpu"]);
     assert_only("format", &["format", "error"]);
+    // ONNX networks to problems: the problem types and the error type, nothing of models.
+    assert_only("onnx", &["onnx", "error", "problem"]);
     // The solvers read problems, the search's constraint types and MIOpen's metadata format.
     assert_only("solvers", &["solvers", "error", "format", "problem", "search", "cpu"]);
     // The models: their files (format), their features (solvers), their search (search, cpu).

@@ -38,6 +38,8 @@ seed_corpus() {
         weights_info) cp weights/*.json "$dir"/ ;;
         sqlite_perfdb) cp "$data"/perfdb/gfx1030_36.db "$dir"/ ;;
         ck_catalogue) for f in "$data"/ck/*.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
+        onnx_model) TUNEINFER_ONNX_SEED="$root/$dir/seed.onnx" cargo test --release --no-default-features \
+                --test onnx -- --ignored --exact write_fuzz_seed ;;
         gtc_catalogue) for f in "$data"/solvers/gtc_*_nhwc.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
     esac
 }

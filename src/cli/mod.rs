@@ -1,4 +1,4 @@
-//! The `tuneinfer` command line: `predict`, `batch`, `verify`, `train`, `eval`.
+//! The `tuneinfer` command line: `predict`, `batch`, `userdb`, `problems`, `verify`, `train`, `eval`.
 
 /// `println!` that returns an I/O error (exit code 3) from the enclosing function instead of
 /// panicking when standard output cannot be written (a closed pipe, a full disk).
@@ -16,6 +16,7 @@ mod bench;
 mod eval;
 mod info;
 mod interrupt;
+mod onnx;
 mod predict;
 mod train;
 mod userdb;
@@ -39,6 +40,7 @@ Commands:
   predict   predict the tuning parameters of one convolution problem
   batch     predict for many problems (one per line) and write a TSV
   userdb    predict for a network's MIOpen log and write MIOpen's user perf database
+  problems  print an ONNX network's convolution problems as MIOpenDriver lines (no GPU)
   verify    run model files' embedded test vectors and report the largest errors
   info      show the GPU adapters (limits, features) and the models found
   bench     predictions per second on the CPU and the GPU, side by side
@@ -64,6 +66,7 @@ pub fn run(argv: &[String]) -> i32 {
         "info" => info::info(rest),
         "bench" => bench::bench(rest),
         "userdb" => userdb::userdb(rest),
+        "problems" => onnx::problems(rest),
         "train" => train::train(rest),
         "eval" => eval::eval(rest),
         // `help COMMAND` is `COMMAND --help`.

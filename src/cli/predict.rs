@@ -95,7 +95,13 @@ Options:
   --input FILE|-     problems to read (default: - = stdin)
   --output FILE|-    where to write the TSV (default: - = stdout); a file is replaced only
                      once everything is written
-  --threads N        worker threads (default: all cores)";
+  --threads N        worker threads (default: all cores)
+  --onnx FILE        an ONNX network instead of --input: its convolution problems (as
+                     'tuneinfer problems --onnx FILE' prints them; see 'problems --help')
+  --batch N          the network's batch size (needed when the model's is symbolic)
+  --training         also the backward data and backward weights problems
+  --onnx-precision P fp32, fp16 or bf16 (default: the model's tensor types)
+  --layout L         NCHW (default) or NHWC (channels-last)";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -114,6 +120,29 @@ const VALUED: &[&str] = &[
     "system-db",
     "method",
     "miopen-version",
+];
+
+/// `batch`'s options: `predict`'s, and the network of `--onnx` (`super::onnx::INPUT_VALUED`).
+const BATCH_VALUED: &[&str] = &[
+    "arch",
+    "solver",
+    "models",
+    "decode",
+    "beam",
+    "top",
+    "input",
+    "output",
+    "threads",
+    "cu",
+    "catalogue",
+    "device",
+    "precision",
+    "system-db",
+    "method",
+    "onnx",
+    "batch",
+    "onnx-precision",
+    "layout",
 ];
 
 pub(super) struct Common {
@@ -582,6 +611,19 @@ impl LineReader {
         })
     }
 
+    /// Lines held in memory (an ONNX network's problems), named `name` in messages.
+    pub fn from_text(name: &str, text: String) -> LineReader {
+        let total_bytes = Some(text.len() as u64);
+        LineReader {
+            reader: Box::new(std::io::Cursor::new(text.into_bytes())),
+            name: name.into(),
+            line_no: 0,
+            buf: Vec::new(),
+            bytes_read: 0,
+            total_bytes,
+        }
+    }
+
     /// The next line (without its end), or None at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<String>> {
         self.buf.clear();
@@ -739,8 +781,8 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: VALUED,
-            flags: &[],
+            valued: BATCH_VALUED,
+            flags: super::onnx::INPUT_FLAGS,
             options_after_positionals: false,
         },
     )?;
@@ -750,11 +792,19 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
             crate::error::quote_short(extra)
         )));
     }
-    let input_name = args.value("input").unwrap_or("-");
+    super::onnx::check_input_options(&args)?;
+    let network = super::onnx::input_lines(&args)?;
+    let input_name = match &network {
+        Some((path, _)) => path.as_str(),
+        None => args.value("input").unwrap_or("-"),
+    };
     let output_name = args.value("output").unwrap_or("-");
     let settings = settings(&args)?;
     let all = settings.solver == SolverChoice::All;
-    let mut reader = LineReader::open(input_name)?;
+    let mut reader = match &network {
+        Some((path, lines)) => LineReader::from_text(path, lines.clone()),
+        None => LineReader::open(input_name)?,
+    };
     // The output is checked (its directory, its permissions) before any prediction.
     let mut sink = if output_name == "-" {
         Sink::Stdout(std::io::BufWriter::new(std::io::stdout()))

@@ -30,6 +30,11 @@ Options:
                        on), or an arch (gfx942, gfx942:sramecc+:xnack+) with --cu
   --cu N               compute units (rocminfo's 'Compute Unit'), with a plain --arch
   --input FILE|-       the log or problem list (default: - = stdin)
+  --onnx FILE          an ONNX network instead of --input: its convolution problems (as
+                       'tuneinfer problems --onnx FILE' prints them; see 'problems --help'),
+                       with --batch N (needed when the model's is symbolic), --training (also
+                       backward data and weights), --onnx-precision fp32|fp16|bf16 (default:
+                       the model's types), --layout NCHW|NHWC
   --solver NAME|all    the solvers to predict for (default: all)
   --format text|sqlite text (default; MIOpen's default build: {basename}.{version}.udb.txt)
                        or sqlite ({basename}_1.1.0.udb, MIOpen built with
@@ -100,8 +105,12 @@ const VALUED: &[&str] = &[
     "threads",
     "catalogue",
     "lock-wait",
+    "onnx",
+    "batch",
+    "onnx-precision",
+    "layout",
 ];
-const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven"];
+const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven", "training"];
 
 /// Per-solver counts of the summary.
 #[derive(Debug, Default, Clone)]
@@ -154,6 +163,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         )));
     }
     // --- Every option checked before any model is loaded or any line read.
+    super::onnx::check_input_options(&args)?;
     let arch_text = args.value("arch").ok_or_else(|| {
         Error::Usage(
             "userdb needs --arch: the GPU as MIOpen names its databases (gfx906_60, gfx900_56, \
@@ -269,8 +279,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);
     let dirs = crate::models::model_dirs(args.value("models").map(Path::new))?;
-    let input_name = args.value("input").unwrap_or("-");
-    let mut reader = LineReader::open(input_name)?;
+    let network = super::onnx::input_lines(&args)?;
+    let input_name = match &network {
+        Some((path, _)) => path.as_str(),
+        None => args.value("input").unwrap_or("-"),
+    };
+    let mut reader = match &network {
+        Some((path, lines)) => LineReader::from_text(path, lines.clone()),
+        None => LineReader::open(input_name)?,
+    };
     let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
 
     // --- Models.

@@ -275,12 +275,78 @@ impl PyPredictor {
     }
 }
 
+/// The distinct MIOpen convolution problems of an ONNX network as MIOpenDriver lines, as
+/// `tuneinfer problems --onnx PATH` prints them (`crate::onnx`): `batch` the batch size (needed
+/// when the model's is symbolic), `training` adds backward data and weights, `precision`
+/// "fp32"|"fp16"|"bf16" (default: the model's types), `layout` "NCHW"|"NHWC". What the CLI says
+/// on stderr (asymmetric padding rewritten, a batch replaced) comes as `UserWarning`s.
+#[pyfunction]
+#[pyo3(signature = (path, batch=None, training=false, precision=None, layout=None))]
+fn problems_from_onnx(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    batch: Option<u64>,
+    training: bool,
+    precision: Option<&str>,
+    layout: Option<&str>,
+) -> PyResult<Vec<String>> {
+    let usage = |e: String| error(py, &Error::Usage(e), None);
+    let precision = match precision.map(|p| p.to_ascii_lowercase()) {
+        None => None,
+        Some(p) => Some(match p.as_str() {
+            "fp32" => crate::problem::Precision::Fp32,
+            "fp16" => crate::problem::Precision::Fp16,
+            "bf16" => crate::problem::Precision::Bf16,
+            _ => return Err(usage(format!("precision '{p}': expected 'fp32', 'fp16' or 'bf16'"))),
+        }),
+    };
+    let layout = match layout.map(|l| l.to_ascii_uppercase()) {
+        None => crate::problem::Layout::Nchw,
+        Some(l) if l == "NCHW" => crate::problem::Layout::Nchw,
+        Some(l) if l == "NHWC" => crate::problem::Layout::Nhwc,
+        Some(l) => return Err(usage(format!("layout '{l}': expected 'NCHW' or 'NHWC'"))),
+    };
+    if batch == Some(0) || batch.is_some_and(|b| b > crate::problem::MAX_FIELD_VALUE) {
+        return Err(usage(format!(
+            "batch {}: expected 1 to {}",
+            batch.unwrap_or(0),
+            crate::problem::MAX_FIELD_VALUE
+        )));
+    }
+    let options = crate::onnx::Options {
+        batch,
+        training,
+        precision,
+        layout,
+    };
+    let network = py
+        .detach(|| crate::onnx::problems_from_file(&path, &options))
+        .map_err(|e| error(py, &e, None))?;
+    if !network.notes.is_empty() {
+        let warnings = py.import("warnings")?;
+        for note in &network.notes {
+            warnings.call_method1("warn", (note.as_str(),))?;
+        }
+    }
+    Ok(network.problems.into_iter().map(|p| p.line).collect())
+}
+
+/// Runs the `tuneinfer` command line with `args` (without the program name), exactly as the
+/// binary does (its output on this process's stdout and stderr); returns its exit code.
+/// `tuneinfer.userdb(...)` builds the arguments.
+#[pyfunction]
+fn run_cli(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.detach(|| crate::cli::run(&args))
+}
+
 /// The compiled part of the `tuneinfer` package.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPredictor>()?;
     m.add_class::<PyPrediction>()?;
+    m.add_function(wrap_pyfunction!(problems_from_onnx, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add("TuneinferError", m.py().get_type::<TuneinferError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ABI_VERSION", super::ABI_VERSION)?;

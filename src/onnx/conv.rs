@@ -1,0 +1,229 @@
+//! ONNX `Conv` / `ConvTranspose` to the MIOpenDriver lines MIOpen logs for them.
+//!
+//! The mapping (MIOpen at 2d1fd99; PyTorch's `aten/src/ATen/native/Convolution.cpp` for what a
+//! framework hands MIOpen):
+//! - 2-D: `-H -W -y -x -p -q -u -v -l -j`; 3-D: the same with `--in_d --fil_d --pad_d
+//!   --conv_stride_d --dilation_d --spatial_dim 3` (`src/driver_arguments.cpp`,
+//!   `ConvArgsForMIOpenDriver`, lines 143-200: the order written here).
+//! - 1-D: as PyTorch hands it to MIOpen, a 2-D convolution with H = 1 (its `view1d_as_2d`
+//!   puts a 1 in front of every spatial parameter, `view4d` unsqueezes dimension 2): filter,
+//!   stride and dilation 1 and pad 0 in H.
+//! - `group` is `-g`; `-k` is all groups' output channels (`wDesc.GetLengths()[0]`).
+//! - `ConvTranspose` is MIOpen's transposed convolution `-m trans`: `-c` its input channels,
+//!   `-k` its output channels (`wDesc.GetLengths()[1]`, one group's; `-g 1` here), `output_padding`
+//!   as `-Y -X` (`--trans_output_pad_*`, `driver/conv_driver.hpp`), which MIOpen's log leaves out
+//!   but the problem's size needs. A grouped one cannot be written as a `-m trans` line that
+//!   reads back (the log's `-k` is one group's, MIOpenDriver reads all groups'), so it is
+//!   written as the convolution MIOpen runs for it (`src/convolution_api.cpp`: x and y swapped,
+//!   a transposed forward is that convolution's backward data).
+//! - Bias is not part of the problem: a framework adds it with a separate call
+//!   (`miopenConvolutionForwardBias`), and MIOpen's log lines carry no `-b`.
+//! - Padding MIOpen cannot express (begin != end) is handled as PyTorch handles `padding='same'`
+//!   with an even filter (`_convolution_mode`: `F.pad` the input by the difference, then the
+//!   symmetric padding): the convolution sees the input padded by `end - begin` (or the
+//!   reverse) and pads `min(begin, end)`; a transposed one pads `min` and its output is cropped.
+
+use super::Options;
+use crate::problem::{ConvProblem, Direction, Layout, Precision};
+
+/// One spatial dimension of a convolution, as MIOpen sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Axis {
+    pub input: u64,
+    pub filter: u64,
+    pub pad: u64,
+    pub stride: u64,
+    pub dilation: u64,
+    /// Transposed convolutions only.
+    pub out_pad: u64,
+}
+
+/// A convolution as MIOpen is asked to run it.
+#[derive(Debug, Clone)]
+pub(super) struct MiopenConv {
+    pub transposed: bool,
+    pub n: u64,
+    /// Input channels (all groups).
+    pub c: u64,
+    /// Output channels (all groups).
+    pub k: u64,
+    pub groups: u64,
+    /// H and W (2-D) or D, H and W (3-D).
+    pub axes: Vec<Axis>,
+    pub precision: Precision,
+    pub layout: Layout,
+}
+
+impl Axis {
+    /// H of a 1-D convolution as PyTorch hands it to MIOpen.
+    pub const UNIT: Axis = Axis {
+        input: 1,
+        filter: 1,
+        pad: 0,
+        stride: 1,
+        dilation: 1,
+        out_pad: 0,
+    };
+}
+
+impl MiopenConv {
+    /// The directions a framework runs: forward; with training backward data (when the input
+    /// needs a gradient) and backward weights.
+    pub fn directions(options: &Options, input_needs_grad: bool) -> Vec<Direction> {
+        let mut d = vec![Direction::Forward];
+        if options.training {
+            if input_needs_grad {
+                d.push(Direction::BackwardData);
+            }
+            d.push(Direction::BackwardWeights);
+        }
+        d
+    }
+
+    /// The MIOpenDriver line of one direction, in MIOpen's log order, and its problem.
+    /// `Err(reason)` where MIOpen cannot take it (the parser's reason).
+    pub fn line(&self, direction: Direction) -> std::result::Result<(String, ConvProblem), String> {
+        if self.transposed && self.groups > 1 {
+            return self.as_run().line(swap(direction));
+        }
+        let three = self.axes.len() == 3;
+        let (d, h, w) = if three {
+            (Some(self.axes[0]), self.axes[1], self.axes[2])
+        } else {
+            (None, self.axes[0], self.axes[1])
+        };
+        let mut s = format!("{} -n {} -c {}", self.precision.driver_command(), self.n, self.c);
+        if let Some(d) = d {
+            s.push_str(&format!(" --in_d {}", d.input));
+        }
+        s.push_str(&format!(" -H {} -W {} -k {}", h.input, w.input, self.k));
+        if let Some(d) = d {
+            s.push_str(&format!(" --fil_d {}", d.filter));
+        }
+        s.push_str(&format!(" -y {} -x {}", h.filter, w.filter));
+        if let Some(d) = d {
+            s.push_str(&format!(" --pad_d {}", d.pad));
+        }
+        s.push_str(&format!(" -p {} -q {}", h.pad, w.pad));
+        if let Some(d) = d {
+            s.push_str(&format!(" --conv_stride_d {}", d.stride));
+        }
+        s.push_str(&format!(" -u {} -v {}", h.stride, w.stride));
+        if let Some(d) = d {
+            s.push_str(&format!(" --dilation_d {}", d.dilation));
+        }
+        s.push_str(&format!(" -l {} -j {}", h.dilation, w.dilation));
+        if three {
+            s.push_str(" --spatial_dim 3");
+        }
+        if self.layout == Layout::Nhwc {
+            let l = self.layout.name(if three { 3 } else { 2 });
+            s.push_str(&format!(" --in_layout {l} --fil_layout {l} --out_layout {l}"));
+        }
+        s.push_str(&format!(
+            " -m {} -g {} -F {} -t 1",
+            if self.transposed { "trans" } else { "conv" },
+            self.groups,
+            direction.driver_flag()
+        ));
+        if self.transposed {
+            if h.out_pad > 0 || w.out_pad > 0 {
+                s.push_str(&format!(" -Y {} -X {}", h.out_pad, w.out_pad));
+            }
+            if let Some(d) = d.filter(|d| d.out_pad > 0) {
+                s.push_str(&format!(" --trans_output_pad_d {}", d.out_pad));
+            }
+        }
+        match ConvProblem::from_driver_line(&s) {
+            Ok(p) => Ok((s, p)),
+            Err(crate::error::Error::InvalidProblem { reason, .. }) => Err(reason),
+            Err(other) => Err(other.to_string()),
+        }
+    }
+
+    /// A transposed convolution as the ordinary convolution MIOpen runs for it: its output
+    /// (`k` channels, the larger image) is the input.
+    fn as_run(&self) -> MiopenConv {
+        let axes = self
+            .axes
+            .iter()
+            .map(|a| Axis {
+                input: transposed_out(a),
+                out_pad: 0,
+                ..*a
+            })
+            .collect();
+        MiopenConv {
+            transposed: false,
+            c: self.k,
+            k: self.c,
+            axes,
+            ..self.clone()
+        }
+    }
+}
+
+/// A transposed convolution's forward is the run convolution's backward data, and back.
+fn swap(d: Direction) -> Direction {
+    match d {
+        Direction::Forward => Direction::BackwardData,
+        Direction::BackwardData => Direction::Forward,
+        Direction::BackwardWeights => Direction::BackwardWeights,
+    }
+}
+
+/// The output size of a transposed convolution with MIOpen's symmetric padding:
+/// `stride*(in-1) + dilation*(filter-1) + 1 - 2*pad + out_pad` (0 when the padding eats it).
+pub(super) fn transposed_out(a: &Axis) -> u64 {
+    let full = a
+        .stride
+        .saturating_mul(a.input.saturating_sub(1))
+        .saturating_add(a.dilation.saturating_mul(a.filter.saturating_sub(1)))
+        .saturating_add(1)
+        .saturating_add(a.out_pad);
+    full.saturating_sub(a.pad.saturating_mul(2))
+}
+
+/// ONNX's `auto_pad` SAME padding of one axis: (begin, end) so that the output is
+/// `ceil(input / stride)`; SAME_UPPER puts the odd pixel at the end, SAME_LOWER at the begin.
+pub(super) fn same_pads(input: u64, filter: u64, stride: u64, dilation: u64, upper: bool) -> (u64, u64) {
+    let out = input.div_ceil(stride);
+    let span = dilation * (filter - 1) + 1;
+    let total = ((out - 1) * stride + span).saturating_sub(input);
+    let small = total / 2;
+    if upper {
+        (small, total - small)
+    } else {
+        (total - small, small)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ONNX's Conv spec: SAME_UPPER with input 5, kernel 2, stride 1 pads (0, 1); with input 7,
+    /// kernel 3, stride 2 the output is 4 and the total padding (4-1)*2+3-7 = 2, (1, 1).
+    #[test]
+    fn same_padding_follows_the_onnx_spec() {
+        assert_eq!(same_pads(5, 2, 1, 1, true), (0, 1));
+        assert_eq!(same_pads(5, 2, 1, 1, false), (1, 0));
+        assert_eq!(same_pads(7, 3, 2, 1, true), (1, 1));
+        assert_eq!(same_pads(224, 7, 2, 1, true), (2, 3));
+        assert_eq!(same_pads(8, 1, 2, 1, true), (0, 0));
+    }
+
+    /// The transposed output: stride 2, input 4, filter 3, pad 1, output padding 1 is 8.
+    #[test]
+    fn transposed_output_size() {
+        let a = Axis {
+            input: 4,
+            filter: 3,
+            pad: 1,
+            stride: 2,
+            dilation: 1,
+            out_pad: 1,
+        };
+        assert_eq!(transposed_out(&a), 8);
+    }
+}
