@@ -194,6 +194,13 @@ impl Predictor {
     }
 
     /// Sets where catalogue solvers read their kernel-instance lists.
+    /// XNACK on or off for the rules (MIOpen's assembly solvers refuse XNACK on), whatever
+    /// name the model was found by (`userdb` loads `gfx942e4`'s models for `gfx942_xnacke4`).
+    pub fn with_xnack(mut self, xnack: bool) -> Predictor {
+        self.target.xnack = xnack;
+        self
+    }
+
     pub fn with_catalogue_dir(mut self, dir: Option<PathBuf>) -> Predictor {
         self.target.catalogue_dir = dir;
         self

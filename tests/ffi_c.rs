@@ -271,6 +271,7 @@ fn without_cli_notes(stderr: &str) -> String {
             !(l.starts_with("note: NCHW problem:")
                 || l.starts_with("note: system perf db")
                 || l.starts_with("note: no --")
+                || l.starts_with("note: composable_kernel kernel ids")
                 || (l.starts_with("note: ") && l.contains("has no model of its own for these solvers")))
         })
         .map(|l| format!("{l}\n"))

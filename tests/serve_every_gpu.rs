@@ -97,11 +97,12 @@ fn gpus_tuned_by_no_one_get_answers_from_their_archs_models_and_the_note_names_t
             "gfx942130's models (closest CU count: 304 for 228",
             &["ConvBinWinogradRxSf3x2"],
         ),
+        // With XNACK on, MIOpen's Winograd and GTC solvers do not apply (issue 47); CK does.
         (
             "gfx942_xnacke4",
             P3X3,
             "gfx942130's models (closest CU count: 304 for 228",
-            &["ConvBinWinogradRxSf3x2"],
+            &["ConvHipImplicitGemmGroupFwdXdlops"],
         ),
         (
             "gfx94250",

@@ -44,8 +44,8 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// Runs `userdb` on [`LOG`] for `arch` and MIOpen `version`; returns the written file's
-/// entries (solver -> values) and stdout.
-fn userdb(name: &str, arch: &str, version: &str, extra: &[&str]) -> (BTreeMap<String, Vec<String>>, String) {
+/// entries (solver -> (key, value)) and stdout.
+fn userdb(name: &str, arch: &str, version: &str, extra: &[&str]) -> (BTreeMap<String, Vec<(String, String)>>, String) {
     let dir = temp_dir(name);
     let log = dir.join("net.log");
     std::fs::write(&log, LOG).unwrap();
@@ -81,17 +81,20 @@ fn userdb(name: &str, arch: &str, version: &str, extra: &[&str]) -> (BTreeMap<St
         "{stdout}\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut entries: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for f in std::fs::read_dir(&out).unwrap().flatten() {
         let path = f.path();
         if !path.to_string_lossy().ends_with(".udb.txt") {
             continue;
         }
         for line in std::fs::read_to_string(&path).unwrap().lines() {
-            let (_, values) = line.split_once('=').unwrap();
+            let (key, values) = line.split_once('=').unwrap();
             for e in values.split(';') {
                 let (solver, value) = e.split_once(':').unwrap();
-                entries.entry(solver.to_string()).or_default().push(value.to_string());
+                entries
+                    .entry(solver.to_string())
+                    .or_default()
+                    .push((key.to_string(), value.to_string()));
             }
         }
     }
@@ -117,10 +120,13 @@ fn is_split_k(text: &str) -> bool {
 #[test]
 fn a_user_db_for_miopen_3_3_holds_only_kernel_ids_its_ck_and_parser_accept() {
     let (entries, stdout) = userdb("v33", "gfx942130", "HIP.3_3_0_2d1fd997a", &[]);
-    let (fwd, bwd, wrw) = (ck_list("fwd_f16.tsv"), ck_list("bwd_f16.tsv"), ck_list("wrw_f16.tsv"));
     let mut checked = 0;
     for (solver, values) in &entries {
-        for v in values {
+        for (key, v) in values {
+            // The list of the key's data type (the 24-field key's second to last field).
+            let ty = if key.contains("xFP16x") { "f16" } else { "f32" };
+            let list = |dir: &str| ck_list(&format!("{dir}_{ty}.tsv"));
+            let (fwd, bwd, wrw) = (list("fwd"), list("bwd"), list("wrw"));
             match solver.as_str() {
                 // FindConvPtrByID: the whole value is a type string of the list.
                 "ConvHipImplicitGemmGroupFwdXdlops" => assert!(fwd.contains(v), "{solver}:{v}"),
@@ -148,11 +154,11 @@ fn a_user_db_for_miopen_3_5_writes_backward_data_with_its_split_k() {
     let bwd = entries
         .get("ConvHipImplicitGemmGroupBwdXdlops")
         .unwrap_or_else(|| panic!("{stdout}"));
-    for v in bwd {
+    for (_, v) in bwd {
         let (head, tail) = v.rsplit_once('+').unwrap_or_else(|| panic!("{v}: no +split_k"));
         assert!(head.ends_with('>') && is_split_k(tail), "{v}");
     }
-    for v in entries.get("ConvHipImplicitGemmGroupFwdXdlops").into_iter().flatten() {
+    for (_, v) in entries.get("ConvHipImplicitGemmGroupFwdXdlops").into_iter().flatten() {
         assert!(v.ends_with('>'), "{v}");
     }
 }

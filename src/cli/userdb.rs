@@ -291,7 +291,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
 
     // --- Models.
-    let configure = super::predict::configure(None, catalogue, threads);
+    let base_configure = super::predict::configure(None, catalogue, threads);
+    // The models are looked up by the name without features (`gfx942e4`); XNACK stays on for
+    // the rules where the GPU's db id has it (issue 47).
+    let xnack = gpu.db_id.to_ascii_lowercase().ends_with("_xnack");
+    let configure = move |p: crate::predict::Predictor| base_configure(p).with_xnack(xnack);
     let mut engines = Engines::load(
         solver,
         &LoadOptions {
