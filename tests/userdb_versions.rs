@@ -215,3 +215,55 @@ fn predict_says_why_an_asm_solver_does_not_apply_with_xnack_on() {
     assert_ne!(o.status.code(), Some(0));
     assert!(err.contains("XNACK") && err.contains("conv_asm_1x1u.cpp:549"), "{err}");
 }
+
+#[test]
+fn batch_and_predict_answer_for_the_miopen_version_given() {
+    let problems =
+        "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NHWC-FP16-B\n128-28-28-3x3-128-28-28-32-1x1-1x1-1x1-0-NHWC-FP16-F\n";
+    let dir = temp_dir("batch");
+    let input = dir.join("p.txt");
+    std::fs::write(&input, problems).unwrap();
+    let run = |version: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args([
+                "batch",
+                "--arch",
+                "gfx942130",
+                "--solver",
+                "all",
+                "--device",
+                "cpu",
+                "--system-db",
+                "none",
+            ])
+            .args(["--miopen-version", version, "--input", input.to_str().unwrap()])
+            .env_remove("TUNEINFER_MODELS")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (old, old_err) = run("3.3.0");
+    let (new, new_err) = run("HIP.3_5_1_8c96f1c5d");
+    assert!(
+        old_err.contains("MIOpen 3.3.0") && new_err.contains("MIOpen 3.5.1"),
+        "{old_err}\n{new_err}"
+    );
+    let bwd = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains("\tConvHipImplicitGemmGroupBwdXdlops\t"))
+            .map(|l| l.split('\t').nth(3).unwrap_or("").to_string())
+            .collect()
+    };
+    // MIOpen 3.5.1 reads `TYPE+split_k`; MIOpen 3.3 the bare type string of its list.
+    assert!(bwd(&new).iter().all(|v| v
+        .rsplit_once('+')
+        .is_some_and(|(h, t)| h.ends_with('>') && is_split_k(t))));
+    let list = ck_list("bwd_f16.tsv");
+    assert!(bwd(&old).iter().all(|v| list.contains(v)), "{old}");
+    assert!(!bwd(&new).is_empty(), "{new}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

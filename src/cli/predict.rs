@@ -139,6 +139,7 @@ const BATCH_VALUED: &[&str] = &[
     "precision",
     "system-db",
     "method",
+    "miopen-version",
     "onnx",
     "batch",
     "onnx-precision",
