@@ -38,6 +38,8 @@ fn open(arch: &str, models: Option<&str>) -> *mut tuneinfer_predictor {
         catalogue: std::ptr::null(),
         compute_units: 0,
         threads: 0,
+        method: std::ptr::null(),
+        system_db: std::ptr::null(),
     };
     let mut handle: *mut tuneinfer_predictor = std::ptr::null_mut();
     // SAFETY: valid options (strings alive for the call) and out pointer.

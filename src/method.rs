@@ -615,6 +615,9 @@ pub fn system_db(arch: &str, cu: Option<u32>, choice: Option<&str>) -> Result<cr
     )
 }
 
+/// Per problem, one answer per engine and whether it is the system perf db's tuned value.
+pub type Answers = Vec<Vec<(SolverAnswer, bool)>>;
+
 /// What answers a set of engines' problems as `tuneinfer predict` and `batch` do: the system
 /// perf db's tuned values, then `method` over the rest. The CLI, [`crate::ffi`] (C and Python)
 /// and Rust programs all answer through it.
@@ -667,7 +670,7 @@ impl Answering {
         engines: &[Engine],
         problems: &[ConvProblem],
         mode: Option<DecodeMode>,
-    ) -> (Vec<Vec<(SolverAnswer, bool)>>, Vec<Vec<Option<String>>>) {
+    ) -> (Answers, Vec<Vec<Option<String>>>) {
         let guard = self
             .system
             .as_ref()
