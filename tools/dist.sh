@@ -3,11 +3,12 @@
 # checkout or of ../shared. Built with the feature `bundled`, so the library carries the models
 # of weights/ as the binary does; the kernel catalogues are built into both.
 #
-#   tools/dist.sh [OUT_DIR]      (default target/dist)
+#   tools/dist.sh [--with-static] [OUT_DIR]      (default target/dist)
 #
 # OUT_DIR/tuneinfer-VERSION-ARCH/ and OUT_DIR/tuneinfer-VERSION-ARCH.tar.gz hold:
 #   bin/tuneinfer                      the command line
-#   lib/libtuneinfer.so, .a            the C ABI (models inside)
+#   lib/libtuneinfer.so                the C ABI (models inside; libtuneinfer.a too with
+#                                      --with-static: 146 MB more)
 #   include/tuneinfer.h                its header
 #   share/doc/tuneinfer/               LICENSE, the catalogues' NOTICEs (MIOpen's and
 #                                      composable_kernel's MIT notices), README.md
@@ -15,6 +16,11 @@
 #   cc -Iinclude prog.c -Llib -ltuneinfer -Wl,-rpath,'$ORIGIN/../lib'
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+static=0
+if [ "${1:-}" = "--with-static" ]; then
+    static=1
+    shift
+fi
 out="$(mkdir -p "${1:-$root/target/dist}" && cd "${1:-$root/target/dist}" && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)"
@@ -25,7 +31,8 @@ dir="$out/$name"
 rm -rf "$dir"
 mkdir -p "$dir/bin" "$dir/lib" "$dir/include" "$dir/share/doc/tuneinfer"
 cp "$target/release/tuneinfer" "$dir/bin/"
-cp "$target/release/libtuneinfer.so" "$target/release/libtuneinfer.a" "$dir/lib/"
+cp "$target/release/libtuneinfer.so" "$dir/lib/"
+[ "$static" = 1 ] && cp "$target/release/libtuneinfer.a" "$dir/lib/"
 cp "$root/include/tuneinfer.h" "$dir/include/"
 cp "$root/LICENSE" "$root/README.md" "$dir/share/doc/tuneinfer/"
 cp "$root/src/solvers/gtc_nhwc/data/NOTICE.md" "$dir/share/doc/tuneinfer/NOTICE-gtc-catalogues.md"

@@ -209,7 +209,12 @@ fn describe(entry: &Listed, copies: &[Listed], dirs: &[std::path::PathBuf], (aw,
         (true, true) => "no solver uses it".to_string(),
         (true, false) => "not used".to_string(),
     };
-    say!("  {arch:aw$} {model:mw$} {kind:19} {used_by}  ({})", dir.display());
+    let from = if crate::format::bundle::is_bundled_path(dir) {
+        "built into tuneinfer".to_string()
+    } else {
+        dir.display().to_string()
+    };
+    say!("  {arch:aw$} {model:mw$} {kind:19} {used_by}  ({from})");
     for other in others {
         say!("      not used: {other}");
     }
