@@ -25,6 +25,14 @@ use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::solvers::Tunable;
 
+/// Per problem, one answer per engine and whether it is the system perf db's tuned value.
+pub type Answers = Vec<Vec<(SolverAnswer, bool)>>;
+
+/// `m` locked; a poisoned lock (a panic elsewhere while it was held) still gives the database.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What `--method` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -464,10 +472,10 @@ pub fn answers_with_perf_db(
     engines: &[Engine],
     problems: &[ConvProblem],
     mode: Option<DecodeMode>,
-    system: Option<&crate::userdb::system::SystemDb>,
-) -> Vec<Vec<(SolverAnswer, bool)>> {
+    system: Option<&std::sync::Mutex<crate::userdb::system::SystemDb>>,
+) -> Answers {
     let names: Vec<&'static str> = engines.iter().map(|e| e.host().solver.name()).collect();
-    let mut out: Vec<Vec<(SolverAnswer, bool)>> = problems.iter().map(|_| Vec::new()).collect();
+    let mut out: Answers = problems.iter().map(|_| Vec::new()).collect();
     for (engine, name) in engines.iter().zip(&names) {
         let host = engine.host();
         // A lookup that fails (an unreadable row) is that answer's failure.
@@ -475,13 +483,17 @@ pub fn answers_with_perf_db(
         let tuned: Vec<Option<String>> = problems
             .iter()
             .zip(&mut lookup_failed)
-            .map(|(p, failed)| match system.map_or(Ok(None), |s| s.tuned_for(p, name)) {
-                Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
-                Err(e) => {
-                    *failed = Some(e);
-                    None
-                }
-            })
+            // The lock is held for one lookup, not for the predictions (the C ABI's predictors
+            // are shared between threads).
+            .map(
+                |(p, failed)| match system.map_or(Ok(None), |s| lock(s).tuned_for(p, name)) {
+                    Ok(t) => t.filter(|_| host.solver.check(&host.target, p).is_ok()),
+                    Err(e) => {
+                        *failed = Some(e);
+                        None
+                    }
+                },
+            )
             .collect();
         let todo: Vec<ConvProblem> = problems
             .iter()
@@ -535,10 +547,10 @@ fn for_version(
     version: crate::solvers::ck::versions::MiopenVersion,
     engines: &[Engine],
     problems: &[ConvProblem],
-    answers: &mut [Vec<(SolverAnswer, bool)>],
+    answers: &mut Answers,
 ) {
     use crate::solvers::ck::rules351::CkSolver;
-    use crate::solvers::ck::versions::{to_351_form, written_id, CkIdForm};
+    use crate::solvers::ck::versions::{written_id, CkIdForm};
     let form = CkIdForm::of(Some(version));
     for (problem, slots) in problems.iter().zip(answers.iter_mut()) {
         for (engine, (answer, _)) in engines.iter().zip(slots.iter_mut()) {
@@ -551,7 +563,7 @@ fn for_version(
             let mut out = Vec::with_capacity(list.len());
             let mut refused = None;
             for p in list.iter() {
-                match written_id(solver, problem.precision.into(), &to_351_form(solver, &p.config), form) {
+                match written_id(solver, problem.precision.into(), &p.config, form) {
                     Ok(id) => {
                         let mut p = p.clone();
                         p.config = id;
@@ -615,9 +627,6 @@ pub fn system_db(arch: &str, cu: Option<u32>, choice: Option<&str>) -> Result<cr
     )
 }
 
-/// Per problem, one answer per engine and whether it is the system perf db's tuned value.
-pub type Answers = Vec<Vec<(SolverAnswer, bool)>>;
-
 /// What answers a set of engines' problems as `tuneinfer predict` and `batch` do: the system
 /// perf db's tuned values, then `method` over the rest. The CLI, [`crate::ffi`] (C and Python)
 /// and Rust programs all answer through it.
@@ -627,7 +636,7 @@ pub struct Answering {
     /// (MIOpen 3.5's form).
     miopen: Option<crate::solvers::ck::versions::MiopenVersion>,
     /// Behind a lock: a sqlite connection is used by one thread at a time (the C ABI's
-    /// predictors are shared between threads).
+    /// predictors are shared between threads); held for one lookup at a time.
     system: Option<std::sync::Mutex<crate::userdb::system::SystemDb>>,
     system_path: Option<std::path::PathBuf>,
 }
@@ -671,11 +680,7 @@ impl Answering {
         problems: &[ConvProblem],
         mode: Option<DecodeMode>,
     ) -> (Answers, Vec<Vec<Option<String>>>) {
-        let guard = self
-            .system
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut answers = answers_with_perf_db(engines, problems, mode, guard.as_deref());
+        let mut answers = answers_with_perf_db(engines, problems, mode, self.system.as_ref());
         let why = apply(&self.plans, engines, problems, &mut answers);
         if let Some(version) = self.miopen {
             for_version(version, engines, problems, &mut answers);

@@ -440,11 +440,7 @@ fn resolve_first(arch: &str, solver: &dyn Solver, dirs: &[PathBuf]) -> Result<Re
     for dir in dirs {
         // A model with a file missing is here too: loading it names the missing file.
         let ours = WeightsFiles::in_dir(dir, &gpu.db_name, solver.name());
-        if bundle::is_file(&ours.tensors)
-            || bundle::is_file(&ours.metadata)
-            || ours.tensors.exists()
-            || ours.metadata.exists()
-        {
+        if bundle::exists(&ours.tensors) || bundle::exists(&ours.metadata) {
             return found(Located::Attention(ours, gpu.db_name.clone()), ServedBy::Exact);
         }
         if gpu.compute_units.is_some() {

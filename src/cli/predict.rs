@@ -337,11 +337,11 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         }
     };
     let method = crate::method::Method::parse(args.value("method"))?;
+    let miopen = miopen_version(&args)?;
     let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let answering =
-        crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen_version(&args)?);
-    ck_version_note(&c.engines, &args)?;
+    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen);
+    ck_version_note(&c.engines, miopen);
     let (answers, whys) = answering.answer(&c.engines.engines, &problems, c.mode);
     for note in c.engines.take_notes() {
         eprintln!("{note}");
@@ -459,28 +459,24 @@ pub(super) fn miopen_version(args: &Args) -> Result<Option<crate::solvers::ck::v
                 crate::error::quote_short(text)
             ))
         }),
-        None => Ok(crate::userdb::naming::rocm_roots()
-            .iter()
-            .find_map(|r| crate::userdb::naming::installed_suffix(r))
-            .and_then(|(s, _)| MiopenVersion::parse(&s))),
+        None => Ok(crate::userdb::naming::installed_version()),
     }
 }
 
 /// Which MIOpen the composable_kernel answers are for, when a CK solver is among the engines.
-fn ck_version_note(engines: &Engines, args: &Args) -> Result<()> {
+fn ck_version_note(engines: &Engines, version: Option<crate::solvers::ck::versions::MiopenVersion>) {
     let ck = engines
         .engines
         .iter()
         .any(|e| crate::solvers::ck::rules351::CkSolver::from_name(e.host().solver.name()).is_some());
     if ck {
-        match miopen_version(args)? {
+        match version {
             Some(v) => eprintln!("note: composable_kernel kernel ids in the form MIOpen {v} reads"),
             None => eprintln!(
                 "note: composable_kernel kernel ids in MIOpen 3.5's form (--miopen-version V: another MIOpen's)"
             ),
         }
     }
-    Ok(())
 }
 
 fn perf_db_note(system: Option<&Path>) {
@@ -815,11 +811,11 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
     let out_name = if output_name == "-" { "<stdout>" } else { output_name };
     let write_err = |e: std::io::Error| Error::io(out_name, e);
     let method = crate::method::Method::parse(args.value("method"))?;
+    let miopen = miopen_version(&args)?;
     let mut system = system_db(&args)?;
     let c = common(settings)?;
-    let answering =
-        crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen_version(&args)?);
-    ck_version_note(&c.engines, &args)?;
+    let answering = crate::method::Answering::new(method, &c.engines.engines, system.db.take())?.for_miopen(miopen);
+    ck_version_note(&c.engines, miopen);
     let names = c.engines.solver_names();
     sink.write_all(b"problem\tsolver\trank\tconfig\tscore\tsource\n")
         .map_err(write_err)?;

@@ -242,10 +242,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // file's suffix, else (sqlite) the installed MIOpen's.
     let miopen_version = match format {
         Format::Text => crate::solvers::ck::versions::MiopenVersion::parse(&suffix),
-        Format::Sqlite => userdb::naming::rocm_roots()
-            .iter()
-            .find_map(|r| userdb::naming::installed_suffix(r))
-            .and_then(|(s, _)| crate::solvers::ck::versions::MiopenVersion::parse(&s)),
+        Format::Sqlite => userdb::naming::installed_version(),
     };
     let ck_form = crate::solvers::ck::versions::CkIdForm::of(miopen_version);
     let ck_form_label = match (miopen_version, ck_form) {
@@ -384,6 +381,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             for (s, engine) in engines.engines.iter().enumerate() {
                 let solver_name = names[s];
                 let is_mixed = mixed.iter().any(|(m, _)| *m == s);
+                let ck = crate::solvers::ck::rules351::CkSolver::from_name(solver_name);
                 // A (problem, solver) the system database has tuned is not predicted, nor
                 // written: MIOpen uses the tuned value (a user entry would hide it).
                 let mut todo: Vec<usize> = Vec::with_capacity(chunk.len());
@@ -436,7 +434,6 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                             };
                             // A CK kernel id: MIOpen 3.5.1's form for the rules, then the form
                             // of the MIOpen the database is for (issue 47).
-                            let ck = crate::solvers::ck::rules351::CkSolver::from_name(solver_name);
                             let config = match ck {
                                 Some(solver) => crate::solvers::ck::versions::to_351_form(solver, &best.config),
                                 None => best.config.clone(),

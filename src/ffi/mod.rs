@@ -434,7 +434,6 @@ fn predict_parsed(
 ) -> Result<c_int, Fail> {
     let (mode, _) = decode.resolve(&handle.engine)?;
     let ok: Vec<ConvProblem> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
-    let _ = single;
     let mut predicted = embed::answer(&handle.answering, &handle.engine, &ok, mode).into_iter();
     let outcomes: Vec<Result<Vec<Prediction>, Fail>> = parsed
         .into_iter()

@@ -84,6 +84,14 @@ pub fn is_file(path: &Path) -> bool {
     path.is_file()
 }
 
+/// Does `path` exist (a built-in file, or anything in the file system)?
+pub fn exists(path: &Path) -> bool {
+    if is_bundled_path(path) {
+        return is_file(path);
+    }
+    path.exists()
+}
+
 /// The names of the entries of `dir` (the built-in files for [`ROOT`]), unsorted; None when
 /// `dir` cannot be listed.
 pub fn file_names(dir: &Path) -> Option<Vec<String>> {

@@ -600,7 +600,7 @@ pub fn builtin_text(direction: Direction, precision: Precision) -> Result<&'stat
 
 /// The name a built-in list is shown by in errors (`(built in)/fwd_f16.tsv`).
 pub fn builtin_path(direction: Direction, precision: Precision) -> Result<PathBuf> {
-    Ok(PathBuf::from("(built in)").join(file_name(direction, precision)?))
+    Ok(PathBuf::from(crate::format::bundle::ROOT).join(file_name(direction, precision)?))
 }
 
 /// The catalogue of (direction, precision): the file in `dir` where one is given ([`default_dir`]),

@@ -346,7 +346,7 @@ pub fn builtin_text(direction: Direction) -> &'static str {
 
 /// The name a built-in catalogue is shown by in errors (`(built in)/gtc_fwd_nhwc.tsv`).
 pub fn builtin_path(direction: Direction) -> PathBuf {
-    PathBuf::from("(built in)").join(file_name(direction))
+    PathBuf::from(crate::format::bundle::ROOT).join(file_name(direction))
 }
 
 fn cache() -> &'static Mutex<HashMap<Direction, Arc<Catalogue>>> {
