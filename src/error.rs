@@ -225,19 +225,26 @@ fn searched_text(searched: &[PathBuf]) -> String {
     if searched.is_empty() {
         return "nothing".to_string();
     }
-    let dirs: Vec<String> = searched
-        .iter()
-        .map(|p| {
-            if p.is_dir() {
-                p.display().to_string()
-            } else if p.exists() {
-                format!("{} (not a directory)", p.display())
-            } else {
-                format!("{} (does not exist)", p.display())
-            }
-        })
-        .collect();
+    let dirs: Vec<String> = searched.iter().map(|p| describe_dir(p)).collect();
     dirs.join(", ")
+}
+
+/// The name of the directory the files built into tuneinfer are read under (no such directory
+/// exists; `format::bundle::ROOT`).
+pub const BUILT_IN_DIR: &str = "(built in)";
+
+/// A searched directory as errors and `info` show it: the path, and whether it is the built-in
+/// one, not a directory or missing.
+pub fn describe_dir(p: &std::path::Path) -> String {
+    if p == std::path::Path::new(BUILT_IN_DIR) {
+        format!("{} (inside tuneinfer)", p.display())
+    } else if p.is_dir() {
+        p.display().to_string()
+    } else if p.exists() {
+        format!("{} (not a directory)", p.display())
+    } else {
+        format!("{} (does not exist)", p.display())
+    }
 }
 
 impl std::error::Error for Error {

@@ -120,10 +120,8 @@ fn list_models(dirs: &[std::path::PathBuf]) -> Result<()> {
                     d.display(),
                     crate::format::bundle::files().len()
                 )
-            } else if d.is_dir() {
-                d.display().to_string()
             } else {
-                format!("{} (does not exist)", d.display())
+                crate::error::describe_dir(d)
             }
         })
         .collect();

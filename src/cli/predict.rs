@@ -122,30 +122,6 @@ const VALUED: &[&str] = &[
     "miopen-version",
 ];
 
-/// `batch`'s options: `predict`'s, and the network of `--onnx` (`super::onnx::INPUT_VALUED`).
-const BATCH_VALUED: &[&str] = &[
-    "arch",
-    "solver",
-    "models",
-    "decode",
-    "beam",
-    "top",
-    "input",
-    "output",
-    "threads",
-    "cu",
-    "catalogue",
-    "device",
-    "precision",
-    "system-db",
-    "method",
-    "miopen-version",
-    "onnx",
-    "batch",
-    "onnx-precision",
-    "layout",
-];
-
 pub(super) struct Common {
     pub engines: Engines,
     /// None: each engine's own default decoding (`--decode auto`).
@@ -775,10 +751,13 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         say!("{BATCH_HELP}\n{}\n{COMMON_OPTIONS}", super::words::arch_solver_help());
         return Ok(0);
     }
+    // `batch`'s options: `predict`'s, and the network of `--onnx`.
+    static BATCH_VALUED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let valued = BATCH_VALUED.get_or_init(|| [VALUED, super::onnx::INPUT_VALUED].concat());
     let args = Args::parse(
         words,
         &Spec {
-            valued: BATCH_VALUED,
+            valued: valued.as_slice(),
             flags: super::onnx::INPUT_FLAGS,
             options_after_positionals: false,
         },

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 pub type BundledFile = (&'static str, &'static [u8]);
 
 /// The directory name the built-in files are read under (no such directory exists).
-pub const ROOT: &str = "(built in)";
+pub const ROOT: &str = crate::error::BUILT_IN_DIR;
 
 static REGISTERED: OnceLock<&'static [BundledFile]> = OnceLock::new();
 
