@@ -335,7 +335,17 @@ impl Verdict {
         Some(Verdict {
             model_exact_pct: exact(model)?,
             default_exact_pct: exact(overall("MIOpen static default")?)?,
-            neighbour_exact_pct: overall("nearest neighbour").and_then(exact),
+            // The best of the neighbour's variants (their rows all start so).
+            neighbour_exact_pct: rows
+                .iter()
+                .filter(|r| {
+                    r.get("kind").is_none_or(Value::is_null)
+                        && r.get("method")
+                            .and_then(Value::as_str)
+                            .is_some_and(|m| m.starts_with("nearest neighbour"))
+                })
+                .filter_map(exact)
+                .reduce(f64::max),
             default_where_valid_pct: overall(DEFAULT_WHERE_VALID).and_then(exact),
             problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
         })
@@ -608,12 +618,20 @@ pub fn evaluate(
         methods.push(score(DEFAULT_WHERE_VALID, &mixed));
         methods.extend(by_kind("default/model", solver, &target, validation, &mixed));
     }
-    let nn: Vec<Vec<Vec<i64>>> = validation
-        .iter()
-        .map(|s| nearest_neighbours(solver, &target, reference, s, 16))
-        .collect();
-    methods.push(score("nearest neighbour (valid, k=16)", &nn));
-    methods.extend(by_kind("nearest neighbour", solver, &target, validation, &nn));
+    let mut nn: Vec<Vec<Vec<i64>>> = Vec::new();
+    let mut nn_all: Vec<(crate::neighbour::Variant, Vec<Vec<Vec<i64>>>)> = Vec::new();
+    for variant in crate::neighbour::Variant::ALL {
+        let answers: Vec<Vec<Vec<i64>>> = validation
+            .iter()
+            .map(|s| nearest_neighbours(variant, solver, &target, reference, s, 16))
+            .collect();
+        methods.push(score(&format!("{} (valid, k=16)", variant.label()), &answers));
+        methods.extend(by_kind(variant.label(), solver, &target, validation, &answers));
+        if variant == crate::neighbour::Variant::Solver {
+            nn = answers.clone();
+        }
+        nn_all.push((variant, answers));
+    }
     if let Some(ranked) = &model_ranked {
         // Hybrids (issue 36): the model's first K answers re-ranked by the neighbours.
         for k in HYBRID_TOP {
@@ -627,7 +645,7 @@ pub fn evaluate(
         let ranked = predictor_answers(k.predictor, solver, validation, beam_mode);
         methods.push(score(&format!("MIOpen KTN {}, beam {beam}", k.arch), &ranked));
     }
-    EvalTable {
+    let mut table = EvalTable {
         arch: arch.to_string(),
         solver: solver.solver_name().to_string(),
         problems: validation.len(),
@@ -636,8 +654,38 @@ pub fn evaluate(
         notes: Vec::new(),
         first_answers,
         second_run: None,
-    }
+    };
+    // What `--method best` serves (with MIOpen's system perf db at hand, so the neighbour can
+    // be chosen) by the figures above, scored on the same problems: issue 44's "never below
+    // MIOpen's default or the neighbour", checked where it is decided.
+    let figures = table.to_json();
+    let mixed = model_ranked
+        .as_ref()
+        .map(|r| default_where_valid(solver, &target, validation, &defaults, r));
+    let served: Vec<Vec<Vec<i64>>> = validation
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            use crate::method::Served;
+            let pick = |v: Option<&Vec<Vec<Vec<i64>>>>| v.map(|a| a[i].clone());
+            match crate::method::served_by(&figures, solver, &s.problem, true) {
+                Some(Served::Model) | None => pick(model_ranked.as_ref()).unwrap_or_else(|| defaults[i].clone()),
+                Some(Served::Neighbour(v)) => {
+                    pick(nn_all.iter().find(|(w, _)| *w == v).map(|(_, a)| a)).unwrap_or_else(|| defaults[i].clone())
+                }
+                Some(Served::Default) => defaults[i].clone(),
+                Some(Served::DefaultWhereValid) => pick(mixed.as_ref()).unwrap_or_else(|| defaults[i].clone()),
+            }
+        })
+        .collect();
+    let row = MethodScores::score(SERVED, solver, &target, validation, &served);
+    table.first_answers.push((SERVED.to_string(), served.iter().map(|a| a.first().cloned()).collect()));
+    table.methods.push(row);
+    table
 }
+
+/// The name of `eval`'s row of what `--method best` serves (see [`evaluate`]).
+pub const SERVED: &str = "served by --method best (system perf db at hand)";
 
 /// Where MIOpen's KTN files are looked for when no directory is given: `$TUNEINFER_MODELS`
 /// and the shared data directory next to the crate.
@@ -1061,7 +1109,7 @@ mod tests {
                 [1, 4, 1, 1, 1, 1, 1, 1],
             ),
         ];
-        let nn = nearest_neighbours(&ASM, &gfx906(), &reference, &q, 4);
+        let nn = nearest_neighbours(crate::neighbour::Variant::Solver, &ASM, &gfx906(), &reference, &q, 4);
         assert_eq!(nn, vec![vec![1, 4, 1, 1, 1, 1, 1, 1], vec![1, 4, 2, 1, 1, 2, 1, 1]]);
     }
 

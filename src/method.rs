@@ -20,7 +20,7 @@ use crate::engine::Engine;
 use crate::engines::SolverAnswer;
 use crate::error::{Error, Result};
 use crate::models::Located;
-use crate::neighbour::Neighbours;
+use crate::neighbour::{Neighbours, Variant};
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
 use crate::solvers::Tunable;
@@ -65,10 +65,16 @@ struct Figures {
     /// None for a cell served without a network ([`crate::models::Located::Neighbour`]).
     model: Option<f64>,
     neighbour: Option<f64>,
+    /// Which neighbour [`Figures::neighbour`] is (the best recorded of [`Variant::ALL`]).
+    neighbour_variant: Variant,
     default: f64,
     /// MIOpen's default where the rules accept it, else the model ([`crate::eval::default_where_valid`]).
     mix: Option<f64>,
     problems: u64,
+    /// For a kind's or class's figures: what the cell's figures over all problems choose
+    /// (without, with the neighbour's rows at hand), which stands unless this kind's choice
+    /// leads it here by more than noise ([`Figures::best`]).
+    cell_choice: Option<[Chosen; 2]>,
 }
 
 /// The predictor chosen for one problem.
@@ -81,10 +87,50 @@ enum Chosen {
     DefaultWhereValid,
 }
 
+/// How many standard errors a kind's (or class's) own choice must lead the cell's choice by to
+/// replace it there (issue 44 item 4: a per-kind choice only beyond noise).
+pub const NOISE_Z: f64 = 2.0;
+
 impl Figures {
-    /// The best of the three (the model on a tie, then the neighbour); the neighbour only where
-    /// its rows are at hand.
+    /// What `best` answers with: over all problems the best of the predictors
+    /// ([`Figures::argmax`]); in a kind or class the cell's choice, unless the kind's own best
+    /// leads it there by more than [`NOISE_Z`] standard errors of the difference of two
+    /// proportions over the kind's problems. Either way no kind is answered below what the
+    /// cell's choice does there, so the served figure over all problems is at least the best
+    /// single predictor's (MIOpen's default and the neighbour included).
     fn best(&self, have_neighbours: bool) -> Chosen {
+        let mine = self.argmax(have_neighbours);
+        let Some(cell) = self.cell_choice.map(|c| c[usize::from(have_neighbours)]) else {
+            return mine;
+        };
+        let (Some(a), Some(b)) = (self.figure(mine), self.figure(cell)) else {
+            return mine;
+        };
+        if mine == cell || self.problems == 0 {
+            return mine;
+        }
+        let (pa, pb, n) = (a / 100.0, b / 100.0, self.problems as f64);
+        let se = 100.0 * ((pa * (1.0 - pa) + pb * (1.0 - pb)) / n).sqrt();
+        if a - b > NOISE_Z * se {
+            mine
+        } else {
+            cell
+        }
+    }
+
+    /// The recorded exact % of `c` (None where not recorded).
+    fn figure(&self, c: Chosen) -> Option<f64> {
+        match c {
+            Chosen::Model => self.model,
+            Chosen::Neighbour => self.neighbour,
+            Chosen::Default => Some(self.default),
+            Chosen::DefaultWhereValid => self.mix,
+        }
+    }
+
+    /// The best of the predictors on these figures (the model on a tie, then the neighbour); the
+    /// neighbour only where its rows are at hand.
+    fn argmax(&self, have_neighbours: bool) -> Chosen {
         // Without a network the default is what the cell answers unless the neighbour beats it.
         let mut chosen = match self.model {
             Some(m) => (Chosen::Model, m),
@@ -127,29 +173,52 @@ impl Recorded {
             })
         };
         let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
+        // A neighbour's recorded figure: `{label} (valid...` over all, `{label}, KIND (n)` per kind.
+        let neighbour_of = |kind: Option<&str>, v: Variant| -> Option<f64> {
+            let prefix = match kind {
+                None => format!("{} (", v.label()),
+                Some(_) => format!("{}, ", v.label()),
+            };
+            find(kind, &prefix).and_then(exact)
+        };
+        // The cell's neighbour: the variant best over all problems (the first on a tie); its
+        // per-kind rows decide the kinds (one variant per cell: no choice among three on a
+        // few problems).
+        let cell_variant = {
+            let mut best: Option<(f64, Variant)> = None;
+            for v in Variant::ALL {
+                if let Some(e) = neighbour_of(None, v) {
+                    if best.is_none_or(|(b, _)| e > b) {
+                        best = Some((e, v));
+                    }
+                }
+            }
+            best.map_or(Variant::Solver, |(_, v)| v)
+        };
+        let best_neighbour = |kind: Option<&str>| -> Option<(f64, Variant)> {
+            neighbour_of(kind, cell_variant).map(|e| (e, cell_variant))
+        };
         // A model's rows, or (a cell without a network) the default's and the neighbour's.
-        let figures = |kind: Option<&str>, [model, default, neighbour, mix]: [&str; 4]| -> Option<Figures> {
+        let figures = |kind: Option<&str>, [model, default, mix]: [&str; 3]| -> Option<Figures> {
             let d = find(kind, default)?;
             let m = find(kind, model);
+            let nn = best_neighbour(kind);
             Some(Figures {
                 model: match m {
                     Some(m) => Some(exact(m)?),
                     None => None,
                 },
                 default: exact(d)?,
-                neighbour: find(kind, neighbour).and_then(exact),
+                neighbour: nn.map(|(e, _)| e),
+                neighbour_variant: nn.map_or(Variant::Solver, |(_, v)| v),
                 mix: find(kind, mix).and_then(exact),
                 problems: m.unwrap_or(d).get("problems").and_then(Value::as_u64).unwrap_or(0),
+                cell_choice: None,
             })
         };
         let overall = figures(
             None,
-            [
-                "model, beam",
-                "MIOpen static default",
-                "nearest neighbour",
-                crate::eval::DEFAULT_WHERE_VALID,
-            ],
+            ["model, beam", "MIOpen static default", crate::eval::DEFAULT_WHERE_VALID],
         );
         let mut kinds: Vec<(String, Figures)> = Vec::new();
         for r in rows {
@@ -159,10 +228,8 @@ impl Recorded {
             if kinds.iter().any(|(k, _)| k == kind) {
                 continue;
             }
-            if let Some(f) = figures(
-                Some(kind),
-                ["beam ", "static default", "nearest neighbour", "default/model"],
-            ) {
+            if let Some(mut f) = figures(Some(kind), ["beam ", "static default", "default/model"]) {
+                f.cell_choice = overall.map(|o| [o.argmax(false), o.argmax(true)]);
                 kinds.push((kind.to_string(), f));
             }
         }
@@ -193,6 +260,35 @@ impl Recorded {
             .chain(self.kinds.iter().map(|(_, f)| f))
             .any(|f| f.best(true) == Chosen::Neighbour)
     }
+}
+
+/// What `--method best` answers one problem with, by a cell's recorded figures (`eval`'s
+/// "served" row scores exactly this on the held-out problems).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    Model,
+    Neighbour(Variant),
+    Default,
+    /// MIOpen's default where the rules accept it, else the model.
+    DefaultWhereValid,
+}
+
+/// [`Served`] for `problem` by the figures `metrics` (an `eval` table's JSON, as recorded in a
+/// model's `validation`), the neighbour's rows at hand or not; None where nothing is recorded.
+pub fn served_by(
+    metrics: &Value,
+    solver: &dyn Tunable,
+    problem: &ConvProblem,
+    have_neighbours: bool,
+) -> Option<Served> {
+    let recorded = Recorded::from_metrics(metrics);
+    let (_, f) = recorded.for_problem(solver, problem)?;
+    Some(match f.best(have_neighbours) {
+        Chosen::Model => Served::Model,
+        Chosen::Neighbour => Served::Neighbour(f.neighbour_variant),
+        Chosen::Default => Served::Default,
+        Chosen::DefaultWhereValid => Served::DefaultWhereValid,
+    })
 }
 
 /// How one engine's answers are chosen.
@@ -327,7 +423,10 @@ pub fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Optio
         return None;
     }
     let target = &engine.host().target;
-    let config = plan.neighbours.as_ref()?.answer(target, problem)?;
+    let config = plan
+        .neighbours
+        .as_ref()?
+        .answer_by(figures.neighbour_variant, target, problem)?;
     Some(as_answer(tunable, &config, Source::Neighbour))
 }
 
@@ -399,6 +498,11 @@ pub fn apply(
             };
             let Some(tunable) = plan.tunable else { continue };
             let target = &engine.host().target;
+            // `--method neighbour`: the variant the figures of the problem rank first.
+            let variant = plan
+                .recorded_for(engine, problem)
+                .and_then(|r| r.for_problem(tunable, problem))
+                .map_or(Variant::Solver, |(_, f)| f.neighbour_variant);
             let (chosen, reason) = match plan.method {
                 Method::Model => continue,
                 Method::Default => (Chosen::Default, "--method default".to_string()),
@@ -448,7 +552,11 @@ pub fn apply(
                 Chosen::Model => continue,
                 Chosen::DefaultWhereValid if !tunable.rules(target, problem).is_valid(&default) => continue,
                 Chosen::Default | Chosen::DefaultWhereValid => as_answer(tunable, &default, Source::Default),
-                Chosen::Neighbour => match plan.neighbours.as_ref().and_then(|n| n.answer(target, problem)) {
+                Chosen::Neighbour => match plan
+                    .neighbours
+                    .as_ref()
+                    .and_then(|n| n.answer_by(variant, target, problem))
+                {
                     Some(config) => as_answer(tunable, &config, Source::Neighbour),
                     // No neighbour of the kind has a valid config: MIOpen's default (eval's
                     // neighbour does the same), unless `best` keeps the model.
@@ -735,9 +843,11 @@ mod tests {
         let f = Figures {
             model: Some(40.0),
             neighbour: Some(45.0),
+            neighbour_variant: Variant::Solver,
             default: 10.0,
             mix: Some(41.0),
             problems: 100,
+            cell_choice: None,
         };
         assert_eq!(
             (f.best(true), f.best(false)),
@@ -747,9 +857,11 @@ mod tests {
         let gtc = Figures {
             model: Some(60.7),
             neighbour: Some(48.9),
+            neighbour_variant: Variant::Solver,
             default: 72.6,
             mix: Some(85.4),
             problems: 4341,
+            cell_choice: None,
         };
         assert_eq!(gtc.best(true), Chosen::DefaultWhereValid);
         assert!(!r.neighbour_can_win());

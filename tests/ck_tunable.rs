@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use tuneinfer::data::{dataset, textdb};
-use tuneinfer::neighbour::{valid_neighbour_configs, Neighbours};
+use tuneinfer::neighbour::{valid_neighbour_configs, Neighbours, Variant};
 use tuneinfer::problem::ConvProblem;
 use tuneinfer::solvers::ck::catalogue351::{default_data_dir, load_index};
 use tuneinfer::solvers::ck::instance::parse_kernel_id;
@@ -171,7 +171,7 @@ fn every_neighbour_answer_is_a_kernel_id_miopen_accepts() {
         let (queries, reference): (Vec<_>, Vec<_>) = samples.into_iter().enumerate().partition(|(i, _)| i % 4 == 0);
         let reference: Vec<_> = reference.into_iter().map(|(_, s)| s).collect();
         for (_, q) in queries.iter().step_by(3) {
-            let configs = valid_neighbour_configs(solver, &target, &reference, &q.problem, 1);
+            let configs = valid_neighbour_configs(Variant::Solver, solver, &target, &reference, &q.problem, 1);
             let Some(config) = configs.first() else { continue };
             let id = solver.format_params(config);
             let kid = parse_kernel_id(&id).unwrap_or_else(|e| panic!("{name}: {id}: {e}"));

@@ -58,6 +58,13 @@ pub struct DataReport {
     /// The malformed problems by the reader's reason (e.g. a key with a field too many),
     /// numbers as `N`.
     pub malformed_reasons: BTreeMap<String, usize>,
+    /// Applicable rows (each problem once) whose MIOpen static default
+    /// ([`Tunable::static_default`]) breaks tuneinfer's rules for the problem: MIOpen runs its
+    /// default there, so each is a rule (or default) to fix (issue 44 item 2).
+    pub default_rule_violations: usize,
+    /// Those by the first parameter at which the default leaves no valid config, with the
+    /// first such problem's key.
+    pub default_violations_at: BTreeMap<String, (usize, String)>,
 }
 
 impl DataReport {
@@ -78,6 +85,12 @@ impl DataReport {
                     .iter()
                     .map(|(p, &n)| (n, format!("{n} rule violations, first failing at parameter {p}"))),
             )
+            .chain(self.default_violations_at.iter().map(|(p, (n, key))| {
+                (
+                    *n,
+                    format!("{n} problems whose MIOpen default breaks the rules, first failing at parameter {p} (e.g. {key})"),
+                )
+            }))
             .collect();
         lines.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         lines.into_iter().map(|(_, l)| l).collect()
@@ -97,6 +110,12 @@ impl DataReport {
             self.duplicates,
             self.conflicting_duplicates
         );
+        if self.default_rule_violations > 0 {
+            s.push_str(&format!(
+                ", {} problems whose MIOpen default breaks the rules",
+                self.default_rule_violations
+            ));
+        }
         if self.default_requests > 0 {
             s.push_str(&format!(
                 ", {} default requests (no tuned values)",
@@ -234,11 +253,22 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             continue;
         }
         let rules = solver.rules(target, &row.problem);
+        if !seen.contains_key(&row.problem) {
+            let default = solver.static_default(target, &row.problem);
+            if !default.is_empty() && !solver.is_default_request(&default) && !rules.is_valid(&default) {
+                report.default_rule_violations += 1;
+                let at = first_failing(rules.as_ref(), &default);
+                let name = solver.param_names().get(at - 1).copied().unwrap_or("(whole config)");
+                let e = report
+                    .default_violations_at
+                    .entry(format!("{at} ({name})"))
+                    .or_insert_with(|| (0, row.problem.to_perfdb_key()));
+                e.0 += 1;
+            }
+        }
         if !rules.is_valid(&config) {
             report.rule_violations += 1;
-            let at = (1..=config.len())
-                .find(|&k| !rules.prefix_valid(&config[..k]))
-                .unwrap_or(config.len());
+            let at = first_failing(rules.as_ref(), &config);
             let name = solver.param_names().get(at - 1).copied().unwrap_or("(whole config)");
             *report.violations_at.entry(format!("{at} ({name})")).or_default() += 1;
             continue;
@@ -279,6 +309,14 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
         report,
         data_hash: crate::format::sha256::hex(&h.finish()),
     }
+}
+
+/// The 1-based position of the first prefix of `config` the rules reject (its length when only
+/// the whole config is rejected).
+fn first_failing(rules: &dyn crate::solvers::IntRules, config: &[i64]) -> usize {
+    (1..=config.len())
+        .find(|&k| !rules.prefix_valid(&config[..k]))
+        .unwrap_or(config.len())
 }
 
 /// `text` with each long quoted input ('...', e.g. the offending key) shortened to '…', so that one

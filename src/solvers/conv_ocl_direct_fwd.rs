@@ -602,6 +602,29 @@ pub fn own_features(p: &ConvProblem) -> [f32; NUM_FEATURES] {
     ]
 }
 
+/// The values MIOpen's `BaseGetSolution` builds the kernel from (2d1fd997a
+/// `conv_ocl_dir2Dfwd.cpp:305-347`, the same in MIOpen 3.5.1), in the config's order: it
+/// overwrites the stored `grp_tile1`/`grp_tile0` with `max(8, in_tile / opt')` and `in_tile`
+/// with `grp' * opt'` (opt' = the stride for B with stride > 1, `:311-316`), clamps
+/// `n_out_pix_tiles`/`n_in_data_tiles` to Cout/G and Cin/G (`:305-308`), and `n_stacks` to
+/// `min(n_stacks, ceil(grp0'*grp1' / alu_tiles), N)` = `min(n_stacks, 1, N)` (alu_tiles =
+/// grp0'*grp1'). LegacyPerformanceConfig has no `operator==`: two stored configs with the same
+/// values here build the same kernel with the same grid. None where MIOpen would fail (a zero
+/// tile).
+pub fn launched(p: &ConvProblem, c: &[i64]) -> Option<[i64; NUM_PARAMS]> {
+    if c.len() != NUM_PARAMS {
+        return None;
+    }
+    let r = Rules::new(p);
+    let (gt1, gt0, it1, it0) = r.tiles(c)?;
+    let (opt1, opt0) = (r.opt1(c), r.opt0(c));
+    let nopt = r.cout_g.min(i128::from(c[N_OUT_PIX_TILES]));
+    let nidt = r.cin_g.min(i128::from(c[N_IN_DATA_TILES]));
+    let n_stacks = i128::from(c[N_STACKS]).min(1).min(r.n);
+    let v = |x: i128| i64::try_from(x).ok();
+    Some([v(gt1)?, v(gt0)?, v(it1)?, v(it0)?, v(opt1)?, v(opt0)?, v(nopt)?, v(nidt)?, v(n_stacks)?])
+}
+
 /// The engine's view of ConvOclDirectFwd. MIOpen ships no model of it; tuneinfer's own models
 /// are `{arch}_ConvOclDirectFwd.safetensors` + `.json`.
 pub struct ConvOclDirectFwdSolver;
@@ -635,6 +658,12 @@ impl Tunable for ConvOclDirectFwdSolver {
 
     fn rules(&self, _target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
         Box::new(Rules::new(problem))
+    }
+
+    /// What the kernel is built and launched with ([`launched`]): two configs MIOpen turns into
+    /// the same kernel count as one.
+    fn canonical(&self, _target: &Target, problem: &ConvProblem, config: &[i64]) -> Vec<i64> {
+        launched(problem, config).map_or_else(|| config.to_vec(), |c| c.to_vec())
     }
 
     fn static_default(&self, _target: &Target, problem: &ConvProblem) -> Vec<i64> {

@@ -107,6 +107,60 @@ pub fn dx_candidates(p: &ConvProblem) -> Vec<(i64, i64)> {
     hs.iter().flat_map(|&h| ws.iter().map(move |&w| (h, w))).collect()
 }
 
+/// The fields MIOpen's `GetSolution` (2d1fd997a `conv_ocl_dir2Dfwd1x1.cpp:101-440`; MIOpen
+/// 3.5.1 the same, 12 lines earlier) builds the kernel from, in the config's 9 positions with
+/// the fields it never reads as 0. Version 1 ([`version1`], `:110-150`): `out_pix_tile0` as is
+/// (CHEAT_SHADER_COMPILER), `n_out_pix_tiles` = min(it, Cout) halved while Cout % it != 0 and it
+/// > 16, `n_in_data_tiles` kept when 0 < it < Cin and it % 8 == 0, else Cin. Version 0
+/// (`:270-401`): `grp_tile0` (the work-group size), the read unit (`out_pix_tile0` clamped to the
+/// out width, for B halved until it divides it, then halved until it divides the in width; in
+/// position 5), `n_in_data_tiles` and `n_out_pix_tiles` clamped to Cin / Cout and halved until
+/// they divide them, `n_stacks` as is. None where MIOpen would divide by zero.
+pub fn launched(p: &ConvProblem, c: &[i64]) -> Option<[i64; NUM_PARAMS]> {
+    if c.len() != NUM_PARAMS || c.iter().any(|&v| v <= 0) {
+        return None;
+    }
+    let (cin, cout, _, in_w, _, out_w) = in_out(p);
+    let mut out = [0i64; NUM_PARAMS];
+    if version1(p) {
+        let mut nopt = c[6].min(cout);
+        while cout % nopt != 0 && nopt > 16 {
+            nopt /= 2;
+        }
+        let nidt = if c[7] < cin && c[7] % 8 == 0 { c[7] } else { cin };
+        out[5] = c[5];
+        out[6] = nopt;
+        out[7] = nidt;
+        return Some(out);
+    }
+    let mut opt0 = c[5].min(out_w);
+    if !p.direction.is_forward() {
+        while opt0 > 1 && out_w % opt0 != 0 {
+            opt0 /= 2;
+        }
+    }
+    let mut read_unit = opt0;
+    while read_unit > 1 && in_w % read_unit != 0 {
+        read_unit /= 2;
+    }
+    let halve_to_divide = |v: i64, of: i64| {
+        let mut v = v.min(of);
+        while v > 1 && of % v != 0 {
+            v /= 2;
+        }
+        v
+    };
+    if read_unit <= 0 || cin <= 0 || cout <= 0 {
+        return None;
+    }
+    out[1] = c[1];
+    out[5] = read_unit;
+    out[6] = halve_to_divide(c[6], cout);
+    out[7] = halve_to_divide(c[7], cin);
+    out[8] = c[8];
+    Some(out)
+}
+
 /// Kernel version 1 (section 2): FP32, F, Cin % 16 == 0 and Cout % 16 == 0.
 pub fn version1(p: &ConvProblem) -> bool {
     let (cin, cout, ..) = in_out(p);
@@ -384,6 +438,12 @@ impl Tunable for ConvOclDirectFwd1x1Solver {
 
     fn rules(&self, _target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
         Box::new(Rules::new(problem))
+    }
+
+    /// What the kernel is built and launched with ([`launched`]): MIOpen checks nothing and
+    /// reads only some fields, so configs that differ elsewhere count as one.
+    fn canonical(&self, _target: &Target, problem: &ConvProblem, config: &[i64]) -> Vec<i64> {
+        launched(problem, config).map_or_else(|| config.to_vec(), |c| c.to_vec())
     }
 
     fn static_default(&self, _target: &Target, problem: &ConvProblem) -> Vec<i64> {

@@ -325,12 +325,16 @@ impl Catalogue {
         }
     }
 
-    /// The entry equal to `e` but with `vector_store` = `vs`, if the catalogue has one (MIOpen's
-    /// defaults rewrite `vector_store`; the catalogue lists both variants of most entries).
-    pub fn with_vector_store(&self, e: &Entry, vs: i64) -> Option<usize> {
+    /// The entry MIOpen's `operator==` equates with `e` given `vector_store` = `vs` and a split
+    /// that is zero or not (`split`), if the catalogue has one. MIOpen's defaults rewrite
+    /// `vector_store` and set a split on whichever entry they copied, also on one whose
+    /// catalogue flag says 0 (fwd :599-615: `if(gks > 0) gemm_k_global_split = gks` after
+    /// `CopyParameters`); the catalogue lists both variants of most entries, and the one with
+    /// the matching flag is the config MIOpen then runs (its `index` is not compared).
+    pub fn twin(&self, e: &Entry, vs: i64, split: bool) -> Option<usize> {
         let mut text = e.text.clone();
         text[16] = vs.to_string();
-        self.by_identity.get(&identity_of(&text, e.can_split)).copied()
+        self.by_identity.get(&identity_of(&text, split)).copied()
     }
 }
 

@@ -232,6 +232,24 @@ impl GtcRules {
         GtcRules { valid }
     }
 
+    /// Also accepts MIOpen's default `(entry, gks)` where `IsValid` without the spare set's rule
+    /// (F10, B10, W5) accepts it: a config read from a perf db is not of the spare set (its
+    /// `Deserialize` leaves `use_spare_set` false), and MIOpen's default for a unit convolution
+    /// can be an `nxe != 0` entry (its pad fallback), which MIOpen runs and even stores as the
+    /// tuned value (MI100 wrw FP16 `58-28-28-1x1-58-...`: index 0, `[3]`).
+    pub fn with_default(mut self, cat: &Catalogue, p: &ConvProblem, entry: i64, gks: i64) -> GtcRules {
+        let Some(e) = usize::try_from(entry).ok().and_then(|i| cat.entries.get(i)) else {
+            return self;
+        };
+        if rules::is_valid(&Dims::new(p), e, gks, false) {
+            let splits = self.valid.entry(entry).or_default();
+            if let Err(at) = splits.binary_search(&gks) {
+                splits.insert(at, gks);
+            }
+        }
+        self
+    }
+
     /// Number of valid (entry, split) pairs.
     pub fn pairs(&self) -> usize {
         self.valid.values().map(Vec::len).sum()
@@ -317,13 +335,21 @@ impl Tunable for GtcSolver {
         self.check_applicable(target, problem)
     }
 
-    fn rules(&self, _target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
+    /// The tuner's configs ([`GtcRules::new`]) and MIOpen's default where its `IsValid` accepts
+    /// it ([`GtcRules::with_default`]).
+    fn rules(&self, target: &Target, problem: &ConvProblem) -> Box<dyn IntRules> {
         let cat = self.catalogue().ok();
-        Box::new(GtcRules::new(self.direction, cat.as_deref(), problem))
+        let rules = GtcRules::new(self.direction, cat.as_deref(), problem);
+        let default = self.static_default(target, problem);
+        Box::new(match (cat, default.as_slice()) {
+            (Some(cat), &[entry, gks]) => rules.with_default(&cat, problem, entry, gks),
+            _ => rules,
+        })
     }
 
-    /// MIOpen's `HeuristicInit` as `[entry, split]`; where wrw's default rewrites
-    /// `vector_store`, the catalogue's twin entry with that `vector_store` (MIOpen prints index 0
+    /// MIOpen's `HeuristicInit` as `[entry, split]`; where the default rewrites `vector_store`
+    /// or sets a split on an entry whose catalogue flag is 0, the catalogue's twin entry that
+    /// MIOpen's `operator==` equates with the result ([`Catalogue::twin`]: MIOpen prints index 0
     /// in a default; a tuned value prints its entry's). Empty when the catalogue cannot be read.
     fn static_default(&self, target: &Target, problem: &ConvProblem) -> Vec<i64> {
         let Ok(cat) = self.catalogue() else {
@@ -333,8 +359,8 @@ impl Tunable for GtcSolver {
         match rules::static_default(&d, &cat, i128::from(compute_units(target))) {
             Some((entry, gks, vs)) => {
                 let e = &cat.entries[entry];
-                let entry = if vs != e.vector_store {
-                    cat.with_vector_store(e, vs).unwrap_or(entry)
+                let entry = if vs != e.vector_store || (gks != 0) != e.can_split {
+                    cat.twin(e, vs, gks != 0).unwrap_or(entry)
                 } else {
                     entry
                 };
