@@ -117,7 +117,7 @@ pub fn dx_candidates(p: &ConvProblem) -> Vec<(i64, i64)> {
 /// position 5), `n_in_data_tiles` and `n_out_pix_tiles` clamped to Cin / Cout and halved until
 /// they divide them, `n_stacks` as is. None where MIOpen would divide by zero.
 pub fn launched(p: &ConvProblem, c: &[i64]) -> Option<[i64; NUM_PARAMS]> {
-    if c.len() != NUM_PARAMS || c.iter().any(|&v| v <= 0) {
+    if c.len() != NUM_PARAMS || c[6] <= 0 || c[7] <= 0 {
         return None;
     }
     let (cin, cout, _, in_w, _, out_w) = in_out(p);
@@ -132,6 +132,9 @@ pub fn launched(p: &ConvProblem, c: &[i64]) -> Option<[i64; NUM_PARAMS]> {
         out[6] = nopt;
         out[7] = nidt;
         return Some(out);
+    }
+    if c[5] <= 0 {
+        return None;
     }
     let mut opt0 = c[5].min(out_w);
     if !p.direction.is_forward() {
