@@ -344,3 +344,75 @@ fn registered_and_round_trip() {
     assert!(s.parse_params("128,64,4,64,64,4,16,64,16,0,1").is_err());
     let _ = heuristic_init;
 }
+
+/// `userdb` writes entries of the new solvers under MIOpen's key, solver name (the perf-db id,
+/// the same as the tuned rows use) and config text (the fields in `Visit` order, flags as 0/1:
+/// `src/include/miopen/conv/solvers.hpp`), each passing the rules on its key's problem. The
+/// problems: tuned problems of each solver with the batch grown by 64 (so the system perf db has
+/// not tuned them), answered by the nearest tuned neighbour where the cell's figures chose it.
+#[test]
+fn userdb_writes_what_miopen_looks_up() {
+    let mut texts = BTreeMap::new();
+    for (db, gpu, want) in [
+        ("gfx90878.db.txt.bz2", "gfx90878", 6usize),
+        // MI210: MIOpen's default matches the tuned value on 81-94% of each cell's held-out
+        // problems, above the neighbour in every kind but Padded_Gemm F FP16: userdb leaves the
+        // rest to MIOpen's default (no entry), by design.
+        ("gfx90a68.db.txt.bz2", "gfx90a68", 1),
+    ] {
+        let mut input = String::new();
+        for s in hip_xdlops::solvers() {
+            let rows = rows_of(db, s.name, &mut texts);
+            for row in rows.rows.iter().step_by(97).take(40) {
+                let mut p = row.problem.clone();
+                p.n += 64;
+                input.push_str(&p.to_db_key());
+                input.push('\n');
+            }
+        }
+        let out = std::env::temp_dir().join(format!("tuneinfer_xdlops_udb_{gpu}_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let sysdb = common::perfdb_dir().join(db);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+            .args(["userdb", "--arch", gpu, "--out", out.to_str().unwrap()])
+            .args(["--system-db", sysdb.to_str().unwrap(), "--miopen-version", "HIP.3_3_0_2d1fd997a"])
+            .args(["--device", "cpu"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let file = out.join(format!("{gpu}.HIP.3_3_0_2d1fd997a.udb.txt"));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let target = Target::new(gpu);
+        let mut per_solver: BTreeMap<&str, usize> = BTreeMap::new();
+        for line in text.lines() {
+            let (k, entries) = line.split_once('=').unwrap();
+            let p = ConvProblem::from_db_key(k).unwrap();
+            for e in entries.split(';') {
+                let (name, params) = e.split_once(':').unwrap();
+                let Some(s) = hip_xdlops::solvers().into_iter().find(|s| s.name == name) else {
+                    continue;
+                };
+                let fields: Vec<&str> = params.split(',').collect();
+                assert_eq!(fields.len(), s.kind.names().len(), "{name}: {params}");
+                let c = s.parse_params(params).unwrap();
+                assert_eq!(s.format_params(&c), params);
+                assert!(s.applicable(&target, &p).is_ok(), "{name} {k}");
+                let prob = s.prob(&target, &p);
+                assert_eq!(check(s.kind, &prob, &c), Ok(()), "{name} {k} {params}");
+                *per_solver.entry(s.name).or_default() += 1;
+            }
+        }
+        println!("{gpu}: {per_solver:?}");
+        assert_eq!(per_solver.len(), want, "{gpu}: {per_solver:?}\n{}", String::from_utf8_lossy(&o.stderr));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
