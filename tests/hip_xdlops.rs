@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use tuneinfer::data::perfdb::SolverRows;
 use tuneinfer::data::textdb;
 use tuneinfer::problem::ConvProblem;
+use tuneinfer::problem::Precision;
 use tuneinfer::solvers::hip_xdlops::rules::{check, fast, heuristic_init, Cfg, Prob, Rule};
 use tuneinfer::solvers::hip_xdlops::{self, XKind, XdlopsSolver};
 use tuneinfer::solvers::{self, IntRules, Target, Tunable};
-use tuneinfer::problem::Precision;
 
 fn key(k: &str) -> ConvProblem {
     ConvProblem::from_db_key(k).unwrap_or_else(|e| panic!("{k}: {e}"))
@@ -35,17 +35,71 @@ fn rows_of(db: &str, solver: &str, texts: &mut BTreeMap<String, String>) -> Solv
 /// with `GemmBThreadCopyMoreGemmK` the K share is gcd(NPerBlock, tmp), e.g. 8 on KPerBlock 4);
 /// MIOpen would load them and fall back to its default, so the rules keep refusing them.
 const EXPECTED: [(&str, &str, usize, usize, usize); 11] = [
-    ("ConvHipImplicitGemmForwardV4R4Xdlops", "gfx90878.db.txt.bz2", 18_452, 0, 0),
-    ("ConvHipImplicitGemmForwardV4R4Xdlops", "gfx90a68.db.txt.bz2", 18_975, 0, 0),
-    ("ConvHipImplicitGemmForwardV4R4Xdlops_Padded_Gemm", "gfx90878.db.txt.bz2", 14_822, 0, 0),
-    ("ConvHipImplicitGemmForwardV4R4Xdlops_Padded_Gemm", "gfx90a68.db.txt.bz2", 17_564, 0, 0),
-    ("ConvHipImplicitGemmForwardV4R5Xdlops", "gfx90878.db.txt.bz2", 6_473, 0, 0),
-    ("ConvHipImplicitGemmForwardV4R5Xdlops", "gfx90a68.db.txt.bz2", 6_830, 0, 0),
+    (
+        "ConvHipImplicitGemmForwardV4R4Xdlops",
+        "gfx90878.db.txt.bz2",
+        18_452,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmForwardV4R4Xdlops",
+        "gfx90a68.db.txt.bz2",
+        18_975,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmForwardV4R4Xdlops_Padded_Gemm",
+        "gfx90878.db.txt.bz2",
+        14_822,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmForwardV4R4Xdlops_Padded_Gemm",
+        "gfx90a68.db.txt.bz2",
+        17_564,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmForwardV4R5Xdlops",
+        "gfx90878.db.txt.bz2",
+        6_473,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmForwardV4R5Xdlops",
+        "gfx90a68.db.txt.bz2",
+        6_830,
+        0,
+        0,
+    ),
     ("ConvHipImplicitGemmWrwV4R4Xdlops", "gfx90878.db.txt.bz2", 21_086, 0, 0),
     ("ConvHipImplicitGemmWrwV4R4Xdlops", "gfx90a68.db.txt.bz2", 14_841, 0, 0),
-    ("ConvHipImplicitGemmWrwV4R4Xdlops_Padded_Gemm", "gfx90878.db.txt.bz2", 18_953, 0, 0),
-    ("ConvHipImplicitGemmWrwV4R4Xdlops_Padded_Gemm", "gfx90a68.db.txt.bz2", 13_533, 0, 40),
-    ("ConvHipImplicitGemmBwdDataV4R1Xdlops", "gfx90878.db.txt.bz2", 8_586, 0, 0),
+    (
+        "ConvHipImplicitGemmWrwV4R4Xdlops_Padded_Gemm",
+        "gfx90878.db.txt.bz2",
+        18_953,
+        0,
+        0,
+    ),
+    (
+        "ConvHipImplicitGemmWrwV4R4Xdlops_Padded_Gemm",
+        "gfx90a68.db.txt.bz2",
+        13_533,
+        0,
+        40,
+    ),
+    (
+        "ConvHipImplicitGemmBwdDataV4R1Xdlops",
+        "gfx90878.db.txt.bz2",
+        8_586,
+        0,
+        0,
+    ),
 ];
 
 fn solver(name: &str) -> &'static XdlopsSolver {
@@ -70,7 +124,9 @@ fn every_tuned_row_parses_round_trips_and_passes_the_rules() {
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         let mut rule_fails: BTreeMap<String, (usize, String)> = BTreeMap::new();
         for row in &rows.rows {
-            let c = s.parse_params(&row.params).unwrap_or_else(|e| panic!("{db} {name}: {e}"));
+            let c = s
+                .parse_params(&row.params)
+                .unwrap_or_else(|e| panic!("{db} {name}: {e}"));
             assert_eq!(s.format_params(&c), row.params, "{db} {name}");
             if let Err(e) = s.applicable(&target, &row.problem) {
                 na += 1;
@@ -245,15 +301,27 @@ fn hand_derived_rules() {
     // R1: MPerBlock 512 is above 256 (IsValidValue, fwd_v4r4_xdlops.cpp:551-561).
     assert_eq!(check(v4r4, &pf, &cfg("512,128,4,64,64,4,0,1,1")), Err(Rule::Value));
     // R2: a 32x16 wave GEMM is not in IsValidBlockwiseGemmXdlops's list (util:283-301).
-    assert_eq!(check(v4r4, &pf, &cfg("64,32,4,32,16,4,0,1,1")), Err(Rule::BlockwiseGemm));
+    assert_eq!(
+        check(v4r4, &pf, &cfg("64,32,4,32,16,4,0,1,1")),
+        Err(Rule::BlockwiseGemm)
+    );
     // R2: 32x32 waves need KPerBlock even (the list's (32, 32, 2)).
-    assert_eq!(check(v4r4, &pf, &cfg("64,64,1,32,32,4,0,1,1")), Err(Rule::BlockwiseGemm));
+    assert_eq!(
+        check(v4r4, &pf, &cfg("64,64,1,32,32,4,0,1,1")),
+        Err(Rule::BlockwiseGemm)
+    );
     // R2: 256x256 of 64x64 waves is 16 waves, 1024 threads (> 256).
-    assert_eq!(check(v4r4, &pf, &cfg("256,256,4,64,64,4,0,1,1")), Err(Rule::BlockwiseGemm));
+    assert_eq!(
+        check(v4r4, &pf, &cfg("256,256,4,64,64,4,0,1,1")),
+        Err(Rule::BlockwiseGemm)
+    );
     // R3: K total 2304 / KPack 4 = 576 is not a multiple of KPerBlock... it is (576 = 72*8);
     // C 250 makes K total 2250, not a multiple of KPack 4.
     let f250 = key("2x250x14x14x1x3x3x1x256x64x1x1x0x1x1x0x1x1x0x0x1xNCHWxFP32xF");
-    assert_eq!(check(v4r4, &Prob::new(&f250, 120), &cfg("128,128,4,64,64,4,0,1,1")), Err(Rule::GemmSize));
+    assert_eq!(
+        check(v4r4, &Prob::new(&f250, 120), &cfg("128,128,4,64,64,4,0,1,1")),
+        Err(Rule::GemmSize)
+    );
     // R4: 64x64 of 32x32 waves (256 threads), KPerBlock 2, KPack 1: A has 2*64*1 = 128 values
     // for 256 threads: 1 a thread, vector gcd(4, 1) = 1, tmp 1, the M share gcd(64, 1) = 1, so
     // the cluster is 2 x 64 x 1 = 128 <= 256 threads: fine; with KPack 8 and KPerBlock 8 in
@@ -275,18 +343,27 @@ fn hand_derived_rules() {
     let w = key("2x6x16x16x1x1x1x1x512x4x0x0x0x1x1x0x1x1x0x0x1xNCHWxBF16xW");
     let pw = Prob::new(&w, 104);
     let padded = XKind::WrwV4R4Padded;
-    assert_eq!(check(padded, &pw, &cfg("16,256,4,16,64,8,16,64,16,0,1")), Err(Rule::CopyB));
+    assert_eq!(
+        check(padded, &pw, &cfg("16,256,4,16,64,8,16,64,16,0,1")),
+        Err(Rule::CopyB)
+    );
     // Without the flag the N share gcd(KPerBlock 4, 8) = 4 divides 256: valid.
     assert_eq!(check(padded, &pw, &cfg("16,256,4,16,64,8,16,64,16,0,0")), Ok(()));
     // R1: the Padded_Gemm factors are fixed at 16, 64, 16.
-    assert_eq!(check(padded, &pw, &cfg("16,256,4,16,64,8,32,64,16,0,0")), Err(Rule::Value));
+    assert_eq!(
+        check(padded, &pw, &cfg("16,256,4,16,64,8,32,64,16,0,0")),
+        Err(Rule::Value)
+    );
 
     // BwdData FP16 on MI100: N 64, K 256 -> C 128, 28x28 dy of a 3x3 stride-1 pad-1 conv.
     let b = key("2x256x28x28x1x3x3x1x128x64x1x1x0x1x1x0x1x1x0x0x1xNCHWxFP16xB");
     let pb = Prob::new(&b, 120);
     let bwd = XKind::BwdV4R1;
     // R2: FP16 needs KPACK a multiple of 4 (bwd_v4r1_xdlops.cpp IsReallyValid).
-    assert_eq!(check(bwd, &pb, &cfg("64,64,8,2,32,32,1,1")), Err(Rule::GemmSize).or(Err(Rule::BlockwiseGemm)));
+    assert_eq!(
+        check(bwd, &pb, &cfg("64,64,8,2,32,32,1,1")),
+        Err(Rule::GemmSize).or(Err(Rule::BlockwiseGemm))
+    );
     // R1: NPerBlock 8 is below BwdData's 16.
     assert_eq!(check(bwd, &pb, &cfg("8,64,8,4,32,32,1,1")), Err(Rule::Value));
 }
@@ -314,15 +391,31 @@ fn applicability() {
     assert!(v4r5.applicable(&mi100, &one).unwrap_err().to_string().contains("1x1"));
     // Padded_Gemm only where the GEMM needs padding (256 x 12544 x 2304 needs none).
     let padded = solver("ConvHipImplicitGemmForwardV4R4Xdlops_Padded_Gemm");
-    assert!(padded.applicable(&mi100, &fwd).unwrap_err().to_string().contains("needs no padding"));
+    assert!(padded
+        .applicable(&mi100, &fwd)
+        .unwrap_err()
+        .to_string()
+        .contains("needs no padding"));
     // BwdData: FP32 off by default (WORKAROUND_ISSUE_1206), FP16 on MI100, FP16 off on gfx90a
     // (fp16-alt), BF16 off on gfx90a (WORKAROUND_SWDEV_329642).
     let bwd = solver("ConvHipImplicitGemmBwdDataV4R1Xdlops");
     let b = |t: &str| key(&format!("2x256x28x28x1x3x3x1x128x64x1x1x0x1x1x0x1x1x0x0x1xNCHWx{t}xB"));
-    assert!(bwd.applicable(&mi100, &b("FP32")).unwrap_err().to_string().contains("WORKAROUND_ISSUE_1206"));
+    assert!(bwd
+        .applicable(&mi100, &b("FP32"))
+        .unwrap_err()
+        .to_string()
+        .contains("WORKAROUND_ISSUE_1206"));
     assert!(bwd.applicable(&mi100, &b("FP16")).is_ok());
-    assert!(bwd.applicable(&mi210, &b("FP16")).unwrap_err().to_string().contains("fp16-alt"));
-    assert!(bwd.applicable(&mi210, &b("BF16")).unwrap_err().to_string().contains("329642"));
+    assert!(bwd
+        .applicable(&mi210, &b("FP16"))
+        .unwrap_err()
+        .to_string()
+        .contains("fp16-alt"));
+    assert!(bwd
+        .applicable(&mi210, &b("BF16"))
+        .unwrap_err()
+        .to_string()
+        .contains("329642"));
     // 3-D problems are refused (MIOpen: `Is2d`).
     let three = key("3x64x8x28x28x3x3x3x64x16x1x1x1x1x1x1x1x1x1x0x1xNCDHWxFP32xF");
     assert!(s.applicable(&mi100, &three).is_err());
@@ -376,7 +469,12 @@ fn userdb_writes_what_miopen_looks_up() {
         let sysdb = common::perfdb_dir().join(db);
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
             .args(["userdb", "--arch", gpu, "--out", out.to_str().unwrap()])
-            .args(["--system-db", sysdb.to_str().unwrap(), "--miopen-version", "HIP.3_3_0_2d1fd997a"])
+            .args([
+                "--system-db",
+                sysdb.to_str().unwrap(),
+                "--miopen-version",
+                "HIP.3_3_0_2d1fd997a",
+            ])
             .args(["--device", "cpu"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -412,7 +510,12 @@ fn userdb_writes_what_miopen_looks_up() {
             }
         }
         println!("{gpu}: {per_solver:?}");
-        assert_eq!(per_solver.len(), want, "{gpu}: {per_solver:?}\n{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            per_solver.len(),
+            want,
+            "{gpu}: {per_solver:?}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let _ = std::fs::remove_dir_all(&out);
     }
 }

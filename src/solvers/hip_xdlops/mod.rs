@@ -94,11 +94,13 @@ pub fn solvers() -> [&'static XdlopsSolver; 6] {
 /// Compute units MIOpen reads (`GetMaxComputeUnits`) when a target names none: MI100's 120 on
 /// gfx908, MI210's 104 on gfx90a.
 pub fn compute_units(target: &Target) -> u32 {
-    target.compute_units.unwrap_or(if target.arch.eq_ignore_ascii_case("gfx90a") {
-        104
-    } else {
-        120
-    })
+    target
+        .compute_units
+        .unwrap_or(if target.arch.eq_ignore_ascii_case("gfx90a") {
+            104
+        } else {
+            120
+        })
 }
 
 /// gfx908 or gfx90a: the deprecated-solver allow-list intersected with `IsXdlopsSupport` (see
@@ -229,7 +231,11 @@ impl XdlopsSolver {
         let why = |s: String| Err(self.not_applicable(format!("{p}: {s}")));
         match self.kind {
             XKind::FwdV4R4 | XKind::FwdV4R4Padded | XKind::FwdV4R5 => {
-                let (m, n, k) = (prob.k / prob.g, prob.n * prob.ho * prob.wo, prob.c / prob.g * prob.y * prob.x);
+                let (m, n, k) = (
+                    prob.k / prob.g,
+                    prob.n * prob.ho * prob.wo,
+                    prob.c / prob.g * prob.y * prob.x,
+                );
                 let (m, n, k) = if self.kind == XKind::FwdV4R4Padded {
                     // CalculateGemmSize(problem, 16, 64, 4): nothing to pad, not applicable.
                     let up = |v: i64, f: i64| (v + f - 1) / f * f;
@@ -276,7 +282,11 @@ impl XdlopsSolver {
                 if kg % epack != 0 {
                     return why(format!("K/G = {kg} is not a multiple of EPACK {epack}"));
                 }
-                let (m, n, k) = (prob.c / prob.g * prob.y * prob.x, prob.n * prob.ho * prob.wo, kg / epack);
+                let (m, n, k) = (
+                    prob.c / prob.g * prob.y * prob.x,
+                    prob.n * prob.ho * prob.wo,
+                    kg / epack,
+                );
                 if !valid_grid_gemm(m, n, k) {
                     return why(format!("GEMM {m}x{n}x{k} is no xdlops GEMM (IsApplicableXdlops)"));
                 }
@@ -383,13 +393,20 @@ mod tests {
             Err(Rule::BlockwiseGemm)
         );
         // R1: KPack 3 is no power of two.
-        assert_eq!(check(XKind::FwdV4R4, &prob, &[128, 128, 4, 64, 64, 3, 0, 1, 1]), Err(Rule::Value));
+        assert_eq!(
+            check(XKind::FwdV4R4, &prob, &[128, 128, 4, 64, 64, 3, 0, 1, 1]),
+            Err(Rule::Value)
+        );
         // R3: N per block 256 does not divide N = 12544 (49 * 256 = 12544: it does); M per block
         // 256 with M = 256 fine; K per block 8 with KPack 8 on K = 2304: 288 % 8 = 0 fine. A
         // K per block 4 with KPack 4 on C = 250 (K = 2250, 2250 % 4 != 0): R3.
         let p250 = fwd("2x250x14x14x1x3x3x1x256x64x1x1x0x1x1x0x1x1x0x0x1xNCHWxFP32xF");
         assert_eq!(
-            check(XKind::FwdV4R4, &Prob::new(&p250, 120), &[128, 128, 4, 64, 64, 4, 0, 1, 1]),
+            check(
+                XKind::FwdV4R4,
+                &Prob::new(&p250, 120),
+                &[128, 128, 4, 64, 64, 4, 0, 1, 1]
+            ),
             Err(Rule::GemmSize)
         );
         // R6: a 256x128 block of 128x64 waves (256 threads), KPerBlock 8, KPack 8, FP32: the
@@ -400,6 +417,9 @@ mod tests {
             Err(Rule::Lds)
         );
         let d = heuristic_init(XKind::FwdV4R4, &prob);
-        assert!(check(XKind::FwdV4R4, &prob, &XKind::FwdV4R4.values(&d)).is_ok(), "{d:?}");
+        assert!(
+            check(XKind::FwdV4R4, &prob, &XKind::FwdV4R4.values(&d)).is_ok(),
+            "{d:?}"
+        );
     }
 }

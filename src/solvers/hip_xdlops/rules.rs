@@ -817,12 +817,7 @@ fn check_rules(kind: XKind, p: &Prob, c: &Cfg, core_only: bool) -> Result<(), Ru
 
 /// `IsReallyValid` of a full config: Ok, or the first rule it breaks.
 pub fn check(kind: XKind, p: &Prob, values: &[i64]) -> Result<(), Rule> {
-    if values.len() != kind.names().len()
-        || values
-            .iter()
-            .enumerate()
-            .any(|(i, v)| !kind.domain(i).contains(v))
-    {
+    if values.len() != kind.names().len() || values.iter().enumerate().any(|(i, v)| !kind.domain(i).contains(v)) {
         return Err(Rule::Value);
     }
     check_rules(kind, p, &kind.config(values), false)
@@ -947,7 +942,14 @@ pub fn heuristic_init(kind: XKind, p: &Prob) -> Cfg {
     let bread_hi = if kind == XKind::FwdV4R4 && p.fp32() { 4 } else { 8 };
     let lo16 = if bwd { 16 } else { 4 };
     // Wheels, most significant first: (lo, hi) of MPB, NPB, MPW, NPW, KPack, KPB, BRead.
-    let mut wheels: Vec<(i64, i64)> = vec![(4, 256), (lo16, 256), (4, 128), (lo16, 128), (kpack_lo, kpack_hi), (1, 8)];
+    let mut wheels: Vec<(i64, i64)> = vec![
+        (4, 256),
+        (lo16, 256),
+        (4, 128),
+        (lo16, 128),
+        (kpack_lo, kpack_hi),
+        (1, 8),
+    ];
     if has_bread {
         wheels.push((1, bread_hi));
     }
