@@ -15,7 +15,7 @@ use tuneinfer::problem::ConvProblem;
 use tuneinfer::problem::Precision;
 use tuneinfer::solvers::hip_xdlops::rules::{check, fast, heuristic_init, Cfg, Prob, Rule};
 use tuneinfer::solvers::hip_xdlops::{self, XKind, XdlopsSolver};
-use tuneinfer::solvers::{self, IntRules, Target, Tunable};
+use tuneinfer::solvers::{self, Target, Tunable};
 
 fn key(k: &str) -> ConvProblem {
     ConvProblem::from_db_key(k).unwrap_or_else(|e| panic!("{k}: {e}"))
