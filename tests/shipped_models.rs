@@ -126,6 +126,9 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmV4R1WrW", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvHipImplicitGemmV4R1Fwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvHipImplicitGemmV4R4WrW", "gfx90878", "gfx90878.db.txt.bz2"),
+    // The HIP xdlops implicit GEMM solvers (issue 45) where a model beats the neighbour + 5 and
+    // MIOpen's default.
+    ("ConvHipImplicitGemmWrwV4R4Xdlops", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvOclDirectFwd1x1", "gfx900", "gfx900_56.db"),
     ("ConvOclDirectFwd1x1", "gfx906", "gfx906_60.db"),
     // MLIR implicit GEMM (issue 25): gfx906 from the sqlite database, the xdlops three from

@@ -19,6 +19,7 @@ pub mod conv_ocl_direct_fwd;
 pub mod conv_ocl_direct_fwd1x1;
 pub mod gtc_nhwc;
 pub mod hip_igemm;
+pub mod hip_xdlops;
 pub mod mlir_igemm;
 pub mod tunable;
 
@@ -369,6 +370,12 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &hip_igemm::V4R4_FWD,
         &hip_igemm::V4R4_WRW,
         &hip_igemm::BWD_V1R1,
+        &hip_xdlops::FWD_V4R4,
+        &hip_xdlops::FWD_V4R4_PADDED,
+        &hip_xdlops::FWD_V4R5,
+        &hip_xdlops::WRW_V4R4,
+        &hip_xdlops::WRW_V4R4_PADDED,
+        &hip_xdlops::BWD_V4R1,
     ]
 }
 
