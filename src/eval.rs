@@ -679,7 +679,9 @@ pub fn evaluate(
         })
         .collect();
     let row = MethodScores::score(SERVED, solver, &target, validation, &served);
-    table.first_answers.push((SERVED.to_string(), served.iter().map(|a| a.first().cloned()).collect()));
+    table
+        .first_answers
+        .push((SERVED.to_string(), served.iter().map(|a| a.first().cloned()).collect()));
     table.methods.push(row);
     table
 }

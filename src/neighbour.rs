@@ -106,7 +106,14 @@ pub fn valid_neighbour_configs(
                 .filter(|(_, r)| kind(r))
                 .map(|(i, r)| {
                     let g = solver.features(&r.problem);
-                    (f.iter().zip(&g).take(sizes).map(|(a, b)| (a - b) * (a - b)).sum::<f32>(), i)
+                    (
+                        f.iter()
+                            .zip(&g)
+                            .take(sizes)
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum::<f32>(),
+                        i,
+                    )
                 })
                 .collect()
         }

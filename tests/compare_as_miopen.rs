@@ -39,7 +39,10 @@ fn gtc_defaults_that_set_a_split_on_a_flag_0_entry_are_the_twin_miopen_equates_a
     // flag-0 entry with split 1, which the rules refused (issue 44: 7,882 MI100 forward problems).
     let t = Target::new("gfx90878");
     let s = tunable("ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC");
-    let (p, tuned) = mi100_row(s.solver_name(), "2x992x7x7x1x1x1x1x128x512x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP32xF");
+    let (p, tuned) = mi100_row(
+        s.solver_name(),
+        "2x992x7x7x1x1x1x1x128x512x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP32xF",
+    );
     let default = s.static_default(&t, &p);
     assert_eq!(s.canonical(&t, &p, &default), s.canonical(&t, &p, &tuned));
     assert!(s.rules(&t, &p).is_valid(&default), "{default:?}");
@@ -52,7 +55,10 @@ fn a_gtc_wrw_default_outside_the_spare_set_is_valid_as_miopen_stores_it() {
     // stored exactly this default as MI100's tuned value (`...,64,0[3]`).
     let t = Target::new("gfx90878");
     let s = tunable("ConvAsmImplicitGemmGTCDynamicWrwXdlopsNHWC");
-    let (p, tuned) = mi100_row(s.solver_name(), "2x58x28x28x1x1x1x1x58x4x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP16xW");
+    let (p, tuned) = mi100_row(
+        s.solver_name(),
+        "2x58x28x28x1x1x1x1x58x4x0x0x0x1x1x0x1x1x0x0x1xNCHWxFP16xW",
+    );
     let rules = s.rules(&t, &p);
     assert!(rules.is_valid(&tuned), "MIOpen's tuned value {tuned:?} refused");
     let default = s.static_default(&t, &p);
@@ -173,9 +179,21 @@ fn solvers_whose_operator_eq_compares_every_field_compare_every_field() {
     // docs/methods.md); one field changed is another config for tuneinfer too.
     let t = Target::new("gfx906_60");
     let cases: [(&str, &str, &[i64]); 3] = [
-        ("ConvAsm1x1U", "64-28-28-1x1-128-28-28-8-0x0-1x1-1x1-0-NCHW-FP32-F", &[1, 8, 4, 16, 1, 4, 1, 4]),
-        ("ConvHipImplicitGemmV4R4Fwd", "64-28-28-3x3-128-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-F", &[256, 128, 128, 8, 4, 4]),
-        ("ConvOclBwdWrW2<1>", "64-28-28-3x3-128-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-W", &[1, 1, 2, 1, 2]),
+        (
+            "ConvAsm1x1U",
+            "64-28-28-1x1-128-28-28-8-0x0-1x1-1x1-0-NCHW-FP32-F",
+            &[1, 8, 4, 16, 1, 4, 1, 4],
+        ),
+        (
+            "ConvHipImplicitGemmV4R4Fwd",
+            "64-28-28-3x3-128-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-F",
+            &[256, 128, 128, 8, 4, 4],
+        ),
+        (
+            "ConvOclBwdWrW2<1>",
+            "64-28-28-3x3-128-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-W",
+            &[1, 1, 2, 1, 2],
+        ),
     ];
     for (name, key, config) in cases {
         let s = tunable(name);
@@ -183,7 +201,11 @@ fn solvers_whose_operator_eq_compares_every_field_compare_every_field() {
         for i in 0..config.len() {
             let mut other = config.to_vec();
             other[i] += 1;
-            assert_ne!(s.canonical(&t, &p, config), s.canonical(&t, &p, &other), "{name} field {i}");
+            assert_ne!(
+                s.canonical(&t, &p, config),
+                s.canonical(&t, &p, &other),
+                "{name} field {i}"
+            );
         }
     }
 }

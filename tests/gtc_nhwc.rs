@@ -346,13 +346,9 @@ fn static_default_matches_the_write_ups_replica_counts() {
             } else if d != raw {
                 let t = &c.entries[d[0] as usize];
                 assert_eq!((t.vector_store, t.can_split), (vs, gks != 0));
-                let differing: Vec<usize> = (0..e.text.len())
-                    .filter(|&i| e.text[i] != t.text[i])
-                    .collect();
+                let differing: Vec<usize> = (0..e.text.len()).filter(|&i| e.text[i] != t.text[i]).collect();
                 assert!(
-                    differing
-                        .iter()
-                        .all(|&i| i == 16 || i == catalogue::GKS_FIELD),
+                    differing.iter().all(|&i| i == 16 || i == catalogue::GKS_FIELD),
                     "{}: twin differs in fields {differing:?}",
                     row.problem.to_perfdb_key()
                 );

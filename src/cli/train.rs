@@ -297,7 +297,9 @@ fn other_gpus_neighbour(
     let answers: Vec<Vec<Vec<i64>>> = prep
         .validation
         .iter()
-        .map(|s| crate::eval::nearest_neighbours(crate::neighbour::Variant::Solver, tunable, &target, &reference, s, 16))
+        .map(|s| {
+            crate::eval::nearest_neighbours(crate::neighbour::Variant::Solver, tunable, &target, &reference, s, 16)
+        })
         .collect();
     table.methods.push(crate::eval::MethodScores::score(
         OTHER_GPUS_NEIGHBOUR,

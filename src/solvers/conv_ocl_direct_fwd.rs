@@ -622,7 +622,17 @@ pub fn launched(p: &ConvProblem, c: &[i64]) -> Option<[i64; NUM_PARAMS]> {
     let nidt = r.cin_g.min(i128::from(c[N_IN_DATA_TILES]));
     let n_stacks = i128::from(c[N_STACKS]).min(1).min(r.n);
     let v = |x: i128| i64::try_from(x).ok();
-    Some([v(gt1)?, v(gt0)?, v(it1)?, v(it0)?, v(opt1)?, v(opt0)?, v(nopt)?, v(nidt)?, v(n_stacks)?])
+    Some([
+        v(gt1)?,
+        v(gt0)?,
+        v(it1)?,
+        v(it0)?,
+        v(opt1)?,
+        v(opt0)?,
+        v(nopt)?,
+        v(nidt)?,
+        v(n_stacks)?,
+    ])
 }
 
 /// The engine's view of ConvOclDirectFwd. MIOpen ships no model of it; tuneinfer's own models
