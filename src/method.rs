@@ -450,9 +450,14 @@ pub fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
         .filter_map(|(label, f)| {
             let (who, pct) = match f.best(true) {
                 Chosen::Model => return None,
-                Chosen::Neighbour => ("the nearest neighbour (with a system perf db)", f.neighbour?),
-                Chosen::Default => ("MIOpen's default", f.default),
-                Chosen::DefaultWhereValid => ("MIOpen's default where valid, else the model", f.mix?),
+                Chosen::Neighbour => (
+                    format!("the {} (with a system perf db)", f.neighbour_variant.label()),
+                    f.neighbour?,
+                ),
+                Chosen::Default => ("MIOpen's default".to_string(), f.default),
+                Chosen::DefaultWhereValid => {
+                    ("MIOpen's default where valid, else the model".to_string(), f.mix?)
+                }
             };
             Some(match f.model {
                 Some(model) => format!("{label}: {who} ({pct:.1}% vs the model's {model:.1}%)"),

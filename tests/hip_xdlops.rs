@@ -453,11 +453,13 @@ fn registered_and_round_trip() {
 fn userdb_writes_what_miopen_looks_up() {
     let mut texts = BTreeMap::new();
     for (db, gpu, want) in [
-        ("gfx90878.db.txt.bz2", "gfx90878", 6usize),
+        // MI100: MIOpen's default is served for ForwardV4R4Xdlops_Padded_Gemm (51.2% of held-out
+        // problems, above the neighbour's 44.8%), so no entry of it is written.
+        ("gfx90878.db.txt.bz2", "gfx90878", 5usize),
         // MI210: MIOpen's default matches the tuned value on 81-94% of each cell's held-out
-        // problems, above the neighbour in every kind but Padded_Gemm F FP16: userdb leaves the
-        // rest to MIOpen's default (no entry), by design.
-        ("gfx90a68.db.txt.bz2", "gfx90a68", 1),
+        // problems, at or above the neighbour in every kind (docs/methods.md, per-cell table):
+        // userdb leaves all of them to MIOpen's default (no entry), by design.
+        ("gfx90a68.db.txt.bz2", "gfx90a68", 0),
     ] {
         let mut input = String::new();
         for s in hip_xdlops::solvers() {

@@ -279,7 +279,14 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             None => stored.get(&record).filter(|(_, from)| *from != source),
         };
         match earlier {
-            Some((c, _)) if *c == config => report.duplicates += 1,
+            // Configs MIOpen runs identically are one config (Tunable::canonical).
+            Some((c, _))
+                if *c == config
+                    || solver.canonical(target, &row.problem, c)
+                        == solver.canonical(target, &row.problem, &config) =>
+            {
+                report.duplicates += 1
+            }
             Some((_, from)) => {
                 report.conflicting_duplicates += 1;
                 report.source_conflicts += usize::from(*from != source);
