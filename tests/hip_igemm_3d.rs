@@ -218,7 +218,7 @@ fn depth_one_is_the_2d_twin_for_rules_default_and_features() {
             assert_eq!(s.static_default(&target, &three), s.static_default(&target, &two));
             assert_eq!(s.features(&three), s.features(&two));
             assert_eq!(s.problem_class(&three), Some(hip_igemm::CLASS_3D));
-            assert_eq!(s.problem_class(&two), None);
+            assert_eq!(s.problem_class(&two), Some(hip_igemm::CLASS_2D));
         }
     }
     // Depth > 1: the features read the GEMM (N*Do*Ho*Wo), Do*Ho*Wo and Z*Y*X.
