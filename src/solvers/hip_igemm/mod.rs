@@ -12,6 +12,11 @@
 //! `out_w`, Y, X = `filter_h`, `filter_w`. For B/W rows with stride > 1 the x size is not in the
 //! databases; only never-deciding vector lengths read it (V4R4) and no V4R1 rule does.
 //!
+//! 3-D problems (NCDHW, issue 45 item 3): V4R4Fwd, V4R4WrW and BwdDataV1R1 (FP32) take them as
+//! MIOpen does, their GEMMs counting the depth ([`Gemm::of`], [`depth_of`]); V4R1Fwd and V4R1WrW
+//! refuse them. The networks of the three refuse them too ([`HipIgemmEngine`]); the problem
+//! classes `2-D` and `3-D` let `eval` and `--method best` score and serve the two apart.
+//!
 //! The valid configs of a problem are few (V4R4: at most 36; V4R1: a few hundred of the
 //! 3,359,232 of `IsValidValue`), so the search's constraint is their table over a model's values
 //! (on the GPU `shaders/catalogue_rules.wgsl`), shared between problems with the same
