@@ -1,8 +1,8 @@
 //! 3-D problems end to end: MIOpen's 3-D keys (the 24-field key of its text and sqlite
 //! databases, the dash key of `ProblemDescription::Serialize`) and MIOpenDriver's 3-D command
 //! lines (`--spatial_dim 3` and the depth flags, as `ConvArgsForMIOpenDriver` logs them), parsed
-//! into one problem and written back in MIOpen's own form; every solver tuneinfer implements (2-D
-//! only) refuses them with a reason.
+//! into one problem and written back in MIOpen's own form; every solver tuneinfer implements for
+//! 2-D problems only refuses them with a reason (the ones that take 3-D problems: [`takes_3d`]).
 //!
 //! The goldens come from outside the code under test: every 3-D key MIOpen wrote into the shared
 //! databases (counted with `bzcat FILE | grep -c '^3x'`), and the dash keys and driver lines
@@ -695,9 +695,14 @@ fn assert_refused(s: &dyn solvers::Solver, target: &Target, p: &ConvProblem) {
 }
 
 /// The solvers that take 3-D problems (MIOpen 3.5.1's 3-D CK grouped solvers,
-/// `tests/ck_tunable.rs`); every other solver refuses them.
+/// `tests/ck_tunable.rs`; the non-xdlops HIP implicit-GEMM V4R4Fwd, V4R4WrW and BwdDataV1R1,
+/// `tests/hip_igemm_3d.rs`); every other solver refuses them.
 fn takes_3d(s: &dyn solvers::Solver) -> bool {
     s.name().starts_with("ConvHipImplicitGemm3DGroup")
+        || matches!(
+            s.name(),
+            "ConvHipImplicitGemmV4R4Fwd" | "ConvHipImplicitGemmV4R4WrW" | "ConvHipImplicitGemmBwdDataV1R1"
+        )
 }
 
 /// Every solver refuses the 3-D problems of the shared databases on every arch (a sample of

@@ -124,7 +124,7 @@ def records():
     database name of the GPU it serves: `gfx906_60`, `gfx90a68`), `kind` (`network`,
     `neighbour`, `beside KTN`, `KTN`), `pool` (a network's: `own`, `with other GPUs' rows`,
     `across GPUs`), `source` (the database name of the GPU whose model it is), `solver`,
-    `validation` (its held-out figures, None without), `plain` (the row serves `--arch PLAIN`)."""
+    (`beside network`: a record beside tuneinfer's own network), `validation` (its held-out figures, None without), `plain` (the row serves `--arch PLAIN`)."""
     out = []
     for path in sorted((ROOT / "weights").glob("*.json")):
         meta = json.loads(path.read_text())
@@ -142,16 +142,24 @@ def records():
             default = method(v, "MIOpen static default")
             # A record beside a model of the same GPU serves where MIOpen's KTN of the arch is
             # found first (stage 2 of models::resolve): the problems the KTN refuses.
-            shadowed = (ROOT / "weights" / path.name.replace(".neighbour.json", ".safetensors")).exists()
+            beside_net = (ROOT / "weights" / path.name.replace(".neighbour.json", ".safetensors")).exists()
+            shadowed = beside_net and miopen_model_serves(base_arch(arch), solver)
+            # A record beside tuneinfer's own network of the GPU (issue 45: the 3-D problems of
+            # the non-xdlops HIP solvers, which their 2-D networks refuse).
+            own_net = beside_net and not shadowed
             served = (f"beside MIOpen's {base_arch(arch)} KTN where that serves (MIOpen's models installed, e.g. MI300A): "
                       f"the nearest tuned neighbour for the problems the KTN refuses (figures from `{training.get('perf_db')}`)"
                       if shadowed else
+                      f"beside tuneinfer's network: the problems the network refuses (3-D), the nearest tuned neighbour "
+                      f"or MIOpen's default by the 3-D figures (from `{training.get('perf_db')}`)"
+                      if own_net else
                       f"no network: the nearest tuned neighbour of MIOpen's system perf db (figures from `{training.get('perf_db')}`)")
             out.append(dict(
                 key=(base_arch(arch), arch, solver),
                 cells=(f"`{arch}` ({gpu})" if gpu else f"`{arch}`", f"`{solver}`", served)
                 + (f"{(nn or {}).get('problems', 0):,}", "-", pct(nn, "top16_pct"), pct(nn, "exact_pct"), pct(default, "exact_pct")),
-                gpu=db or arch, kind="beside KTN" if shadowed else "neighbour", pool=None, source=db or arch,
+                gpu=db or arch, kind="beside KTN" if shadowed else "beside network" if own_net else "neighbour",
+                pool=None, source=db or arch,
                 solver=solver, validation=None, plain=None,
             ))
             continue

@@ -12,6 +12,11 @@
 //! `out_w`, Y, X = `filter_h`, `filter_w`. For B/W rows with stride > 1 the x size is not in the
 //! databases; only never-deciding vector lengths read it (V4R4) and no V4R1 rule does.
 //!
+//! 3-D problems (NCDHW, issue 45 item 3): V4R4Fwd, V4R4WrW and BwdDataV1R1 (FP32) take them as
+//! MIOpen does, their GEMMs counting the depth ([`Gemm::of`], [`depth_of`]); V4R1Fwd and V4R1WrW
+//! refuse them. The networks of the three refuse them too ([`HipIgemmEngine`]); the problem
+//! classes `2-D` and `3-D` let `eval` and `--method best` score and serve the two apart.
+//!
 //! The valid configs of a problem are few (V4R4: at most 36; V4R1: a few hundred of the
 //! 3,359,232 of `IsValidValue`), so the search's constraint is their table over a model's values
 //! (on the GPU `shaders/catalogue_rules.wgsl`), shared between problems with the same
@@ -123,13 +128,36 @@ pub struct Gemm {
     pub k: i128,
 }
 
+/// The depth of a problem along MIOpen's axis D, forward convention like H and W: (x's depth
+/// Di, y's depth Do, filter depth Z, pad, stride, dilation). A 2-D problem is depth 1, filter 1,
+/// pad 0, stride 1, dilation 1, which makes every 3-D formula below its 2-D one (MIOpen's
+/// 2-D branches are the 3-D ones with these values).
+pub fn depth_of(p: &ConvProblem) -> (i128, i128, i128, i128, i128, i128) {
+    match p.depth {
+        None => (1, 1, 1, 0, 1, 1),
+        Some(d) => (
+            size(d.in_d),
+            size(d.out_d),
+            size(d.filter_d),
+            size(d.pad_d),
+            size(d.stride_d),
+            size(d.dilation_d),
+        ),
+    }
+}
+
 impl Gemm {
-    /// V4R4Fwd: (K, N*Ho*Wo, C*Y*X); V4R4WrW: (K, C*Y*X, N*Ho*Wo); BwdDataV1R1: (C*Y*X,
-    /// N*Ho*Wo, K/EPACK). (The V4R1 kinds get the forward one; they do not use it.)
+    /// `CalculateGemmSize` of MIOpen 2d1fd997a (the same in 3.5.1): V4R4Fwd (K, N*Do*Ho*Wo,
+    /// C*Z*Y*X) (`conv_hip_implicit_gemm_fwd_v4r4.cpp:558-576`); V4R4WrW (K, C*Z*Y*X,
+    /// N*Do*Ho*Wo) (`conv_hip_implicit_gemm_wrw_v4r4.cpp:561-579`); BwdDataV1R1 (C*Z*Y*X,
+    /// N*Do*Ho*Wo, K/EPACK) (`conv_hip_implicit_gemm_bwd_v1r1.cpp:592-611`). Do and Z only for a
+    /// 3-D problem (`problem.Is3d() ? ... : 1`); a 2-D problem's are 1. (The V4R1 kinds get the
+    /// forward one; they do not use it.)
     pub fn of(kind: Kind, p: &ConvProblem) -> Gemm {
         let (n, c, k) = (size(p.n), size(p.c), size(p.k));
-        let yx = size(p.filter_h) * size(p.filter_w);
-        let out_px = n * size(p.out_h) * size(p.out_w);
+        let (_, d_out, z, _, _, _) = depth_of(p);
+        let yx = z * size(p.filter_h) * size(p.filter_w);
+        let out_px = n * d_out * size(p.out_h) * size(p.out_w);
         match kind {
             Kind::V4R4WrW => Gemm {
                 m: k,
@@ -161,21 +189,38 @@ fn axis(input: i128, output: i128, filter: i128, pad: i128, stride: i128, dil: i
 }
 
 /// The B copy's vector bound of a V4R4-type problem (section E, 4.4/4.5): V4R4Fwd and V4R4WrW:
-/// Hi*Wi for a 1x1 filter with unit adjusted strides and no pads, else (WrW) Wo with unit
-/// stride', no pads and dil' 1, else gcd(pad_w, Wi, rp_w, dil_w') with stride_w' 1, else 0
-/// (vB = 1); BwdDataV1R1: Ho*Wo.
+/// Di*Hi*Wi for a 1x1(x1) filter with unit adjusted strides and no pads, else (WrW) Wo with unit
+/// stride', no W pads and dil' 1, else gcd(pad_w, Wi, rp_w, dil_w') with stride_w' 1, else 0
+/// (vB = 1); BwdDataV1R1: Ho*Wo, without the depth in 3-D too. The 3-D branches
+/// (`conv_hip_implicit_gemm_fwd_v4r4.cpp:254-279`, `conv_hip_implicit_gemm_wrw_v4r4.cpp:251-281`)
+/// add Z == 1, stride_d' == 1 and both D pads 0 to the first case and the factor Di; the later
+/// cases read only W. BwdDataV1R1's B copy reads `ho * wo` in both (`bwd_v1r1.cpp:264-267`).
+/// A 2-D problem is depth 1 ([`depth_of`]): the same branches.
 pub fn b_vector_bound(kind: Kind, p: &ConvProblem) -> i128 {
     let (hi, wi, ho, wo) = (size(p.in_h), size(p.in_w), size(p.out_h), size(p.out_w));
     if kind == Kind::BwdDataV1R1 {
         return ho * wo;
     }
     let (y, x) = (size(p.filter_h), size(p.filter_w));
-    let (sh, dh, rph) = axis(hi, ho, y, size(p.pad_h), size(p.stride_h), size(p.dilation_h));
+    let (di, d_out, z, pd, stride_d, dil_d) = depth_of(p);
+    let (sd, _, rpd) = axis(di, d_out, z, pd, stride_d, dil_d);
+    let (sh, _, rph) = axis(hi, ho, y, size(p.pad_h), size(p.stride_h), size(p.dilation_h));
     let (sw, dw, rpw) = axis(wi, wo, x, size(p.pad_w), size(p.stride_w), size(p.dilation_w));
-    let _ = dh;
     let (ph, pw) = (size(p.pad_h), size(p.pad_w));
-    if y == 1 && x == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && rph == 0 && rpw == 0 {
-        return hi * wi;
+    if z == 1
+        && y == 1
+        && x == 1
+        && sd == 1
+        && sh == 1
+        && sw == 1
+        && pd == 0
+        && ph == 0
+        && pw == 0
+        && rpd == 0
+        && rph == 0
+        && rpw == 0
+    {
+        return di * hi * wi;
     }
     if kind == Kind::V4R4WrW && sw == 1 && pw == 0 && rpw == 0 && dw == 1 {
         return wo;
@@ -275,14 +320,16 @@ impl IntRules for HipRules {
     }
 }
 
-/// Is every tensor (x, w, y) below 2^31 bytes (`IsIndexRangeLargeEnough`)?
+/// Is every tensor (x, w, y) below 2^31 bytes (`IsIndexRangeLargeEnough`,
+/// `implicitgemm_util.hpp:254-261`: `GetInSize()` etc., the tensors' bytes, depth included)?
 fn tensors_fit(p: &ConvProblem) -> bool {
     let b = u128::from(p.precision.bytes());
     let u = |v: u64| u128::from(v);
     let cg = u(p.c) / u(p.groups.max(1));
-    product_below(&[u(p.n), u(p.c), u(p.in_h), u(p.in_w), b], 31)
-        && product_below(&[u(p.k), cg, u(p.filter_h), u(p.filter_w), b], 31)
-        && product_below(&[u(p.n), u(p.k), u(p.out_h), u(p.out_w), b], 31)
+    let (di, d_out, z) = p.depth.map_or((1, 1, 1), |d| (d.in_d, d.out_d, d.filter_d));
+    product_below(&[u(p.n), u(p.c), u(di), u(p.in_h), u(p.in_w), b], 31)
+        && product_below(&[u(p.k), cg, u(z), u(p.filter_h), u(p.filter_w), b], 31)
+        && product_below(&[u(p.n), u(p.k), u(d_out), u(p.out_h), u(p.out_w), b], 31)
 }
 
 impl HipIgemmSolver {
@@ -301,12 +348,36 @@ impl HipIgemmSolver {
     /// MIOpen's `IsApplicable` as far as a problem carries it (V4R1Fwd: ConvHipImplicitGemmV4R1Fwd.md
     /// section 3; the others: ConvHipImplicitGemmNonXdlops.md sections D and G). Not modelled (a
     /// problem does not carry them): environment switches, `deterministic`, `use_hip_kernels`,
-    /// packed tensors, cast tensors. 3-D problems are refused ([`crate::solvers::two_d_only`]):
-    /// MIOpen runs V4R4Fwd, V4R4WrW and BwdDataV1R1 on them too, but these rules and models are
-    /// 2-D.
+    /// packed tensors, cast tensors.
+    ///
+    /// 3-D problems (MIOpen 2d1fd997a, the same in 3.5.1): V4R4Fwd and V4R4WrW take 2-D and 3-D
+    /// (`if(!problem.Is2d() && !problem.Is3d())`, `conv_hip_implicit_gemm_fwd_v4r4.cpp:599`,
+    /// `conv_hip_implicit_gemm_wrw_v4r4.cpp:602`), BwdDataV1R1 3-D in FP32 only
+    /// (`if(!problem.Is2d() && !(problem.Is3d() && problem.IsFp32()))`, `bwd_v1r1.cpp:656`), each
+    /// in the default layout (NCDHW: `IsLayoutDefault`) with the GEMM of [`Gemm::of`]; V4R1Fwd and
+    /// V4R1WrW 2-D only (`if(!problem.Is2d())`, `conv_hip_implicit_gemm_fwd_v4r1.cpp:61, :111`).
+    /// MIOpen 3.5.1 adds `GfxHasMissingFp32Intrinsics` (gfx942, gfx95x), which [`arch_allowed`]
+    /// refuses before.
     pub fn check_applicable(&self, target: &Target, p: &ConvProblem) -> Result<()> {
-        crate::solvers::two_d_only(self.name, p)?;
         let name = self.name;
+        if let Some(d) = p.depth {
+            if self.kind.is_v4r1() {
+                return Err(self.not_applicable(format!(
+                    "a 3-D problem ({}, depth {}, filter depth {}): MIOpen applies {name} to 2-D problems only \
+                     (`if(!problem.Is2d())`)",
+                    p.layout_name(),
+                    d.in_d,
+                    d.filter_d
+                )));
+            }
+            if self.kind == Kind::BwdDataV1R1 && p.precision != Precision::Fp32 {
+                return Err(self.not_applicable(format!(
+                    "a 3-D {} problem: MIOpen applies {name} to 3-D problems in FP32 only \
+                     (`!(problem.Is3d() && problem.IsFp32())`)",
+                    p.precision
+                )));
+            }
+        }
         if !arch_allowed(target) {
             return Err(self.not_applicable(format!(
                 "arch {}: MIOpen applies {name} only on gfx803 (64 CUs), gfx900, gfx906, gfx908, gfx90a and gfx103x \
@@ -326,12 +397,18 @@ impl HipIgemmSolver {
             )));
         }
         if p.layout != Layout::Nchw {
-            return Err(self.not_applicable(format!("layout {}: {name} supports only NCHW", p.layout.as_str())));
+            return Err(self.not_applicable(format!(
+                "layout {}: {name} supports only NCHW (NCDHW in 3-D)",
+                p.layout_name()
+            )));
         }
+        let depth_sizes = p.depth.map_or([1; 4], |d| [d.in_d, d.out_d, d.filter_d, d.stride_d]);
         if [
             p.n, p.c, p.k, p.in_h, p.in_w, p.out_h, p.out_w, p.filter_h, p.filter_w, p.stride_h, p.stride_w, p.groups,
         ]
-        .contains(&0)
+        .iter()
+        .chain(&depth_sizes)
+        .any(|&v| v == 0)
         {
             return Err(self.not_applicable(format!(
                 "zero size, filter, stride or group count in {p}: every one must be positive"
@@ -431,6 +508,12 @@ impl HipIgemmSolver {
     }
 }
 
+/// The problem class of 3-D problems of the V4R4-type solvers ([`Tunable::problem_class`]).
+pub const CLASS_3D: &str = "3-D";
+
+/// The problem class of 2-D problems of the V4R4-type solvers ([`Tunable::problem_class`]).
+pub const CLASS_2D: &str = "2-D";
+
 /// Names of tuneinfer's model features of the V4R4-type solvers (see [`features`]).
 pub const V4R4_FEATURE_NAMES: [&str; NUM_FEATURES] = [
     "log2 GEMM M",
@@ -438,13 +521,13 @@ pub const V4R4_FEATURE_NAMES: [&str; NUM_FEATURES] = [
     "log2 GEMM K",
     "log2 C",
     "log2 K",
-    "log2 Ho*Wo",
+    "log2 Do*Ho*Wo",
     "twos GEMM M",
     "twos GEMM N",
     "twos GEMM K",
     "log2 N",
     "precision (0 fp32, 1 fp16, 2 bf16)",
-    "log2 Y*X",
+    "log2 Z*Y*X",
 ];
 
 /// Names of tuneinfer's model features of the V4R1-type solvers (see [`features`]).
@@ -465,7 +548,10 @@ pub const V4R1_FEATURE_NAMES: [&str; NUM_FEATURES] = [
 
 /// tuneinfer's model features. V4R4 type: log2 of the solver's GEMM sizes, of C, K and y's
 /// pixels; the GEMM sizes' power-of-two divisibility (what the tiles must divide); log2 N; the
-/// precision; log2 of the filter's size. V4R1 type: log2 of the kernel dimensions (K, C, N,
+/// precision; log2 of the filter's size. A 3-D problem's GEMM sizes, pixels and filter size
+/// count its depth (y's pixels Do*Ho*Wo, the filter Z*Y*X, as MIOpen's GEMM does); a 2-D
+/// problem's depth is 1, so its features are the ones the models were trained on before 3-D
+/// problems were read, and a 3-D problem of depth 1 has its 2-D twin's. V4R1 type: log2 of the kernel dimensions (K, C, N,
 /// Ho*Wo, E, Y*X of [`kernel_dims`]: for W the batch is C and the filter is Ho*Wo), the
 /// divisibility of K, E and N*Ho*Wo (rules 2, 3 and 6), log2 G, the precision and N's
 /// divisibility.
@@ -491,19 +577,20 @@ pub fn features(kind: Kind, p: &ConvProblem) -> [f32; NUM_FEATURES] {
         ]
     } else {
         let g = Gemm::of(kind, p);
+        let (_, d_out, z, _, _, _) = depth_of(p);
         [
             l(u(g.m)),
             l(u(g.n)),
             l(u(g.k)),
             l(p.c),
             l(p.k),
-            l(p.out_h.saturating_mul(p.out_w)),
+            l(u(d_out * size(p.out_h) * size(p.out_w))),
             twos(u(g.m)),
             twos(u(g.n)),
             twos(u(g.k)),
             l(p.n),
             prec,
-            l(p.filter_h.saturating_mul(p.filter_w)),
+            l(u(z * size(p.filter_h) * size(p.filter_w))),
         ]
     }
 }
@@ -559,11 +646,119 @@ impl Tunable for HipIgemmSolver {
         features(self.kind, problem)
     }
 
+    /// V4R4Fwd, V4R4WrW, BwdDataV1R1: 3-D problems and 2-D ones. MIOpen runs another kernel on
+    /// 3-D problems (`..._ncdhw_kczyx_nkdhw`), and its databases' 3-D rows are tuned apart (on
+    /// MI100 and MI210 nearly all of them MIOpen's default), so `eval` reports the two classes
+    /// apart and `--method best` answers each with the predictor that did best on it. (Every
+    /// problem of the three is of one kind, their direction in FP32, so the classes lose no
+    /// kind's figures.) The V4R1 solvers: none (2-D only).
+    fn problem_class(&self, problem: &ConvProblem) -> Option<&'static str> {
+        if self.kind.is_v4r1() {
+            None
+        } else if problem.is_3d() {
+            Some(CLASS_3D)
+        } else {
+            Some(CLASS_2D)
+        }
+    }
+
     fn workload_kind(&self) -> (&'static [Direction], u64) {
         match self.direction {
             Direction::Forward => (&[Direction::Forward], 3),
             Direction::BackwardData => (&[Direction::BackwardData], 3),
             Direction::BackwardWeights => (&[Direction::BackwardWeights], 3),
         }
+    }
+}
+
+/// The engine view ([`crate::solvers::Solver`]) of V4R4Fwd, V4R4WrW and BwdDataV1R1, as the
+/// registry lists them: the solver's own ([`OwnModelsOnly`]'s) but for
+/// [`crate::solvers::Solver::check_network`], which refuses 3-D problems. tuneinfer's networks
+/// of the three were trained on 2-D problems, and a 3-D problem of depth 1 (nearly all of
+/// MIOpen's 3-D rows) has exactly its 2-D twin's features, while MIOpen's tuned value of the 3-D
+/// problem is another one: on MI100's held-out 3-D problems (V4R4WrW, 915) the network's first
+/// answer was the tuned value on 10.5%, MIOpen's default on 98.9%. The cell's record beside the
+/// network (`{gpu}_{solver}.neighbour.json`) answers them (its 3-D figures choose the nearest
+/// tuned neighbour or MIOpen's default); without one the refusal is the answer.
+pub struct HipIgemmEngine(pub &'static HipIgemmSolver);
+
+pub static V4R4_FWD_ENGINE: HipIgemmEngine = HipIgemmEngine(&V4R4_FWD);
+pub static V4R4_WRW_ENGINE: HipIgemmEngine = HipIgemmEngine(&V4R4_WRW);
+pub static BWD_V1R1_ENGINE: HipIgemmEngine = HipIgemmEngine(&BWD_V1R1);
+
+impl crate::solvers::Solver for HipIgemmEngine {
+    fn name(&self) -> &'static str {
+        self.0.name
+    }
+
+    fn model_name(&self, arch: &str) -> Result<&'static str> {
+        crate::solvers::Solver::model_name(self.0, arch)
+    }
+
+    fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        crate::solvers::Solver::check(self.0, target, problem)
+    }
+
+    /// [`crate::solvers::Solver::check`], and a 2-D problem (see [`HipIgemmEngine`]).
+    fn check_network(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
+        self.check(target, problem)?;
+        match problem.depth {
+            None => Ok(()),
+            Some(d) => Err(self.0.not_applicable(format!(
+                "a 3-D problem ({}, depth {}): tuneinfer's networks of {} are trained on 2-D problems and see a \
+                 3-D problem of depth 1 as its 2-D twin, whose tuned value differs (MIOpen's default is the tuned \
+                 value of nearly every 3-D problem); the cell's record beside the network answers 3-D problems \
+                 (the nearest tuned neighbour or MIOpen's default, by its 3-D figures)",
+                problem.layout_name(),
+                d.in_d,
+                self.0.name
+            ))),
+        }
+    }
+
+    fn encoder_input(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<f32>> {
+        crate::solvers::Solver::encoder_input(self.0, target, problem)
+    }
+
+    fn constraint(
+        &self,
+        target: &Target,
+        problem: &ConvProblem,
+        vocab: &crate::search::Vocabulary,
+        metadata: &crate::format::metadata::KtnMetadata,
+    ) -> Result<Box<dyn crate::search::Constraint + Send + Sync>> {
+        crate::solvers::Solver::constraint(self.0, target, problem, vocab, metadata)
+    }
+
+    fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
+        crate::solvers::Solver::fallback(self.0, target, problem)
+    }
+
+    fn format_config(&self, values: &[String]) -> String {
+        crate::solvers::Solver::format_config(self.0, values)
+    }
+
+    fn check_vocabulary(&self, vocab: &crate::search::Vocabulary, source: &str) -> Result<()> {
+        crate::solvers::Solver::check_vocabulary(self.0, vocab, source)
+    }
+
+    fn read_vocabulary(&self, vocab: &mut crate::search::Vocabulary, source: &str) -> Result<()> {
+        crate::solvers::Solver::read_vocabulary(self.0, vocab, source)
+    }
+
+    fn gpu_search(&self) -> crate::solvers::GpuSearch {
+        crate::solvers::Solver::gpu_search(self.0)
+    }
+
+    fn wgsl_rule_words(&self, target: &Target, problem: &ConvProblem) -> Option<crate::solvers::RuleWords> {
+        crate::solvers::Solver::wgsl_rule_words(self.0, target, problem)
+    }
+
+    fn problem_note(&self, target: &Target, problem: &ConvProblem) -> Option<String> {
+        crate::solvers::Solver::problem_note(self.0, target, problem)
+    }
+
+    fn tunable(&self) -> Option<&dyn Tunable> {
+        Some(self.0)
     }
 }
