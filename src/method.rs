@@ -455,9 +455,7 @@ pub fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
                     f.neighbour?,
                 ),
                 Chosen::Default => ("MIOpen's default".to_string(), f.default),
-                Chosen::DefaultWhereValid => {
-                    ("MIOpen's default where valid, else the model".to_string(), f.mix?)
-                }
+                Chosen::DefaultWhereValid => ("MIOpen's default where valid, else the model".to_string(), f.mix?),
             };
             Some(match f.model {
                 Some(model) => format!("{label}: {who} ({pct:.1}% vs the model's {model:.1}%)"),

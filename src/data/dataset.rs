@@ -282,8 +282,7 @@ pub fn build_sources(sources: &[SolverRows], solver: &dyn Tunable, target: &Targ
             // Configs MIOpen runs identically are one config (Tunable::canonical).
             Some((c, _))
                 if *c == config
-                    || solver.canonical(target, &row.problem, c)
-                        == solver.canonical(target, &row.problem, &config) =>
+                    || solver.canonical(target, &row.problem, c) == solver.canonical(target, &row.problem, &config) =>
             {
                 report.duplicates += 1
             }
