@@ -110,8 +110,8 @@ pub fn dx_candidates(p: &ConvProblem) -> Vec<(i64, i64)> {
 /// The fields MIOpen's `GetSolution` (2d1fd997a `conv_ocl_dir2Dfwd1x1.cpp:101-440`; MIOpen
 /// 3.5.1 the same, 12 lines earlier) builds the kernel from, in the config's 9 positions with
 /// the fields it never reads as 0. Version 1 ([`version1`], `:110-150`): `out_pix_tile0` as is
-/// (CHEAT_SHADER_COMPILER), `n_out_pix_tiles` = min(it, Cout) halved while Cout % it != 0 and it
-/// > 16, `n_in_data_tiles` kept when 0 < it < Cin and it % 8 == 0, else Cin. Version 0
+/// (CHEAT_SHADER_COMPILER), `n_out_pix_tiles` = min(it, Cout) halved while Cout % it != 0 and
+/// it exceeds 16, `n_in_data_tiles` kept when 0 < it < Cin and it % 8 == 0, else Cin. Version 0
 /// (`:270-401`): `grp_tile0` (the work-group size), the read unit (`out_pix_tile0` clamped to the
 /// out width, for B halved until it divides it, then halved until it divides the in width; in
 /// position 5), `n_in_data_tiles` and `n_out_pix_tiles` clamped to Cin / Cout and halved until
