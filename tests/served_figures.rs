@@ -4,6 +4,8 @@
 //! every cell, that served figure is at least MIOpen's default's, every neighbour's and the
 //! model's: `best` never answers a cell below a single predictor it could have taken.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 const NO_SPLIT: [&str; 2] = ["gfx900_ConvAsm1x1U.json", "gfx906_ConvAsm1x1U.json"];
 
 fn weights() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights");
+    let dir = common::weights_dir();
     let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
