@@ -11,8 +11,13 @@ never copied into this repository). Each line is `KEY=algo:Solver,time,workspace
 (`ConvTunableSolver<...>` in MIOpen's `src/include/miopen/conv/solvers.hpp`, the list below).
 For every winning solver tuneinfer knows, `tuneinfer batch --arch GPU --solver S` (default
 `--method best`) answers its problems; the first answer's source is counted (model, neighbour,
-default, perf-db: the value tuned in the system perf db given). Prints one row per solver and
-the totals; exit status 0.
+default, perf-db: the value tuned in the system perf db given). A default answer counts as
+"validated default" when `tuneinfer info` names a model or cell record for the solver whose
+held-out figures chose MIOpen's default (validated_default), else as "default, not validated" (no
+record, or a record that chose the neighbour run without a system perf db). A line whose fastest
+entry is a solver MIOpen runs only with an environment switch on (OFF_BY_DEFAULT) counts its next
+fastest, as MIOpen does. Prints one row per solver, the totals and the share of the wins the
+system perf db has not tuned that a model or a neighbour answers; exit status 0.
 """
 
 import argparse
@@ -47,8 +52,21 @@ ConvHipImplicitGemmF16F8F16WrwXdlops""".split()
 )
 
 
-def winners(path):
-    """(key, winning solver) of every line whose fastest solver is tunable, and the line count."""
+# Solvers MIOpen does not run unless an environment switch enables them, in ROCm/MIOpen 2d1fd997a
+# and MIOpen 3.5.1 alike. MIOpen skips a find-db entry whose solver `IsApplicable` refuses and takes
+# the next fastest (`src/ocl/convolutionocl.cpp:749`, `GetSolutions`), so such an entry is never a
+# winner on a default install: the next one is.
+OFF_BY_DEFAULT = {
+    # WORKAROUND_SWDEV_411729: `if(!env::enabled(MIOPEN_DEBUG_CONV_CK_IGEMM_FWD_V6R1_DLOPS_NCHW))
+    # return false;` (src/solver/conv/conv_ck_igemm_fwd_v6r1_dlops_nchw.cpp:37, :92-98)
+    "ConvCkIgemmFwdV6r1DlopsNchw",
+}
+
+
+def winners(path, skipped=None):
+    """(key, winning solver) of every line whose fastest solver MIOpen runs by default is tunable,
+    and the line count. `skipped` (a Counter) counts the lines whose fastest entry was a solver of
+    OFF_BY_DEFAULT, by that solver."""
     out, total = [], 0
     opener = bz2.open if str(path).endswith(".bz2") else open
     with opener(path, "rt") as f:
@@ -57,7 +75,7 @@ def winners(path):
             if "=" not in line:
                 continue
             key, rest = line.split("=", 1)
-            best = None
+            timed = []
             for entry in rest.split(";"):
                 if ":" not in entry:
                     continue
@@ -66,14 +84,16 @@ def winners(path):
                 head, tail = entry.split(":", 1)
                 fields = tail.split(",") if head.startswith("miopen") else [head] + tail.split(",")
                 try:
-                    t = float(fields[1])
+                    timed.append((float(fields[1]), fields[0]))
                 except (IndexError, ValueError):
                     continue
-                if best is None or t < best[1]:
-                    best = (fields[0], t)
             total += 1
-            if best and best[0] in TUNABLE:
-                out.append((key, best[0]))
+            timed.sort(key=lambda e: e[0])
+            if timed and timed[0][1] in OFF_BY_DEFAULT and skipped is not None:
+                skipped[timed[0][1]] += 1
+            best = next((s for _, s in timed if s not in OFF_BY_DEFAULT), None)
+            if best in TUNABLE:
+                out.append((key, best))
     return out, total
 
 
@@ -81,6 +101,33 @@ def known_solvers(binary):
     text = subprocess.run([binary, "eval", "--help"], capture_output=True, text=True).stdout
     line = next((l for l in text.splitlines() if l.startswith("Solvers: ")), "")
     return set(s.strip() for s in line[len("Solvers: "):].split(","))
+
+
+def recorded_solvers(binary, arch):
+    """How `tuneinfer info --arch ARCH` serves each solver it has a model or a cell record for:
+    "network", "record" (a neighbour record whose held-out figures chose MIOpen's default
+    everywhere) or "record, neighbour" (one that chose the nearest tuned neighbour somewhere,
+    which needs a system perf db: without one those problems get MIOpen's default unvalidated)."""
+    text = subprocess.run([binary, "info", "--arch", arch], capture_output=True, text=True).stdout
+    out, current = {}, None
+    for line in text.splitlines():
+        parts = line.split()
+        if line.startswith("  ") and not line.startswith("   ") and len(parts) >= 2:
+            current = None
+            if parts[1] != "none:":
+                current = parts[0]
+                out[current] = "record" if "(no network" in line else "network"
+        elif current and "--method best answers with:" in line and out[current] == "record":
+            if "nearest neighbour" in line:
+                out[current] = "record, neighbour"
+    return out
+
+
+def validated_default(how, system_db):
+    """Whether a default answer of a solver served as `how` (recorded_solvers) is `--method
+    best`'s validated choice: a network's cell chose it per kind; a record's, unless the record
+    chose the neighbour and no system perf db gives the neighbours."""
+    return how in ("network", "record") or (how == "record, neighbour" and system_db != "none")
 
 
 def main():
@@ -91,8 +138,10 @@ def main():
     ap.add_argument("--tuneinfer", default=str(ROOT / "target" / "release" / "tuneinfer"))
     ap.add_argument("--keep", help="keep each solver's batch TSV in this directory")
     a = ap.parse_args()
-    wins, total = winners(a.fdb)
+    skipped = collections.Counter()
+    wins, total = winners(a.fdb, skipped)
     known = known_solvers(a.tuneinfer)
+    recorded = recorded_solvers(a.tuneinfer, a.arch)
     by_solver = collections.defaultdict(list)
     for key, solver in wins:
         by_solver[solver].append(key)
@@ -123,23 +172,36 @@ def main():
                         f = line.split("\t")
                         if len(f) >= 6 and f[2] == "1" and f[0] not in seen:
                             seen.add(f[0])
-                            counts[f[5]] += 1
+                            source = f[5]
+                            if source == "default" and validated_default(recorded.get(solver), a.system_db):
+                                source = "validated default"
+                            counts[source] += 1
             answered = sum(counts.values())
             totals["wins"] += len(keys)
             totals["answered"] += answered
             for k, v in counts.items():
                 totals[k] += v
             rows.append((solver, len(keys), answered, counts, note))
-    print(f"{a.fdb}: {total:,} problems, {len(wins):,} won by a tunable solver; tuneinfer batch --arch {a.arch} "
-          f"--system-db {a.system_db}")
-    print(f"| winning solver | wins | answered | % | model | neighbour | default | perf-db | unanswered: why |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print(f"{a.fdb}: {total:,} problems, {len(wins):,} won by a tunable solver MIOpen runs by default; "
+          f"tuneinfer batch --arch {a.arch} --system-db {a.system_db}")
+    for solver, n in sorted(skipped.items()):
+        print(f"({n:,} problems whose fastest entry is {solver}, which MIOpen runs only with an environment switch "
+              f"on: the next fastest counts, as MIOpen's GetSolutions skips it)")
+    print("| winning solver | wins | answered | % | model | neighbour | validated default | default, not validated "
+          "| perf-db | unanswered: why |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for solver, n, answered, c, note in rows:
         print(f"| {solver} | {n:,} | {answered:,} | {100 * answered / n:.1f} | {c['model']:,} | {c['neighbour']:,} | "
-              f"{c['default']:,} | {c['perf-db']:,} | {note} |")
+              f"{c['validated default']:,} | {c['default']:,} | {c['perf-db']:,} | {note} |")
     w = totals["wins"]
     print(f"| all | {w:,} | {totals['answered']:,} | {100 * totals['answered'] / max(w, 1):.1f} | {totals['model']:,} | "
-          f"{totals['neighbour']:,} | {totals['default']:,} | {totals['perf-db']:,} | |")
+          f"{totals['neighbour']:,} | {totals['validated default']:,} | {totals['default']:,} | {totals['perf-db']:,} | |")
+    untuned = w - totals["perf-db"]
+    pct = lambda v: 100 * v / max(untuned, 1)
+    predicted = totals["model"] + totals["neighbour"]
+    print(f"\nwins the system perf db has not tuned: {untuned:,}; answered by a model or a neighbour: "
+          f"{predicted:,} ({pct(predicted):.1f}%); with the validated default: "
+          f"{predicted + totals['validated default']:,} ({pct(predicted + totals['validated default']):.1f}%)")
     return 0
 
 
