@@ -23,7 +23,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// A model directory holding the shipped gfx906 ConvOclDirectFwd model with its overall
-/// "model, beam" and "MIOpen static default" exact figures set to `model` and `default`
+/// "model, beam" and "MIOpen static default" exact figures (and every kind's) set to `model` and `default`
 /// (`None`: the `validation` figures removed, as a model trained on every geometry).
 fn model_dir(name: &str, figures: Option<(f64, f64)>) -> PathBuf {
     model_dir_with(name, SOLVER, figures, None)
@@ -58,6 +58,17 @@ fn model_dir_with(name: &str, solver: &str, figures: Option<(f64, f64)>, mix: Op
                 }
             }
             assert_eq!(set, 2, "the shipped model's JSON has both overall rows");
+            // Every kind's rows the same as the overall ones, so no kind says otherwise.
+            for row in methods.iter_mut().filter(|r| r["kind"].is_string()) {
+                let method = row["method"].as_str().unwrap().to_string();
+                if method.starts_with("beam ") {
+                    row["exact_pct"] = model.into();
+                } else if method.starts_with("static default") {
+                    row["exact_pct"] = default.into();
+                } else if method.starts_with("default/model") {
+                    row["exact_pct"] = mix.unwrap_or(model).into();
+                }
+            }
             methods.retain(|r| !r["method"].as_str().unwrap().starts_with("default where valid"));
             if let Some(mix) = mix {
                 methods.push(serde_json::json!({
@@ -217,7 +228,12 @@ fn help_says_how_the_models_written_are_chosen() {
 /// [`model_dir`] with winning overall figures and the `F FP32` kind's model and default rows
 /// (the kind of [`PROBLEMS`]) set to `model` and `default` on `problems` held-out problems.
 fn model_dir_with_kind(name: &str, model: f64, default: f64, problems: u64) -> PathBuf {
-    let dir = model_dir(name, Some((30.0, 4.0)));
+    model_dir_with_kind_overall(name, (30.0, 4.0), model, default, problems)
+}
+
+/// [`model_dir_with_kind`] with the overall figures (model, default) given.
+fn model_dir_with_kind_overall(name: &str, overall: (f64, f64), model: f64, default: f64, problems: u64) -> PathBuf {
+    let dir = model_dir(name, Some(overall));
     let path = dir.join(format!("gfx906_{SOLVER}.json"));
     let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let methods = json["validation"]["methods"].as_array_mut().unwrap();
@@ -264,5 +280,33 @@ fn a_kind_where_the_default_beats_the_model_is_left_to_the_default() {
         let (_, stdout) = userdb(&dir, &[]);
         assert_eq!(would_write(&stdout), 3, "{name}: {stdout}");
         assert!(!stdout.contains("left to MIOpen's static default"), "{name}: {stdout}");
+    }
+}
+
+#[test]
+fn a_model_losing_overall_is_written_only_for_the_kinds_it_wins_beyond_noise() {
+    // Over all held-out problems the model loses (30.0 vs the default's 40.0), but on F FP32,
+    // the three problems' kind, it wins 50.0 vs 10.0 on 169 problems: far beyond two standard
+    // errors (sqrt(0.5*0.5/169 + 0.1*0.9/169) = 4.5 points). Written for that kind only.
+    let dir = model_dir_with_kind_overall("kind-rescued", (30.0, 40.0), 50.0, 10.0, 169);
+    let (_, stdout) = userdb(&dir, &[]);
+    assert_eq!(would_write(&stdout), 3, "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "{SOLVER} on gfx906_60: written only for F FP32 (model 50.0% vs default 10.0% on 169)"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not written"), "{stdout}");
+    // A lead inside the noise (42.0 vs 40.0 on 169: two standard errors are 10.7 points), or a
+    // kind of too few problems (19), writes nothing: the overall verdict stands.
+    for (name, model, default, problems) in [("kind-noise", 42.0, 40.0, 169), ("kind-tiny", 90.0, 10.0, 19)] {
+        let dir = model_dir_with_kind_overall(name, (30.0, 40.0), model, default, problems);
+        let (_, stdout) = userdb(&dir, &[]);
+        assert_eq!(would_write(&stdout), 0, "{name}: {stdout}");
+        assert!(
+            stdout.contains("does not beat MIOpen's static default 40.0%"),
+            "{name}: {stdout}"
+        );
     }
 }

@@ -81,8 +81,10 @@ process's write.
 Only models that do better than doing nothing are written: a tuneinfer model whose metadata
 JSON records validation figures (its 'validation': exact match of the beam's first answer and
 of MIOpen's static default on the geometries held out of training) is used only when its exact
-match is higher than the default's; otherwise its solver is skipped and named in the summary
-with both figures. When the figures record that MIOpen's default where it is valid, else the
+match is higher than the default's; otherwise it is written only for the kinds of problem
+(direction and precision; at least 20 held-out problems) where it beats the default by more
+than two standard errors, as --method best decides, and with no such kind its solver is
+skipped and named in the summary with both figures. When the figures record that MIOpen's default where it is valid, else the
 model, beats both the model alone and the default alone, the model is written only for the
 problems whose default the solver's rules reject (the rest is left to MIOpen's default; the
 summary says how many). Where the figures of one kind of problem (direction and precision,
@@ -312,9 +314,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // Only models that beat MIOpen's static default on their held-out problems are written.
     let include_unproven = args.flag("include-unproven");
     let judged = super::verdict::judged(&model_arch, &engines.solver_names(), &dirs)?;
+    // (A model that loses over all problems but wins some kinds beyond noise is written for
+    // those kinds only: `only_kinds` below.)
     let unproven: Vec<&(usize, super::verdict::Judged)> = judged
         .iter()
-        .filter(|(_, j)| j.verdict.policy() == Policy::Nowhere)
+        .filter(|(_, j)| j.verdict.policy() == Policy::Nowhere && j.only_kinds().is_empty())
         .collect();
     if !include_unproven {
         let mut i = 0;
@@ -345,6 +349,19 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
             Some(j) if !include_unproven => j.kinds_left_to_default().iter().map(|k| k.kind.clone()).collect(),
             _ => Vec::new(),
+        })
+        .collect();
+
+    // Per solver: the only kinds written, for a model that loses to MIOpen's default over all
+    // its held-out problems and wins these kinds beyond noise (None: every kind not left above;
+    // with --include-unproven: None, the model everywhere).
+    let only_kinds: Vec<Option<Vec<String>>> = names
+        .iter()
+        .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
+            Some(j) if !include_unproven && j.verdict.policy() == Policy::Nowhere => {
+                Some(j.only_kinds().iter().map(|k| k.kind.clone()).collect())
+            }
+            _ => None,
         })
         .collect();
 
@@ -397,9 +414,14 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                     let kind = format!("{} {}", problem.direction, problem.precision);
                     // A class of problems (ConvAsm1x1U's stride 2) counts as a kind of its own.
                     let class = engine.host().solver.tunable().and_then(|t| t.problem_class(problem));
+                    let not_written_kind = match &only_kinds[s] {
+                        Some(only) => !(only.contains(&kind) || class.is_some_and(|c| only.iter().any(|k| k == c))),
+                        None => false,
+                    };
                     let kind_left = !tuned
                         && (left_kinds[s].contains(&kind)
-                            || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c)))
+                            || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c))
+                            || not_written_kind)
                         && engine.host().solver.check(&engine.host().target, problem).is_ok();
                     if tuned {
                         per_solver[s].system += 1;
@@ -605,9 +627,13 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         say!("{}", u.mixed_line(&model_arch, per_solver[*s].default));
     }
     for (s, name) in names.iter().enumerate() {
-        if per_solver[s].kind_default > 0 {
+        if per_solver[s].kind_default > 0 || only_kinds[s].is_some() {
             if let Some(j) = judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-                say!("{}", j.kinds_line(&model_arch, per_solver[s].kind_default));
+                if only_kinds[s].is_some() {
+                    say!("{}", j.only_kinds_line(&model_arch, per_solver[s].kind_default));
+                } else {
+                    say!("{}", j.kinds_line(&model_arch, per_solver[s].kind_default));
+                }
             }
         }
     }

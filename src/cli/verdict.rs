@@ -38,6 +38,42 @@ impl Judged {
         self.kinds.iter().filter(|k| k.default_wins(mixed)).collect()
     }
 
+    /// For a model that does not beat MIOpen's static default over all its held-out problems
+    /// ([`crate::eval::Policy::Nowhere`]): the kinds where it does, beyond noise
+    /// ([`KindFigures::model_wins_beyond_noise`]), the only ones `userdb` writes it for. Empty
+    /// for any other model, and where no kind qualifies (then nothing is written).
+    pub fn only_kinds(&self) -> Vec<&KindFigures> {
+        if self.verdict.policy() != crate::eval::Policy::Nowhere {
+            return Vec::new();
+        }
+        self.kinds.iter().filter(|k| k.model_wins_beyond_noise()).collect()
+    }
+
+    /// The summary line of a model written only for [`Judged::only_kinds`] (`left`: problems of
+    /// the other kinds, left to MIOpen's static default).
+    pub fn only_kinds_line(&self, arch: &str, left: usize) -> String {
+        let kinds: Vec<String> = self
+            .only_kinds()
+            .iter()
+            .map(|k| {
+                format!(
+                    "{} (model {:.1}% vs default {:.1}% on {})",
+                    k.kind, k.model_exact_pct, k.default_exact_pct, k.problems
+                )
+            })
+            .collect();
+        format!(
+            "{} on {arch}: written only for {}, where the model matches the tuned best more often than \
+             MIOpen's static default on held-out problems; {left} problem(s) of other kinds left to the default \
+             (over all held-out problems the model's {:.1}% does not beat the default's {:.1}%; \
+             --include-unproven writes it everywhere)",
+            self.solver,
+            kinds.join(", "),
+            self.verdict.model_exact_pct,
+            self.verdict.default_exact_pct
+        )
+    }
+
     /// The summary line of a solver with kinds left to the default (`left`: problems).
     pub fn kinds_line(&self, arch: &str, left: usize) -> String {
         let kinds: Vec<String> = self
