@@ -1175,6 +1175,7 @@ mod tests {
                 [2, 8, 4, 16, 1, 4, 1, 4],
             )],
             other_gpus: Vec::new(),
+            not_taken_by_network: 0,
         };
         let e = evaluate_files(&files, "gfx906", NAME, &prep, 2, None)
             .expect_err("a non-integer token value must be refused");

@@ -557,3 +557,26 @@ fn userdb_writes_3d_keys_as_miopen_does() {
         assert!(!written.contains(s.name), "{written}\n{stderr}");
     }
 }
+
+/// Training leaves out the rows the network does not take: a HIP solver's 3-D problems, which a
+/// network sees as their 2-D twins (`Solver::check_network`); validation keeps them (`eval`
+/// scores the 3-D class apart, and the cell's record answers it). MI100's V4R4Fwd, whose
+/// database holds both.
+#[test]
+fn training_leaves_out_the_3d_rows_its_network_does_not_take() {
+    let db = common::perfdb_dir().join("gfx90878.db.txt.bz2");
+    let out = std::env::temp_dir().join(format!("tuneinfer_train3d_{}", std::process::id()));
+    let opts = tuneinfer::train::TrainOptions::new(&db, "gfx90878", "ConvHipImplicitGemmV4R4Fwd", &out);
+    let prep = tuneinfer::train::prepare(&opts).unwrap();
+    let three_d = |v: &[tuneinfer::data::dataset::Sample]| v.iter().filter(|s| s.problem.is_3d()).count();
+    assert_eq!(three_d(&prep.train) + three_d(&prep.early_stop), 0);
+    assert!(!prep.train.is_empty() && !prep.early_stop.is_empty());
+    let all_3d = three_d(&prep.dataset.samples);
+    let val_3d = three_d(&prep.validation);
+    assert!(val_3d > 0, "the held-out 3-D problems stay in validation");
+    assert_eq!(prep.not_taken_by_network, all_3d - val_3d);
+    assert_eq!(
+        prep.train.len() + prep.early_stop.len() + prep.validation.len() + prep.not_taken_by_network,
+        prep.dataset.samples.len()
+    );
+}

@@ -126,6 +126,10 @@ const SHIPPED: &[(&str, &str, &str)] = &[
     ("ConvHipImplicitGemmV4R1WrW", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvHipImplicitGemmV4R1Fwd", "gfx90878", "gfx90878.db.txt.bz2"),
     ("ConvHipImplicitGemmV4R4WrW", "gfx90878", "gfx90878.db.txt.bz2"),
+    // MI100's V4R4Fwd and BwdDataV1R1 networks (issue 45), trained on 2-D rows only (the
+    // cells' records beside them answer 3-D problems).
+    ("ConvHipImplicitGemmV4R4Fwd", "gfx90878", "gfx90878.db.txt.bz2"),
+    ("ConvHipImplicitGemmBwdDataV1R1", "gfx90878", "gfx90878.db.txt.bz2"),
     // The HIP xdlops implicit GEMM solvers (issue 45): MI100's six beat the neighbour + 5 and
     // MIOpen's default; MI210's three forward ones beat the default on FP16. Last of them (the
     // one CI runs on lavapipe): MI100's WrW Padded_Gemm, trained with MI210's rows too (the GPU an

@@ -355,12 +355,16 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // Per solver: the only kinds written, for a model that loses to MIOpen's default over all
     // its held-out problems and wins these kinds beyond noise (None: every kind not left above;
     // with --include-unproven: None, the model everywhere).
-    let only_kinds: Vec<Option<Vec<String>>> = names
+    // With it, every kind and class the figures name (a problem's class decides where it has
+    // figures).
+    type OnlyKinds = Option<(Vec<String>, Vec<String>)>;
+    let only_kinds: Vec<OnlyKinds> = names
         .iter()
         .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-            Some(j) if !include_unproven && j.verdict.policy() == Policy::Nowhere => {
-                Some(j.only_kinds().iter().map(|k| k.kind.clone()).collect())
-            }
+            Some(j) if !include_unproven && j.verdict.policy() == Policy::Nowhere => Some((
+                j.only_kinds().iter().map(|k| k.kind.clone()).collect(),
+                j.kinds.iter().map(|k| k.kind.clone()).collect(),
+            )),
             _ => None,
         })
         .collect();
@@ -414,15 +418,20 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                     let kind = format!("{} {}", problem.direction, problem.precision);
                     // A class of problems (ConvAsm1x1U's stride 2) counts as a kind of its own.
                     let class = engine.host().solver.tunable().and_then(|t| t.problem_class(problem));
-                    let not_written_kind = match &only_kinds[s] {
-                        Some(only) => !(only.contains(&kind) || class.is_some_and(|c| only.iter().any(|k| k == c))),
-                        None => false,
+                    // A model written for some kinds only: a problem whose class has figures goes
+                    // by its class (the finer figures: e.g. a network that refuses 3-D problems
+                    // loses its kind over all and wins its 2-D class), any other by its kind.
+                    let left_by_kind = match &only_kinds[s] {
+                        Some((only, classes)) => match class.filter(|c| classes.iter().any(|k| k == c)) {
+                            Some(c) => !only.iter().any(|k| k == c),
+                            None => !only.contains(&kind),
+                        },
+                        None => {
+                            left_kinds[s].contains(&kind) || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c))
+                        }
                     };
-                    let kind_left = !tuned
-                        && (left_kinds[s].contains(&kind)
-                            || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c))
-                            || not_written_kind)
-                        && engine.host().solver.check(&engine.host().target, problem).is_ok();
+                    let kind_left =
+                        !tuned && left_by_kind && engine.host().solver.check(&engine.host().target, problem).is_ok();
                     if tuned {
                         per_solver[s].system += 1;
                         answered[i] = true;

@@ -150,6 +150,19 @@ pub struct Prepared {
     /// model of one GPU. Only training uses them: validation and the baselines are the target
     /// GPU's.
     pub other_gpus: Vec<OtherGpu>,
+    /// Training and early-stop rows (the target's and the other GPUs') left out because the
+    /// solver's network does not take their problems ([`crate::solvers::Solver::check_network`]:
+    /// e.g. the HIP solvers' 3-D problems, whose depth-1 features equal their 2-D twins'; the
+    /// cell's record answers them). Validation keeps them: `eval` scores their class apart.
+    pub not_taken_by_network: usize,
+}
+
+/// Keeps the samples whose problem `solver`'s network takes on `target`; returns how many it
+/// dropped.
+fn keep_network_problems(samples: &mut Vec<Sample>, solver: &dyn crate::solvers::Solver, target: &Target) -> usize {
+    let before = samples.len();
+    samples.retain(|s| solver.check_network(target, &s.problem).is_ok());
+    before - samples.len()
 }
 
 /// One other GPU's rows, split by the run's seed (its rows of held-out geometries dropped).
@@ -267,8 +280,11 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
         if let Some(n) = opts.max_rows {
             ds.samples.truncate(n);
         }
-        let [train, early_stop, _held_out] =
+        let [mut train, mut early_stop, _held_out] =
             dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+        let solver = crate::solvers::by_name(&opts.solver)?;
+        keep_network_problems(&mut train, solver, &target);
+        keep_network_problems(&mut early_stop, solver, &target);
         out.push(OtherGpu {
             name: db_name(&files[0]),
             target,
@@ -296,8 +312,12 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     if let Some(n) = opts.max_rows {
         ds.samples.truncate(n);
     }
-    let [mut train, early_stop, validation] =
+    let [mut train, mut early_stop, validation] =
         dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
+    let solver = crate::solvers::by_name(&opts.solver)?;
+    let target = Target::new(&opts.arch);
+    let not_taken_by_network =
+        keep_network_problems(&mut train, solver, &target) + keep_network_problems(&mut early_stop, solver, &target);
     if let Some(n) = opts.max_train_rows {
         train = evenly_spread(train, n);
     }
@@ -331,6 +351,7 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         early_stop,
         validation,
         other_gpus,
+        not_taken_by_network,
     })
 }
 
@@ -516,12 +537,16 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
     log(
         opts,
         &format!(
-            "split (seed {}): {} train, {} early-stop ({} with unseen values left out), {} validation samples; \
+            "split (seed {}): {} train, {} early-stop ({} with unseen values left out{}), {} validation samples; \
              {} tokens; model {}hidden {} embed {} ({} parameters)",
             opts.seed,
             train_set.rows,
             es_set.rows,
             es_set.unseen,
+            match prep.not_taken_by_network {
+                0 => String::new(),
+                n => format!("; {n} train and early-stop rows the network does not take left out, e.g. 3-D"),
+            },
             prep.validation.len(),
             config.vocab,
             match config.encoder.conv_channels() {
@@ -602,6 +627,7 @@ pub fn train(opts: &TrainOptions, evaluate: Option<&EvaluateFn>) -> Result<Train
         "seed": opts.seed, "init_seed": opts.init_seed, "val_fraction": opts.val_fraction, "early_stop_fraction": opts.early_stop_fraction,
         "max_rows": opts.max_rows,
         "max_train_rows": opts.max_train_rows,
+        "not_taken_by_network": prep.not_taken_by_network,
         "split": {"train": train_set.rows, "early_stop": es_set.rows, "validation": prep.validation.len()},
         "options": {"hidden": opts.hidden, "embed": opts.embed, "batch": opts.batch, "epochs": opts.epochs,
                     "lr": opts.lr, "clip": opts.clip, "dropout": opts.dropout, "ema": opts.ema, "weight_decay": opts.weight_decay, "lr_patience": opts.lr_patience, "patience": opts.patience,
