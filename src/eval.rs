@@ -444,17 +444,13 @@ impl KindFigures {
     }
 
     /// On this kind's held-out problems (at least [`MIN_KIND_PROBLEMS`]) the model matches the
-    /// tuned best more often than MIOpen's static default by more than
-    /// [`crate::method::NOISE_Z`] standard errors of the difference of the two proportions: the
+    /// tuned best more often than MIOpen's static default beyond noise
+    /// ([`crate::method::leads_beyond_noise`]): the
     /// rule by which `--method best` lets a kind leave its cell's choice, which `userdb` uses to
     /// write a model that loses to the default over all problems for the kinds it wins.
     pub fn model_wins_beyond_noise(&self) -> bool {
-        if self.problems < MIN_KIND_PROBLEMS {
-            return false;
-        }
-        let (a, b) = (self.model_exact_pct / 100.0, self.default_exact_pct / 100.0);
-        let se = 100.0 * ((a * (1.0 - a) + b * (1.0 - b)) / self.problems as f64).sqrt();
-        self.model_exact_pct - self.default_exact_pct > crate::method::NOISE_Z * se
+        self.problems >= MIN_KIND_PROBLEMS
+            && crate::method::leads_beyond_noise(self.model_exact_pct, self.default_exact_pct, self.problems)
     }
 }
 

@@ -91,6 +91,14 @@ enum Chosen {
 /// replace it there (issue 44 item 4: a per-kind choice only beyond noise).
 pub const NOISE_Z: f64 = 2.0;
 
+/// Exact % `a` leads exact % `b`, both over the same `n` problems, by more than [`NOISE_Z`]
+/// standard errors of the difference of the two proportions.
+pub fn leads_beyond_noise(a: f64, b: f64, n: u64) -> bool {
+    let (pa, pb, n) = (a / 100.0, b / 100.0, n as f64);
+    let se = 100.0 * ((pa * (1.0 - pa) + pb * (1.0 - pb)) / n).sqrt();
+    a - b > NOISE_Z * se
+}
+
 impl Figures {
     /// What `best` answers with: over all problems the best of the predictors
     /// ([`Figures::argmax`]); in a kind or class the cell's choice, unless the kind's own best
@@ -109,9 +117,7 @@ impl Figures {
         if mine == cell || self.problems == 0 {
             return mine;
         }
-        let (pa, pb, n) = (a / 100.0, b / 100.0, self.problems as f64);
-        let se = 100.0 * ((pa * (1.0 - pa) + pb * (1.0 - pb)) / n).sqrt();
-        if a - b > NOISE_Z * se {
+        if leads_beyond_noise(a, b, self.problems) {
             mine
         } else {
             cell

@@ -352,16 +352,15 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         })
         .collect();
 
-    // Per solver: the only kinds written, for a model that loses to MIOpen's default over all
-    // its held-out problems and wins these kinds beyond noise (None: every kind not left above;
-    // with --include-unproven: None, the model everywhere).
-    // With it, every kind and class the figures name (a problem's class decides where it has
-    // figures).
+    // Per solver: for a model that loses to MIOpen's default over all its held-out problems and
+    // wins some kinds or classes beyond noise ([`super::verdict::Judged::only_kinds`]), those
+    // kinds and every kind and class its figures name (a problem's class decides where it has
+    // figures). None for any other model, and for every model with --include-unproven.
     type OnlyKinds = Option<(Vec<String>, Vec<String>)>;
     let only_kinds: Vec<OnlyKinds> = names
         .iter()
         .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-            Some(j) if !include_unproven && j.verdict.policy() == Policy::Nowhere => Some((
+            Some(j) if !include_unproven && !j.only_kinds().is_empty() => Some((
                 j.only_kinds().iter().map(|k| k.kind.clone()).collect(),
                 j.kinds.iter().map(|k| k.kind.clone()).collect(),
             )),

@@ -261,6 +261,7 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
             None => groups.push((gpu, vec![p.clone()])),
         }
     }
+    let solver = crate::solvers::by_name(&opts.solver)?;
     let mut out = Vec::new();
     for ((arch, cu), files) in groups {
         let target = Target {
@@ -282,7 +283,6 @@ fn prepare_other_gpus(opts: &TrainOptions) -> Result<Vec<OtherGpu>> {
         }
         let [mut train, mut early_stop, _held_out] =
             dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
-        let solver = crate::solvers::by_name(&opts.solver)?;
         keep_network_problems(&mut train, solver, &target);
         keep_network_problems(&mut early_stop, solver, &target);
         out.push(OtherGpu {
@@ -308,14 +308,14 @@ pub fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     }
     let mut sources = vec![opts.perf_db.clone()];
     sources.extend(opts.older_perf_dbs.iter().cloned());
-    let mut ds = dataset::load_sources(&sources, &opts.solver, &Target::new(&opts.arch))?;
+    let target = Target::new(&opts.arch);
+    let mut ds = dataset::load_sources(&sources, &opts.solver, &target)?;
     if let Some(n) = opts.max_rows {
         ds.samples.truncate(n);
     }
     let [mut train, mut early_stop, validation] =
         dataset::three_way_split(&ds.samples, opts.val_fraction, opts.early_stop_fraction, opts.seed);
     let solver = crate::solvers::by_name(&opts.solver)?;
-    let target = Target::new(&opts.arch);
     let not_taken_by_network =
         keep_network_problems(&mut train, solver, &target) + keep_network_problems(&mut early_stop, solver, &target);
     if let Some(n) = opts.max_train_rows {
