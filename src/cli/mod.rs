@@ -20,7 +20,6 @@ mod onnx;
 mod predict;
 mod train;
 mod userdb;
-mod verdict;
 mod verify;
 mod words;
 
