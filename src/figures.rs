@@ -178,7 +178,7 @@ impl Figures {
 }
 
 /// The recorded figures of a model: over all held-out problems, and per kind or class.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recorded {
     pub overall: Option<Figures>,
     pub kinds: Vec<(String, Figures)>,
