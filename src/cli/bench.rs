@@ -66,7 +66,6 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 "latency",
             ],
             flags: &["profile"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

@@ -76,7 +76,6 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "model",
             ],
             flags: &["json", "record", "no-model"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

@@ -36,7 +36,6 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
         &Spec {
             valued: &["models", "arch", "cu"],
             flags: &[],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

@@ -287,7 +287,6 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: &[],
-            options_after_positionals: false,
         },
     )?;
     for unused in ["input", "output", "threads"] {
@@ -759,7 +758,6 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         &Spec {
             valued: valued.as_slice(),
             flags: super::onnx::INPUT_FLAGS,
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

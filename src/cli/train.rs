@@ -202,7 +202,6 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: &["no-eval", "quiet", "data-report", "leave-out-target"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {
