@@ -309,3 +309,137 @@ pub fn served_by(
         Chosen::DefaultWhereValid => Served::DefaultWhereValid,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(method: &str, kind: Option<&str>, exact: f64, problems: u64) -> Value {
+        json!({"method": method, "kind": kind, "exact_pct": exact, "problems": problems})
+    }
+
+    #[test]
+    fn best_reads_the_class_then_the_kind_then_all_and_prefers_the_model_on_a_tie() {
+        let metrics = json!({"methods": [
+            row("model, beam 16", None, 86.2, 3531),
+            row("beam 16, F FP32 (1246)", Some("F FP32"), 91.2, 1246),
+            row("beam 16, stride 2 (357)", Some("stride 2"), 90.8, 357),
+            row("beam 16, B FP16 (5)", Some("B FP16"), 10.0, 5),
+            row("MIOpen static default", None, 81.9, 3531),
+            row("static default, F FP32 (1246)", Some("F FP32"), 88.0, 1246),
+            row("static default, stride 2 (357)", Some("stride 2"), 95.2, 357),
+            row("static default, B FP16 (5)", Some("B FP16"), 90.0, 5),
+            row("nearest neighbour (valid, k=16)", None, 83.6, 3531),
+            row("nearest neighbour, F FP32 (1246)", Some("F FP32"), 91.2, 1246),
+            row("nearest neighbour, stride 2 (357)", Some("stride 2"), 91.6, 357),
+        ]});
+        let r = Recorded::from_metrics(&metrics);
+        let asm = &crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver;
+        let p = |key: &str| ConvProblem::from_perfdb_key(key).unwrap();
+        // Stride 2: the class decides (the default, 95.2 over 91.6 and 90.8).
+        let (label, f) = r
+            .for_problem(asm, &p("64-14-14-1x1-64-7-7-8-0x0-2x2-1x1-0-NCHW-FP32-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("stride 2", Chosen::Default));
+        // F FP32 at stride 1: the kind; the neighbour ties the model, which stays.
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("F FP32", Chosen::Model));
+        // B FP16 has 5 problems (fewer than MIN_KIND_PROBLEMS): all problems decide.
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("all", Chosen::Model));
+        // Without the neighbour's rows at hand it is never chosen; with them it wins where ahead.
+        let f = Figures {
+            model: Some(40.0),
+            neighbour: Some(45.0),
+            neighbour_variant: Variant::Solver,
+            default: 10.0,
+            mix: Some(41.0),
+            problems: 100,
+            cell_choice: None,
+        };
+        assert_eq!(
+            (f.best(true), f.best(false)),
+            (Chosen::Neighbour, Chosen::DefaultWhereValid)
+        );
+        // MI100's GTC backward (its recorded figures): the mix beats both the model and the default.
+        let gtc = Figures {
+            model: Some(60.7),
+            neighbour: Some(48.9),
+            neighbour_variant: Variant::Solver,
+            default: 72.6,
+            mix: Some(85.4),
+            problems: 4341,
+            cell_choice: None,
+        };
+        assert_eq!(gtc.best(true), Chosen::DefaultWhereValid);
+        assert!(!r.neighbour_can_win());
+        assert!(Recorded::from_metrics(&json!({}))
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-B"))
+            .is_none());
+    }
+
+    #[test]
+    fn a_kind_leaves_the_cells_choice_only_beyond_noise() {
+        // Over all problems the model leads (60 over the default's 50). In both kinds the
+        // default leads the model by 5 points; the standard error of the difference of 0.60 and
+        // 0.55 is 100 * sqrt((.60*.40 + .55*.45) / n): 3.49 on F FP16's 400 problems (5 is
+        // within 2 of them: the model stays), 1.56 on F FP32's 2000 (5 > 3.12: the default).
+        let metrics = json!({"methods": [
+            row("model, beam 16", None, 60.0, 2400),
+            row("beam 16, F FP16 (400)", Some("F FP16"), 55.0, 400),
+            row("beam 16, F FP32 (2000)", Some("F FP32"), 55.0, 2000),
+            row("MIOpen static default", None, 50.0, 2400),
+            row("static default, F FP16 (400)", Some("F FP16"), 60.0, 400),
+            row("static default, F FP32 (2000)", Some("F FP32"), 60.0, 2000),
+        ]});
+        let r = Recorded::from_metrics(&metrics);
+        let asm = &crate::solvers::conv_asm_1x1u::ConvAsm1x1USolver;
+        let p = |key: &str| ConvProblem::from_perfdb_key(key).unwrap();
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP16-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("F FP16", Chosen::Model));
+        let (label, f) = r
+            .for_problem(asm, &p("64-7-7-1x1-64-7-7-8-0x0-1x1-1x1-0-NCHW-FP32-F"))
+            .unwrap();
+        assert_eq!((label.as_str(), f.best(true)), ("F FP32", Chosen::Default));
+        assert_eq!(r.overall.unwrap().best(true), Chosen::Model);
+    }
+
+    #[test]
+    fn the_cells_neighbour_is_the_variant_best_over_all_problems() {
+        // The vote neighbour leads over all problems (48 > 45 > 40); in W FP32 the key neighbour
+        // scores higher (70) but the cell keeps one variant: the vote's 66 decides there, and
+        // beats the model's 50 and the default's 30.
+        let metrics = json!({"methods": [
+            row("model, beam 16", None, 44.0, 1000),
+            row("beam 16, W FP32 (600)", Some("W FP32"), 50.0, 600),
+            row("MIOpen static default", None, 20.0, 1000),
+            row("static default, W FP32 (600)", Some("W FP32"), 30.0, 600),
+            row("nearest neighbour (valid, k=16)", None, 40.0, 1000),
+            row("nearest neighbour, W FP32 (600)", Some("W FP32"), 50.0, 600),
+            row("nearest neighbour key (valid, k=16)", None, 45.0, 1000),
+            row("nearest neighbour key, W FP32 (600)", Some("W FP32"), 70.0, 600),
+            row("nearest neighbour vote (valid, k=16)", None, 48.0, 1000),
+            row("nearest neighbour vote, W FP32 (600)", Some("W FP32"), 66.0, 600),
+        ]});
+        let r = Recorded::from_metrics(&metrics);
+        let overall = r.overall.unwrap();
+        assert_eq!(
+            (overall.best(true), overall.neighbour_variant, overall.neighbour),
+            (Chosen::Neighbour, Variant::Vote, Some(48.0))
+        );
+        let wrw = &r.kinds.iter().find(|(k, _)| k == "W FP32").unwrap().1;
+        assert_eq!(
+            (wrw.best(true), wrw.neighbour_variant, wrw.neighbour),
+            (Chosen::Neighbour, Variant::Vote, Some(66.0))
+        );
+        // Without the neighbour's rows the model answers (44 over the default's 20).
+        assert_eq!(overall.best(false), Chosen::Model);
+    }
+}

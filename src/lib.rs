@@ -21,6 +21,7 @@ pub mod predict;
 pub mod seq2seq;
 #[doc(hidden)]
 pub mod testutil;
+pub mod request;
 pub mod written;
 
 pub use predict::{DecodeMode, Prediction, Predictor, Source};

@@ -45,7 +45,7 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     if let Some(arch) = args.value("arch") {
         let cu = match args.value("cu") {
             None => None,
-            Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
+            Some(_) => crate::request::CU.parse(args.value("cu"))?.map(|n| n as u32),
         };
         super::words::check_arch(arch, &dirs)?;
         let gpu = super::predict::gpu_name(arch, cu)?;

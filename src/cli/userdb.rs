@@ -148,9 +148,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
         (Some(n), None) => n,
-        (None, Some(_)) => args.positive("cu", 1, 65_536)? as u32,
+        (None, Some(_)) => crate::request::CU.parse(args.value("cu"))?.unwrap_or(1) as u32,
         (Some(n), Some(_)) => {
-            let given = args.positive("cu", 1, 65_536)? as u32;
+            let given = crate::request::CU.parse(args.value("cu"))?.unwrap_or(1) as u32;
             if given != n {
                 return Err(Error::Usage(format!(
                     "--arch {arch_text} names {n} compute units but --cu says {given}"
@@ -237,10 +237,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         },
         format == Format::Sqlite,
     )?;
-    let threads = match args.value("threads") {
-        None => None,
-        Some(_) => Some(args.positive("threads", 1, 1024)?),
-    };
+    let threads = crate::request::THREADS.parse(args.value("threads"))?.map(|n| n as usize);
     let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);

@@ -210,12 +210,13 @@ pub(super) fn arch_solver_help() -> String {
          gfx942_xnacke4) or an arch (default: {}); a GPU with no model of its own\n                     \
          is served by its arch's (the closest CU count; 'tuneinfer info --arch GPU'\n                     \
          says which); models found:{}\n  \
-         --solver NAME|all  MIOpen solver (default: ConvAsm1x1U): one of{}\n                     \
+         --solver NAME|all  MIOpen solver (default: {}): one of{}\n                     \
          'all': every solver with a model on --arch that applies to the problem, each with\n                     \
          its default decoding; the ConvHipImplicitGemmGroup*Xdlops (composable_kernel) and\n                     \
          *NHWC solvers take NHWC problems only (--in_layout NHWC, or a key ending -NHWC-...)",
         super::DEFAULT_ARCH,
         wrap(&arches_with_models(&dirs)),
+        crate::request::DEFAULT_SOLVER,
         wrap(&(solver_names().join(", ") + ";")),
     )
 }
