@@ -3,6 +3,8 @@
 //!
 //!     cargo run --release --example tunanet_score -- FDB [--models DIR] [--device NAME]
 //!
+//! `--by-class` adds the rows of each (direction, data type) over all records.
+//!
 //! FDB is one of `../shared/miopen/finddb/*.fdb.txt.bz2` (see its README); the device is the
 //! file name's db id (`gfx90a68` -> gfx90a), or `--device`. TunaNet is MIOpen's model for that
 //! device (`tunanet::model_arch`: gfx908's for every device but gfx90a and gfx942) from `DIR`
@@ -133,36 +135,71 @@ fn parse(text: &str, arch: &str) -> (Vec<Record>, usize) {
     (out, unparsed)
 }
 
+/// One pick against one reference time.
+#[derive(Default, Clone)]
+struct Score {
+    /// Problems counted.
+    n: usize,
+    /// Picks whose time equals the reference.
+    top1: usize,
+    /// Picks the record lists, and the sum of ln(pick time / reference) over them.
+    listed: usize,
+    log_sum: f64,
+    /// Picks the record does not list, and problems with no pick.
+    unlisted: usize,
+    none: usize,
+}
+
+impl Score {
+    fn add(&mut self, pick: Option<f64>, picked: bool, reference: f64) {
+        self.n += 1;
+        match (picked, pick) {
+            (false, _) => self.none += 1,
+            (true, None) => self.unlisted += 1,
+            (true, Some(t)) => {
+                self.listed += 1;
+                self.log_sum += (t / reference).ln();
+                if t <= reference {
+                    self.top1 += 1;
+                }
+            }
+        }
+    }
+
+    fn cells(&self) -> String {
+        let pct = |a: usize| if self.n == 0 { f64::NAN } else { 100.0 * a as f64 / self.n as f64 };
+        let gm = if self.listed == 0 { f64::NAN } else { (self.log_sum / self.listed as f64).exp() };
+        format!("{:.1}% | {gm:.3}x | {:.1}%", pct(self.top1), pct(self.unlisted + self.none))
+    }
+}
+
 #[derive(Default)]
 struct Figures {
     records: usize,
     taken: usize,
-    top1: usize,
-    unlisted: usize,
-    log_sum: f64,
-    listed: usize,
-    no_pick: usize,
-    first_top1: usize,
-    first_log_sum: f64,
-    first_n: usize,
+    /// [pick, first listed] x [fastest entry that runs, fastest entry of TunaNet's solvers].
+    scores: [[Score; 2]; 2],
 }
 
 impl Figures {
-    fn row(&self, name: &str) -> String {
-        let pct = |a: usize, b: usize| if b == 0 { f64::NAN } else { 100.0 * a as f64 / b as f64 };
-        let gm = |s: f64, n: usize| if n == 0 { f64::NAN } else { (s / n as f64).exp() };
-        format!(
-            "| {name} | {} | {} ({:.1}%) | {:.1}% | {:.3}x | {:.1}% | {} | {:.1}% | {:.3}x |",
-            self.records,
+    fn rows(&self, name: &str) -> Vec<String> {
+        let taken = format!(
+            "{} ({:.1}%)",
             self.taken,
-            pct(self.taken, self.records),
-            pct(self.top1, self.taken),
-            gm(self.log_sum, self.listed),
-            pct(self.unlisted, self.taken),
-            self.no_pick,
-            pct(self.first_top1, self.first_n),
-            gm(self.first_log_sum, self.first_n),
-        )
+            if self.records == 0 { f64::NAN } else { 100.0 * self.taken as f64 / self.records as f64 }
+        );
+        let refs = ["fastest entry", "fastest of TunaNet's solvers"];
+        let mut out = Vec::new();
+        for (r, reference) in refs.iter().enumerate() {
+            out.push(format!(
+                "| {name} | {} | {taken} | {reference} ({}) | {} | {} |",
+                self.records,
+                self.scores[0][r].n,
+                self.scores[0][r].cells(),
+                self.scores[1][r].cells()
+            ));
+        }
+        out
     }
 }
 
@@ -171,16 +208,18 @@ fn main() {
     let mut fdb = None;
     let mut models = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miopen/models");
     let mut device = None;
+    let mut by_class = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--models" => models = PathBuf::from(it.next().expect("--models DIR")),
             "--device" => device = it.next().cloned(),
+            "--by-class" => by_class = true,
             _ => fdb = Some(PathBuf::from(a)),
         }
     }
     let Some(fdb) = fdb else {
-        eprintln!("usage: tunanet_score FDB [--models DIR] [--device NAME]");
+        eprintln!("usage: tunanet_score FDB [--models DIR] [--device NAME] [--by-class]");
         std::process::exit(2);
     };
     let file_name = fdb.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
@@ -215,15 +254,27 @@ fn main() {
 
     let problems: Vec<ConvProblem> = records.iter().map(|r| r.problem.clone()).collect();
     let ranked = net.rank_many(&problems);
+    let in_map: HashSet<&str> = net.solvers().iter().map(String::as_str).collect();
     let mut all = Figures::default();
     let mut val = Figures::default();
+    let mut classes: std::collections::BTreeMap<String, Figures> = Default::default();
     for (i, (r, order)) in records.iter().zip(ranked).enumerate() {
-        let figs: Vec<&mut Figures> = if held.contains(&(i as i64)) {
+        let class = format!("{} {}", r.problem.direction, r.problem.precision);
+        let mut figs: Vec<&mut Figures> = if held.contains(&(i as i64)) {
             vec![&mut all, &mut val]
         } else {
             vec![&mut all]
         };
+        if by_class {
+            figs.push(classes.entry(class).or_default());
+        }
         let fastest = r.entries.iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
+        let fastest_in_map = r
+            .entries
+            .iter()
+            .filter(|e| in_map.contains(e.0.as_str()) && tunanet::is_dynamic(&e.0))
+            .map(|e| e.1)
+            .fold(f64::INFINITY, f64::min);
         let time_of = |s: &str| r.entries.iter().find(|e| e.0 == s).map(|e| e.1);
         let outcome = order.ok().map(|order| {
             let mut applicable = |s: &str| {
@@ -245,22 +296,11 @@ fn main() {
             f.records += 1;
             let Some((pick, first)) = &outcome else { continue };
             f.taken += 1;
-            match pick.as_deref().map(|p| (p, time_of(p))) {
-                None => f.no_pick += 1,
-                Some((_, None)) => f.unlisted += 1,
-                Some((_, Some(t))) => {
-                    f.listed += 1;
-                    f.log_sum += (t / fastest).ln();
-                    if t <= fastest {
-                        f.top1 += 1;
-                    }
-                }
-            }
-            if let Some(t) = first.as_deref().and_then(time_of) {
-                f.first_n += 1;
-                f.first_log_sum += (t / fastest).ln();
-                if t <= fastest {
-                    f.first_top1 += 1;
+            for (k, choice) in [pick, first].into_iter().enumerate() {
+                let t = choice.as_deref().and_then(time_of);
+                f.scores[k][0].add(t, choice.is_some(), fastest);
+                if fastest_in_map.is_finite() {
+                    f.scores[k][1].add(t, choice.is_some(), fastest_in_map);
                 }
             }
         }
@@ -272,9 +312,15 @@ fn main() {
         records.len()
     );
     println!(
-        "| records | n | TunaNet takes | top-1 | geomean pick/fastest (listed) | unlisted | no pick | first-listed top-1 | first-listed geomean |"
+        "| subset | records | TunaNet takes | against (problems) | top-1 | geomean pick / reference (listed picks) | unlisted or none | first-listed top-1 | first-listed geomean | first-listed none |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    println!("{}", all.row("all"));
-    println!("{}", val.row("held-out fifth (seed 1)"));
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for row in all.rows("all").into_iter().chain(val.rows("held-out fifth (seed 1)")) {
+        println!("{row}");
+    }
+    for (class, f) in &classes {
+        for row in f.rows(class) {
+            println!("{row}");
+        }
+    }
 }

@@ -320,7 +320,7 @@ impl Net {
             for (j, (g, w)) in got.iter().zip(&want.values).enumerate() {
                 let diff = (g - w).abs();
                 let scaled = diff / w.abs().max(1.0);
-                if !(scaled <= 1e-4) {
+                if scaled.is_nan() || scaled > 1e-4 {
                     return Err(Error::VerifyMismatch {
                         path: source.to_string(),
                         detail: format!("test {t} output {j}: {g} where Keras computed {w}"),
