@@ -225,6 +225,7 @@ fn main() {
     let file_name = fdb.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
     let db_id = device.unwrap_or_else(|| file_name.split('.').next().unwrap_or("").to_string());
     let target = Target::new(&db_id);
+    let started = std::time::Instant::now();
     let net = match TunaNet::load_in(&db_id, &[models]) {
         Ok(n) => n,
         Err(e) => {
@@ -232,6 +233,7 @@ fn main() {
             std::process::exit(1);
         }
     };
+    let loaded = started.elapsed();
     let text = match tuneinfer::format::read_text_or_bzip2(&fdb) {
         Ok(t) => t,
         Err(e) => {
@@ -253,7 +255,9 @@ fn main() {
     let held: HashSet<i64> = held.iter().map(|s| s.source_id).collect();
 
     let problems: Vec<ConvProblem> = records.iter().map(|r| r.problem.clone()).collect();
+    let started = std::time::Instant::now();
     let ranked = net.rank_many(&problems);
+    let ranking = started.elapsed();
     let in_map: HashSet<&str> = net.solvers().iter().map(String::as_str).collect();
     let mut all = Figures::default();
     let mut val = Figures::default();
@@ -310,6 +314,13 @@ fn main() {
         net.variant().model_arch(),
         net.variant(),
         records.len()
+    );
+    eprintln!(
+        "TunaNet loaded in {:.1} ms; {} problems ranked in {:.1} ms ({:.2} us each, one thread)",
+        loaded.as_secs_f64() * 1e3,
+        problems.len(),
+        ranking.as_secs_f64() * 1e3,
+        ranking.as_secs_f64() * 1e6 / problems.len().max(1) as f64
     );
     println!(
         "| subset | records | TunaNet takes | against (problems) | top-1 | geomean pick / reference (listed picks) | unlisted or none | first-listed top-1 | first-listed geomean | first-listed none |"
