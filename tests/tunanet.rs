@@ -451,3 +451,63 @@ fn missing_and_damaged_files_are_errors() {
     let _ = std::fs::remove_dir_all(empty);
     let _ = std::fs::remove_dir_all(half);
 }
+
+/// A two-solver TunaNet in MIOpen 3.5.1's gfx942 form (19 features, the layout's code at 15): one
+/// Dense layer whose output 0 is "fluff" (skipped by the offset), solver A scores +layout code and
+/// solver B 0.5 - layout code. Overall statistics that would wreck the answer if used (mean 1000);
+/// test statistics mean 0, std 1.
+fn synthetic_351() -> (String, String) {
+    let (inputs, outputs) = (19, 3);
+    let mut kernel = vec![0f32; inputs * outputs];
+    kernel[15 * outputs + 1] = 1.0;
+    kernel[15 * outputs + 2] = -1.0;
+    let bias = [100.0f32, 0.0, 0.5];
+    let model = serde_json::json!({
+        "architecture": {"class_name": "Functional", "config": {"name": "t", "layers": [
+            {"class_name": "InputLayer", "name": "input_1", "inbound_nodes": [],
+             "config": {"batch_input_shape": [null, inputs], "name": "input_1"}},
+            {"class_name": "Dense", "name": "dense", "inbound_nodes": [[["input_1", 0, 0, {}]]],
+             "config": {"name": "dense", "units": outputs, "activation": "linear", "use_bias": true}}
+        ], "input_layers": [["input_1", 0, 0]], "output_layers": [["dense", 0, 0]]}},
+        "trainable_params": {"dense": {"weights": kernel, "bias": bias}},
+        "hash": ""
+    });
+    let names = [
+        "Inp_0", "Inp_2", "Inp_3", "Out_0", "Out_2", "Out_3", "Fil_1", "Fil_2", "Pad_1", "Pad_2", "Str_1", "Str_2",
+        "Dil_1", "Dil_2", "BatchSize", "Layout", "Precision", "Direction", "GroupSize",
+    ];
+    let table = |v: f64| serde_json::Value::Object(names.iter().map(|n| (n.to_string(), v.into())).collect());
+    let meta = serde_json::json!({
+        "num_inputs": inputs, "num_outputs": outputs, "num_solvers": 2,
+        "conv_params_used_as_features": names,
+        "encodings": {
+            "Direction": {"B": 0, "W": 1, "F": 2},
+            "Precision": {"BF16": 0, "FP32": 1, "FP16": 2},
+            "Layout": {"NCHW": 0, "NHWC": 1},
+            "solver": {"A": 0, "B": 1}
+        },
+        "stats": {
+            "overall": {"features": {"mean": table(1000.0), "std": table(1.0)}},
+            "test": {"features": {"mean": table(0.0), "std": table(1.0)}}
+        }
+    });
+    (model.to_string(), meta.to_string())
+}
+
+#[test]
+fn miopen_351_gfx942_form_takes_nhwc_with_the_layout_feature() {
+    // MIOpen 3.5.1's Gfx942Model (its ai_heuristics.cpp:413, :465-489): NCHW or NHWC, the
+    // layout's code before the precision's, test statistics.
+    let (model, meta) = synthetic_351();
+    let t = TunaNet::parse(&model, &meta, "gfx942", "synthetic").expect("the 3.5.1 form loads");
+    assert_eq!(t.variant(), Variant::Gfx942V351);
+    let nhwc = problem("convfp16 -n 8 -c 64 -k 32 -H 10 -W 12 -y 3 -x 3 -p 1 -q 1 -I NHWC -O NHWC -f NHWC");
+    let want = [64., 10., 12., 32., 10., 12., 3., 3., 1., 1., 1., 1., 1., 1., 8., 1., 2., 2., 1.];
+    assert_close(&t.raw_features(&nhwc).unwrap(), &want, 0.0, "3.5.1 raw");
+    assert_close(&t.features(&nhwc).unwrap(), &want, 0.0, "3.5.1 normalised with the test stats");
+    assert_eq!(t.rank(&nhwc).unwrap(), vec![("A".to_string(), 1.0), ("B".to_string(), -0.5)]);
+    let nchw = problem("convfp16 -n 8 -c 64 -k 32 -H 10 -W 12 -y 3 -x 3 -p 1 -q 1");
+    assert_eq!(t.rank(&nchw).unwrap(), vec![("B".to_string(), 0.5), ("A".to_string(), 0.0)]);
+    // The same files read as the 2024 class: the feature list does not match, an error.
+    assert!(matches!(TunaNet::parse(&model, &meta, "gfx90a", "synthetic"), Err(Error::Format { .. })));
+}
