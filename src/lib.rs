@@ -35,4 +35,5 @@ pub mod ffi;
 pub mod gpu;
 pub mod train;
 pub mod userdb;
+pub mod tunanet;
 pub mod workload;
