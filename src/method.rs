@@ -208,9 +208,9 @@ pub fn cell_answer(plan: &Plan, engine: &Engine, problem: &ConvProblem) -> Optio
 
 /// Where `--method best` does not take the model of `resolved` (its recorded figures, per class
 /// or kind of at least [`MIN_KIND_PROBLEMS`] problems, and over all of them), e.g.
-/// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand.
-/// Empty for a model without recorded figures.
-pub fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
+/// "stride 2: MIOpen's default (95.2% vs the model's 90.8%)"; the neighbour counted as at hand
+/// where `have_neighbours` (a system perf db's rows). Empty for a model without recorded figures.
+pub fn best_differs(resolved: &crate::models::Resolved, have_neighbours: bool) -> Vec<String> {
     let Some(metrics) = recorded_metrics(&resolved.located, resolved.figures_gpu()) else {
         return Vec::new();
     };
@@ -219,7 +219,7 @@ pub fn best_differs(resolved: &crate::models::Resolved) -> Vec<String> {
     all.into_iter()
         .chain(r.kinds.iter().filter(|(_, f)| f.problems >= MIN_KIND_PROBLEMS).cloned())
         .filter_map(|(label, f)| {
-            let (who, pct) = match f.best(true) {
+            let (who, pct) = match f.best(have_neighbours) {
                 Chosen::Model => return None,
                 Chosen::Neighbour => (
                     format!("the {} (with a system perf db)", f.neighbour_variant.label()),

@@ -52,7 +52,7 @@ impl Bound {
             Ok(value)
         } else {
             Err(Error::Usage(format!(
-                "--{}: expected an integer in {}..={}, got {value}",
+                "--{}: expected an integer in {}..={}, got '{value}'",
                 self.name, self.min, self.max
             )))
         }

@@ -173,10 +173,15 @@ impl Planner {
     }
 }
 
-/// Does `config` pass the solver's validity rules for `problem`? (Catalogue solvers answer only
-/// configs of their catalogue, checked where their ids are written.)
+/// Does `config` pass the solver's validity rules for `problem`? A CK kernel id, written in the
+/// target MIOpen's form, is checked in MIOpen 3.5.1's, the form of the rules.
 fn valid(engine: &Engine, problem: &ConvProblem, config: &str) -> bool {
     let host = engine.host();
+    let config = match crate::solvers::ck::rules351::CkSolver::from_name(host.solver.name()) {
+        Some(ck) => crate::solvers::ck::versions::to_351_form(ck, config),
+        None => config.to_string(),
+    };
+    let config = config.as_str();
     match host.solver.tunable() {
         Some(t) => t
             .parse_params(config)

@@ -51,12 +51,12 @@ fn userdb_writes_exactly_what_best_serves_on_every_gpus_find_db_problems() {
     let mut compared = 0;
     let mut by_source: HashMap<String, usize> = HashMap::new();
     for (gpu, every) in [
-        ("gfx900_56", 120),
-        ("gfx906_60", 120),
-        ("gfx1030_36", 120),
-        ("gfx90878", 180),
-        ("gfx90a68", 180),
-        ("gfx942130", 180),
+        ("gfx900_56", 240),
+        ("gfx906_60", 240),
+        ("gfx1030_36", 240),
+        ("gfx90878", 360),
+        ("gfx90a68", 360),
+        ("gfx942130", 360),
     ] {
         let dir = common::scratch_dir(&format!("agree-{gpu}"));
         let input = dir.join("problems.txt");
@@ -105,5 +105,5 @@ fn userdb_writes_exactly_what_best_serves_on_every_gpus_find_db_problems() {
     // Both branches are exercised: entries written and pairs left to MIOpen's default.
     assert!(by_source.get("model").is_some_and(|&n| n > 100), "{by_source:?}");
     assert!(by_source.get("default").is_some_and(|&n| n > 10), "{by_source:?}");
-    assert!(compared > 2000, "{compared}");
+    assert!(compared > 1000, "{compared}");
 }

@@ -77,7 +77,7 @@ fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
             Ok((_, r)) => {
                 served += 1;
                 say!("  {:w$}  {}", s.name(), r.describe());
-                let differs = crate::method::best_differs(&r);
+                let differs = crate::method::best_differs(&r, true);
                 if !differs.is_empty() {
                     say!("  {:w$}    --method best answers with: {}", "", differs.join("; "));
                 }

@@ -432,7 +432,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             .host()
             .served
             .as_ref()
-            .map(|r| crate::method::best_differs(r))
+            .map(|r| crate::method::best_differs(r, rows_db.is_some()))
             .unwrap_or_default();
         say!(
             "{name} on {model_arch}: {left} problem(s) left to MIOpen's static default, as --method best serves them{}{}",
