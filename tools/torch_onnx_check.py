@@ -80,9 +80,17 @@ def main(names):
         x = torch.randn(*shape)
         for training in (False, True):
             started = time.time()
-            live = tuneinfer.problems_from_torch(model, x, training=training, batch=32)
+            # NCHW: an ONNX file has no memory format (--layout sets one for all); the live
+            # model's own (channels-last strides after a permute, as ConvNeXt's blocks have) is
+            # counted apart.
+            live = tuneinfer.problems_from_torch(model, x, training=training, batch=32, layout="NCHW")
+            nhwc = sum(" NHWC " in s or " NDHWC " in s for s in tuneinfer.problems_from_torch(model, x, training=training, batch=32))
             mode = "training" if training else "inference"
-            print(f"{name} live {mode}: {len(live)} problems ({time.time() - started:.0f} s)", flush=True)
+            print(
+                f"{name} live {mode}: {len(live)} problems, {nhwc} of them NHWC by the tensors' memory format "
+                f"({time.time() - started:.0f} s)",
+                flush=True,
+            )
             for exporter, dynamo in (("torchscript", False), ("torch.export", True)):
                 with tempfile.TemporaryDirectory() as tmp:
                     path = f"{tmp}/{name}.onnx"
@@ -98,7 +106,8 @@ def main(names):
                         )
                         lines = tuneinfer.problems_from_onnx(path, batch=32, training=training)
                     except Exception as e:  # noqa: BLE001
-                        print(f"{name} {exporter} {mode}: not compared: {str(e).splitlines()[0][:200]}", flush=True)
+                        why = " ".join(str(e).split())[:300]
+                        print(f"{name} {exporter} {mode}: not compared: {why}", flush=True)
                         continue
                 a, b = {canonical(s) for s in lines}, set(live)
                 if a == b:

@@ -136,6 +136,13 @@ def test_bf16_from_autocast_and_the_dtype_and_nhwc_from_channels_last():
     model = small().to(memory_format=torch.channels_last)
     lines = tuneinfer.problems_from_torch(model, x.to(memory_format=torch.channels_last))
     assert lines[0] == F1.format(n=4, d=1).replace("-j 1 -m", nhwc)
+    # layout="NCHW": as ATen without PYTORCH_MIOPEN_SUGGEST_NHWC.
+    lines = tuneinfer.problems_from_torch(model, x.to(memory_format=torch.channels_last), layout="NCHW")
+    assert lines[0] == F1.format(n=4, d=1)
+    # A permute back from NHWC leaves channels-last strides (as ConvNeXt's blocks do): NHWC.
+    conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    lines = tuneinfer.problems_from_torch(conv, x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2))
+    assert lines == [F1.format(n=4, d=1).replace("-j 1 -m", nhwc)]
     with pytest.raises(tuneinfer.TuneinferError) as e:
         tuneinfer.problems_from_torch(small().double(), x.double())
     assert e.value.code == 5 and "float64" in str(e.value)

@@ -214,7 +214,7 @@ def _doubled(torch, value):
     return value
 
 
-def problems_from_torch(model, example_inputs, training=False, batch=None):
+def problems_from_torch(model, example_inputs, training=False, batch=None, layout=None):
     """The distinct convolution problems (MIOpenDriver lines, as problems_from_onnx gives them)
     that MIOpen receives when PyTorch runs `model` on `example_inputs` (a tensor, a tuple or list
     of positional arguments, or a dict of keyword arguments): one forward pass with hooks on every
@@ -226,10 +226,18 @@ def problems_from_torch(model, example_inputs, training=False, batch=None):
     2 x `batch`; one whose N does not follow the batch keeps it; any other is refused.
 
     Lines come forward problems first (in call order), then backward data, then backward
-    weights. Raises ImportError (saying what to install) without torch; TuneinferError (`.code`
+    weights. `layout`: None, each convolution's as its tensors' memory format says (NHWC where
+    the input or the weight is channels-last, as ATen hands MIOpen with
+    PYTORCH_MIOPEN_SUGGEST_NHWC=1); "NCHW", every one NCHW (ATen without it).
+    Raises ImportError (saying what to install) without torch; TuneinferError (`.code`
     5) for a convolution MIOpen does not run (float64) or a batch that cannot be scaled."""
+    if layout not in (None, "NCHW"):
+        raise _error(f"layout {layout!r}: None (the tensors' memory format) or 'NCHW'", 2)
     torch = _torch()
     calls = _record(torch, model, example_inputs, training)
+    if layout == "NCHW":
+        for c in calls:
+            c.nhwc = False
     ns = [c.n for c in calls]
     if batch is not None:
         batch = int(batch)
