@@ -561,9 +561,7 @@ pub fn onnx_model(data: &[u8]) -> Outcome {
         let options = crate::onnx::Options::default();
         let (a, b) = (onnx_lines(data, &options)?, onnx_lines(&moved, &options)?);
         if a != b {
-            return Err(format!(
-                "weights as graph inputs give {b:?}, as initializers {a:?}"
-            ));
+            return Err(format!("weights as graph inputs give {b:?}, as initializers {a:?}"));
         }
     }
     if let Some(symbolic) = onnx_symbolic_batch(&model) {
@@ -587,7 +585,8 @@ fn onnx_lines(data: &[u8], options: &crate::onnx::Options) -> std::result::Resul
         return Ok(None);
     };
     for p in &network.problems {
-        let back = ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
+        let back =
+            ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
         if back != p.problem {
             return Err(format!("{}: reads back as {back:?}, not {:?}", p.line, p.problem));
         }
@@ -697,7 +696,8 @@ fn onnx_symbolic_batch(model: &crate::onnx::proto::ModelProto) -> Option<Vec<u8>
         }
     }
     for input in &mut g.input {
-        if input.name.as_deref().is_some_and(|n| initializers.contains(n)) || dims_of(input).is_none_or(|d| d.len() < 2) {
+        if input.name.as_deref().is_some_and(|n| initializers.contains(n)) || dims_of(input).is_none_or(|d| d.len() < 2)
+        {
             continue;
         }
         if let Some(v) = first_dim(input) {
@@ -767,20 +767,27 @@ pub fn onnx_seed_inputs() -> Vec<u8> {
         ..Default::default()
     };
     use tensor_shape_proto::dimension::Value::{DimParam, DimValue};
-    let node = |op: &str, inputs: &[&str], output: &str, domain: Option<&str>, attribute: Vec<AttributeProto>| NodeProto {
-        op_type: Some(op.into()),
-        name: Some(output.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        domain: domain.map(|d| d.into()),
-        attribute,
-        ..Default::default()
-    };
+    let node =
+        |op: &str, inputs: &[&str], output: &str, domain: Option<&str>, attribute: Vec<AttributeProto>| NodeProto {
+            op_type: Some(op.into()),
+            name: Some(output.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            domain: domain.map(|d| d.into()),
+            attribute,
+            ..Default::default()
+        };
     g.input.push(vi("gamma", &[DimValue(4), DimValue(1)]));
     g.input.push(vi("len", &[DimParam("N".into())]));
     g.input.push(vi("w4", &[DimValue(4), DimValue(4), DimValue(3)]));
     g.node.push(node("Mul", &["c3", "gamma"], "scaled", None, vec![]));
-    g.node.push(node("Frobnicate", &["scaled", "len"], "fz", Some("com.example"), vec![]));
+    g.node.push(node(
+        "Frobnicate",
+        &["scaled", "len"],
+        "fz",
+        Some("com.example"),
+        vec![],
+    ));
     g.value_info
         .push(vi("fz", &[DimParam("2*N".into()), DimValue(4), DimValue(1024)]));
     g.node.push(node(

@@ -689,7 +689,8 @@ fn parameters_as(how: Weights, batch: D) -> Graph {
         g.inits.push(weights("w3.half", DataType::Float16, &[16, 64, 1, 1]));
     }
     if how != Weights::Initializers {
-        g.inputs.push(value_info("w3.half", DataType::Float16, &fixed(&[16, 64, 1, 1])));
+        g.inputs
+            .push(value_info("w3.half", DataType::Float16, &fixed(&[16, 64, 1, 1])));
     }
     let conv = |g: &mut Graph, name: &str, x: &str, w: &str, attrs: Vec<AttributeProto>| {
         g.nodes.push(node("Conv", name, &[x, w], &[name], attrs));
@@ -701,12 +702,22 @@ fn parameters_as(how: Weights, batch: D) -> Graph {
         "w1",
         vec![a_ints("pads", &[1, 1, 1, 1]), a_ints("strides", &[2, 2])],
     );
-    g.op("BatchNormalization", "bn", &["c1", "bn.scale", "bn.bias", "bn.mean", "bn.var"], vec![]);
+    g.op(
+        "BatchNormalization",
+        "bn",
+        &["c1", "bn.scale", "bn.bias", "bn.mean", "bn.var"],
+        vec![],
+    );
     g.op("Relu", "r1", &["bn"], vec![]);
     g.op("Mul", "ls", &["r1", "gamma"], vec![]);
     conv(&mut g, "c2", "ls", "w2", vec![]);
-    g.nodes
-        .push(node("Cast", "w3.cast", &["w3.half"], &["w3.float"], vec![a_int("to", 1)]));
+    g.nodes.push(node(
+        "Cast",
+        "w3.cast",
+        &["w3.half"],
+        &["w3.float"],
+        vec![a_int("to", 1)],
+    ));
     conv(&mut g, "c3", "c2", "w3.float", vec![]);
     g.op("Add", "res", &["c3", "ls"], vec![]);
     g.nodes.push(node(
@@ -746,7 +757,11 @@ fn parameters_lines(n: u64, training: bool) -> Vec<String> {
 /// refused), the [16, 1, 1] layer scale its 16.
 #[test]
 fn weights_as_graph_inputs_give_the_same_problems() {
-    for how in [Weights::Initializers, Weights::InitializersAndInputs, Weights::InputsOnly] {
+    for how in [
+        Weights::Initializers,
+        Weights::InitializersAndInputs,
+        Weights::InputsOnly,
+    ] {
         for training in [false, true] {
             let fixed_batch = parameters_as(how, D::N(2));
             let symbolic = parameters_as(how, D::S("batch"));
@@ -771,7 +786,9 @@ fn weights_as_graph_inputs_give_the_same_problems() {
             }
             let net = fixed_batch.run(&opts(Some(32))).unwrap();
             assert!(
-                net.notes.iter().any(|n| n.contains("graph input 'x': its batch 2 replaced by --batch 32")),
+                net.notes
+                    .iter()
+                    .any(|n| n.contains("graph input 'x': its batch 2 replaced by --batch 32")),
                 "{what}: {:?}",
                 net.notes
             );
@@ -782,7 +799,9 @@ fn weights_as_graph_inputs_give_the_same_problems() {
             );
             if how == Weights::InputsOnly {
                 assert!(
-                    net.notes.iter().any(|n| n.contains("graph input 'w2' keeps its first dimension 64")),
+                    net.notes
+                        .iter()
+                        .any(|n| n.contains("graph input 'w2' keeps its first dimension 64")),
                     "{:?}",
                     net.notes
                 );
@@ -796,7 +815,8 @@ fn weights_as_graph_inputs_give_the_same_problems() {
 #[test]
 fn several_data_inputs_all_carry_the_batch() {
     let mut g = Graph::new("rgb", DataType::Float, &fixed(&[1, 3, 16, 16]));
-    g.inputs.push(value_info("flow", DataType::Float, &fixed(&[1, 2, 16, 16])));
+    g.inputs
+        .push(value_info("flow", DataType::Float, &fixed(&[1, 2, 16, 16])));
     g.inputs.push(value_info("wf", DataType::Float, &fixed(&[8, 2, 3, 3])));
     g.conv("a", "rgb", &[8, 3, 3, 3], vec![a_ints("pads", &[1, 1, 1, 1])]);
     g.nodes.push(node(
@@ -867,10 +887,7 @@ fn expression_dims_are_evaluated_in_the_batch() {
     }
     // Also a symbolic dimension further in: [batch, 2*s0 ...] after a reshape of the batch
     // into channels; and the ONNX path's own Reshape with its target in an external file.
-    let g = stated_input(
-        D::S("s0"),
-        &[D::N(1), D::S("4*s0"), D::N(8), D::N(8)],
-    );
+    let g = stated_input(D::S("s0"), &[D::N(1), D::S("4*s0"), D::N(8), D::N(8)]);
     let e = g.run(&batch(2)).unwrap_err();
     assert!(e.to_string().contains("input has 8 channels"), "{e}");
 }
@@ -880,7 +897,11 @@ fn expression_dims_are_evaluated_in_the_batch() {
 /// x sources; before, N was 32).
 #[test]
 fn a_reshape_with_its_target_missing_takes_the_stated_expression() {
-    let mut g = Graph::new("x", DataType::Float, &[D::S("batch"), D::N(2), D::N(4), D::N(8), D::N(8)]);
+    let mut g = Graph::new(
+        "x",
+        DataType::Float,
+        &[D::S("batch"), D::N(2), D::N(4), D::N(8), D::N(8)],
+    );
     g.inits.push(TensorProto {
         name: Some("target".into()),
         dims: vec![4],

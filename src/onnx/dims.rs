@@ -87,9 +87,9 @@ impl BatchSymbols {
         if p.at != tokens.len() {
             return Err(DimError::Refused(format!("'{text}' does not read as an expression")));
         }
-        let v = v.integer().ok_or_else(|| {
-            DimError::Refused(format!("'{text}' is not a whole number at batch {batch}"))
-        })?;
+        let v = v
+            .integer()
+            .ok_or_else(|| DimError::Refused(format!("'{text}' is not a whole number at batch {batch}")))?;
         if v < 1 || v > MAX_FIELD_VALUE as i128 {
             return Err(DimError::Refused(format!(
                 "'{text}' is {v} at batch {batch} (sizes are 1 to {MAX_FIELD_VALUE})"
@@ -99,11 +99,7 @@ impl BatchSymbols {
     }
 
     fn describe(&self) -> String {
-        let mut names: Vec<String> = self
-            .names
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect();
+        let mut names: Vec<String> = self.names.iter().map(|n| format!("'{n}'")).collect();
         names.sort();
         if names.is_empty() {
             "the graph's inputs have no symbolic batch".to_string()
@@ -114,7 +110,9 @@ impl BatchSymbols {
 }
 
 /// The functions read (SymPy's names, and the lower-case ones).
-const FUNCTIONS: &[&str] = &["floor", "ceiling", "ceil", "Max", "Min", "max", "min", "FloorDiv", "CeilDiv"];
+const FUNCTIONS: &[&str] = &[
+    "floor", "ceiling", "ceil", "Max", "Min", "max", "min", "FloorDiv", "CeilDiv",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
@@ -136,7 +134,9 @@ fn tokenize(s: &str) -> Result<Vec<Token>, String> {
             while i < b.len() && b[i].is_ascii_digit() {
                 i += 1;
             }
-            let v: i128 = s[start..i].parse().map_err(|_| format!("the number '{}'", &s[start..i]))?;
+            let v: i128 = s[start..i]
+                .parse()
+                .map_err(|_| format!("the number '{}'", &s[start..i]))?;
             if v > 1 << 62 {
                 return Err(format!("the number {v} is too large"));
             }
@@ -160,7 +160,12 @@ fn tokenize(s: &str) -> Result<Vec<Token>, String> {
                 (b'(', _) => "(",
                 (b')', _) => ")",
                 (b',', _) => ",",
-                _ => return Err(format!("'{s}': the character '{}' is not read", s[i..].chars().next().unwrap_or('?'))),
+                _ => {
+                    return Err(format!(
+                        "'{s}': the character '{}' is not read",
+                        s[i..].chars().next().unwrap_or('?')
+                    ))
+                }
             };
             i += op.len();
             out.push(Token::Op(op));

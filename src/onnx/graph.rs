@@ -214,7 +214,10 @@ impl<'a> Walk<'a> {
     }
 
     fn run(&mut self, model: &ModelProto) -> Result<()> {
-        let graph = model.graph.as_ref().ok_or_else(|| Error::format(self.name, "no graph"))?;
+        let graph = model
+            .graph
+            .as_ref()
+            .ok_or_else(|| Error::format(self.name, "no graph"))?;
         for t in &graph.initializer {
             let Some(tname) = t.name.as_deref() else { continue };
             self.tensors.insert(tname.to_string(), initializer(t));
@@ -458,7 +461,11 @@ impl Walk<'_> {
                 // An unnamed first dimension is the batch (it can be nothing else).
                 Dim::Symbolic(s) if batch_axis && s.is_empty() => match self.options.batch {
                     Some(b) => out.push(b),
-                    None => return Err(needs_batch(format!("graph input '{iname}' has a symbolic batch dimension"))),
+                    None => {
+                        return Err(needs_batch(format!(
+                            "graph input '{iname}' has a symbolic batch dimension"
+                        )))
+                    }
                 },
                 Dim::Symbolic(s) => match self.symbols.eval(s) {
                     Ok(v) => out.push(v),
@@ -511,7 +518,11 @@ impl Walk<'_> {
                             )))
                         }
                         Err(DimError::Refused(why)) => {
-                            let shown = if s.is_empty() { "unnamed".to_string() } else { format!("'{s}'") };
+                            let shown = if s.is_empty() {
+                                "unnamed".to_string()
+                            } else {
+                                format!("'{s}'")
+                            };
                             return unknown(format!(
                                 "the model states the shape of '{vname}' with dimension {i} {shown}: {why}"
                             ));
@@ -662,7 +673,11 @@ impl Walk<'_> {
     /// that are not in a parameter's or a shape's place.
     fn follow_axis0(&mut self, node: &NodeProto, op: &str) {
         let not_data: &[usize] = match op {
-            "Conv" | "ConvTranspose" | "Gemm" | "InstanceNormalization" | "LayerNormalization"
+            "Conv"
+            | "ConvTranspose"
+            | "Gemm"
+            | "InstanceNormalization"
+            | "LayerNormalization"
             | "GroupNormalization" => &[1, 2],
             "BatchNormalization" => &[1, 2, 3, 4],
             "MatMul" | "PRelu" => &[1],
@@ -673,7 +688,9 @@ impl Walk<'_> {
         };
         let Some(p) = &mut self.probe else { return };
         for o in node.output.iter().filter(|o| !o.is_empty()) {
-            let Some(Ok(out)) = self.tensors.get(o.as_str()) else { continue };
+            let Some(Ok(out)) = self.tensors.get(o.as_str()) else {
+                continue;
+            };
             let Some(&first) = out.dims.first() else { continue };
             let mut from = BTreeSet::new();
             for (i, x) in node.input.iter().enumerate() {
