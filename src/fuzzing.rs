@@ -532,28 +532,277 @@ pub const HARNESSES: [(&str, Harness); 14] = [
     ("onnx_model", onnx_model),
 ];
 
-/// An ONNX model (`crate::onnx`): its problems or an error, never a panic, for inference and
-/// for training with a batch; every line it gives reads back (as `batch --input` reads it) to
-/// the problem it came with.
+/// An ONNX model (`crate::onnx`): its problems or an error, never a panic, for inference, for
+/// inference with a batch and for training with a batch; every line it gives reads back (as
+/// `batch --input` reads it) to the problem it came with. Two rewrites of the same model must
+/// give the same answer:
+/// - its convolutions' weights moved from initializers to graph inputs with the same shapes and
+///   no initializer (inference): the same lines, or an error for both;
+/// - where every graph input's batch is a fixed 1, each made a symbol and every stated shape's
+///   first dimension `v` written `v*symbol` (as `torch.export` writes them), at batch 1: the
+///   same lines, or an error for both.
 pub fn onnx_model(data: &[u8]) -> Outcome {
     let training = crate::onnx::Options {
         batch: Some(2),
         training: true,
         ..crate::onnx::Options::default()
     };
-    for options in [crate::onnx::Options::default(), training] {
-        let Ok(network) = crate::onnx::problems_from_bytes(data, "fuzz.onnx", &options) else {
-            continue;
+    let batch = crate::onnx::Options {
+        batch: Some(3),
+        ..crate::onnx::Options::default()
+    };
+    for options in [crate::onnx::Options::default(), batch, training] {
+        onnx_lines(data, &options)?;
+    }
+    let Ok(model) = crate::onnx::read_model(data, "fuzz.onnx") else {
+        return Ok(());
+    };
+    if let Some(moved) = onnx_weights_as_inputs(&model) {
+        let options = crate::onnx::Options::default();
+        let (a, b) = (onnx_lines(data, &options)?, onnx_lines(&moved, &options)?);
+        if a != b {
+            return Err(format!("weights as graph inputs give {b:?}, as initializers {a:?}"));
+        }
+    }
+    if let Some(symbolic) = onnx_symbolic_batch(&model) {
+        let options = crate::onnx::Options {
+            batch: Some(1),
+            ..crate::onnx::Options::default()
         };
-        for p in &network.problems {
-            let back =
-                ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
-            if back != p.problem {
-                return Err(format!("{}: reads back as {back:?}, not {:?}", p.line, p.problem));
-            }
+        let (a, b) = (onnx_lines(data, &options)?, onnx_lines(&symbolic, &options)?);
+        if a != b {
+            return Err(format!(
+                "the batch as a symbol (stated dims v*N) gives {b:?}, fixed at 1 {a:?}"
+            ));
         }
     }
     Ok(())
+}
+
+/// The lines of a model (`None` where it is refused), each checked to read back.
+fn onnx_lines(data: &[u8], options: &crate::onnx::Options) -> std::result::Result<Option<Vec<String>>, Violation> {
+    let Ok(network) = crate::onnx::problems_from_bytes(data, "fuzz.onnx", options) else {
+        return Ok(None);
+    };
+    for p in &network.problems {
+        let back =
+            ConvProblem::from_driver_line(&p.line).map_err(|e| format!("{}: does not read back: {e}", p.line))?;
+        if back != p.problem {
+            return Err(format!("{}: reads back as {back:?}, not {:?}", p.line, p.problem));
+        }
+    }
+    Ok(Some(network.lines().iter().map(|s| s.to_string()).collect()))
+}
+
+/// The model with every initializer used only as a convolution's weights (and not already a
+/// graph input, its name unique) given as a graph input of its shape and type instead; `None`
+/// when there is none.
+fn onnx_weights_as_inputs(model: &crate::onnx::proto::ModelProto) -> Option<Vec<u8>> {
+    use crate::onnx::proto::{tensor_shape_proto, type_proto, TensorShapeProto, TypeProto, ValueInfoProto};
+    use prost::Message;
+    let graph = model.graph.as_ref()?;
+    let mut uses: std::collections::HashMap<&str, (usize, bool)> = std::collections::HashMap::new();
+    for node in &graph.node {
+        let conv = matches!(node.op_type.as_deref(), Some("Conv" | "ConvTranspose"))
+            && matches!(node.domain.as_deref(), None | Some("") | Some("ai.onnx"));
+        for (i, input) in node.input.iter().enumerate() {
+            let e = uses.entry(input.as_str()).or_insert((0, true));
+            e.0 += 1;
+            e.1 &= conv && i == 1;
+        }
+    }
+    for o in &graph.output {
+        if let Some(e) = o.name.as_deref().and_then(|n| uses.get_mut(n)) {
+            e.1 = false;
+        }
+    }
+    let listed: std::collections::HashSet<&str> = graph.input.iter().filter_map(|i| i.name.as_deref()).collect();
+    let mut seen = std::collections::HashMap::new();
+    for t in &graph.initializer {
+        *seen.entry(t.name.as_deref().unwrap_or("")).or_insert(0) += 1;
+    }
+    let movable = |t: &crate::onnx::proto::TensorProto| {
+        let n = t.name.as_deref().unwrap_or("");
+        !n.is_empty() && seen.get(n) == Some(&1) && !listed.contains(n) && uses.get(n).is_some_and(|u| u.0 > 0 && u.1)
+    };
+    if !graph.initializer.iter().any(movable) {
+        return None;
+    }
+    let mut out = model.clone();
+    let g = out.graph.as_mut()?;
+    let (moved, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut g.initializer).into_iter().partition(|t| movable(t));
+    g.initializer = kept;
+    for t in moved {
+        let dim = t
+            .dims
+            .iter()
+            .map(|&d| tensor_shape_proto::Dimension {
+                denotation: None,
+                value: Some(tensor_shape_proto::dimension::Value::DimValue(d)),
+            })
+            .collect();
+        g.input.push(ValueInfoProto {
+            name: t.name.clone(),
+            r#type: Some(TypeProto {
+                denotation: None,
+                value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                    elem_type: t.data_type,
+                    shape: Some(TensorShapeProto { dim }),
+                })),
+            }),
+            ..Default::default()
+        });
+    }
+    Some(out.encode_to_vec())
+}
+
+/// The model with its graph inputs' fixed batch 1 made a new symbol and every stated shape's
+/// fixed first dimension `v` written as an expression in it; `None` unless every graph input
+/// of rank 2 or more (not an initializer) has a fixed first dimension of 1, and one does.
+fn onnx_symbolic_batch(model: &crate::onnx::proto::ModelProto) -> Option<Vec<u8>> {
+    use crate::onnx::proto::{tensor_shape_proto::dimension::Value, type_proto, ValueInfoProto};
+    use prost::Message;
+    const SYMBOL: &str = "fuzz_batch_symbol";
+    let graph = model.graph.as_ref()?;
+    let initializers: std::collections::HashSet<&str> =
+        graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
+    let dims_of = |vi: &ValueInfoProto| match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::TensorType(t)) => t.shape.as_ref().map(|s| s.dim.clone()),
+        _ => None,
+    };
+    let mut any = false;
+    for input in &graph.input {
+        if input.name.as_deref().is_some_and(|n| initializers.contains(n)) {
+            continue;
+        }
+        let Some(dims) = dims_of(input) else { continue };
+        if dims.len() < 2 {
+            continue;
+        }
+        match dims[0].value {
+            Some(Value::DimValue(1)) => any = true,
+            _ => return None,
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut out = model.clone();
+    let g = out.graph.as_mut()?;
+    fn first_dim(vi: &mut ValueInfoProto) -> Option<&mut Option<Value>> {
+        match vi.r#type.as_mut()?.value.as_mut()? {
+            type_proto::Value::TensorType(t) => t.shape.as_mut()?.dim.first_mut().map(|d| &mut d.value),
+            _ => None,
+        }
+    }
+    for input in &mut g.input {
+        if input.name.as_deref().is_some_and(|n| initializers.contains(n)) || dims_of(input).is_none_or(|d| d.len() < 2)
+        {
+            continue;
+        }
+        if let Some(v) = first_dim(input) {
+            *v = Some(Value::DimParam(SYMBOL.to_string()));
+        }
+    }
+    for (i, vi) in g.value_info.iter_mut().chain(g.output.iter_mut()).enumerate() {
+        if let Some(v) = first_dim(vi) {
+            if let Some(Value::DimValue(d)) = *v {
+                if d >= 1 {
+                    let text = match i % 3 {
+                        0 => format!("{d}*{SYMBOL}"),
+                        1 => format!("{SYMBOL}*{d}"),
+                        _ => format!("({SYMBOL} * {d})"),
+                    };
+                    *v = Some(Value::DimParam(text));
+                }
+            }
+        }
+    }
+    Some(out.encode_to_vec())
+}
+
+/// The seeds of [`onnx_model`]: [`onnx_seed`], and [`onnx_seed_inputs`].
+pub fn onnx_seeds() -> Vec<Vec<u8>> {
+    vec![onnx_seed(), onnx_seed_inputs()]
+}
+
+/// [`onnx_seed`] as a graph built for shape analysis gives it: the convolutions' weights as
+/// graph inputs without initializers, a `[4, 1]` scale as a graph input multiplied in, a
+/// rank-1 input of the batch's length `[N]`, and after the last convolution an op not known
+/// here whose output the model states as `[2*N, 4, 1024]` (as `torch.export` writes it),
+/// feeding one more convolution (weights `[4, 4, 3]`, a graph input).
+pub fn onnx_seed_inputs() -> Vec<u8> {
+    use crate::onnx::proto::{
+        tensor_proto::DataType, tensor_shape_proto, type_proto, AttributeProto, ModelProto, NodeProto,
+        TensorShapeProto, TypeProto, ValueInfoProto,
+    };
+    use prost::Message;
+    let Ok(model) = ModelProto::decode(onnx_seed().as_slice()) else {
+        return onnx_seed();
+    };
+    let Some(moved) = onnx_weights_as_inputs(&model).and_then(|b| ModelProto::decode(b.as_slice()).ok()) else {
+        return onnx_seed();
+    };
+    let mut model = moved;
+    let Some(g) = model.graph.as_mut() else {
+        return onnx_seed();
+    };
+    let vi = |name: &str, dims: &[tensor_shape_proto::dimension::Value]| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            denotation: None,
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(DataType::Float as i32),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|d| tensor_shape_proto::Dimension {
+                            denotation: None,
+                            value: Some(d.clone()),
+                        })
+                        .collect(),
+                }),
+            })),
+        }),
+        ..Default::default()
+    };
+    use tensor_shape_proto::dimension::Value::{DimParam, DimValue};
+    let node =
+        |op: &str, inputs: &[&str], output: &str, domain: Option<&str>, attribute: Vec<AttributeProto>| NodeProto {
+            op_type: Some(op.into()),
+            name: Some(output.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            domain: domain.map(|d| d.into()),
+            attribute,
+            ..Default::default()
+        };
+    g.input.push(vi("gamma", &[DimValue(4), DimValue(1)]));
+    g.input.push(vi("len", &[DimParam("N".into())]));
+    g.input.push(vi("w4", &[DimValue(4), DimValue(4), DimValue(3)]));
+    g.node.push(node("Mul", &["c3", "gamma"], "scaled", None, vec![]));
+    g.node.push(node(
+        "Frobnicate",
+        &["scaled", "len"],
+        "fz",
+        Some("com.example"),
+        vec![],
+    ));
+    g.value_info
+        .push(vi("fz", &[DimParam("2*N".into()), DimValue(4), DimValue(1024)]));
+    g.node.push(node(
+        "Conv",
+        &["fz", "w4"],
+        "c4",
+        None,
+        vec![AttributeProto {
+            name: Some("pads".into()),
+            r#type: Some(crate::onnx::proto::attribute_proto::AttributeType::Ints as i32),
+            ints: vec![1, 1],
+            ..Default::default()
+        }],
+    ));
+    model.encode_to_vec()
 }
 
 /// A small ONNX model for [`onnx_model`]'s seed corpus: a 2-D convolution with SAME padding, a

@@ -673,10 +673,11 @@ fn ck_block_sizes_past_u64_halves_do_not_overflow() {
 }
 
 /// The ONNX reader over a small network (2-D SAME, Resize, Concat, ConvTranspose with output
-/// padding, a 1-D grouped convolution after a Reshape): every cut and 20,000 mutations.
+/// padding, a 1-D grouped convolution after a Reshape), and the same with its weights as graph
+/// inputs without initializers and a stated `2*N` dimension: every cut and 20,000 mutations.
 #[test]
 fn onnx_models_never_panic() {
-    fuzz("onnx_model", &[fuzzing::onnx_seed()], 400, 20000);
+    fuzz("onnx_model", &fuzzing::onnx_seeds(), 400, 20000);
 }
 
 /// The seeds of one harness (those the tests above use).
@@ -744,7 +745,7 @@ fn seeds_of(name: &str) -> Vec<Vec<u8>> {
                     .into_bytes()
             })
             .collect(),
-        "onnx_model" => vec![fuzzing::onnx_seed()],
+        "onnx_model" => fuzzing::onnx_seeds(),
         other => panic!("no harness {other}"),
     }
 }

@@ -643,6 +643,320 @@ fn unknown_ops() {
     assert_eq!(net.not_derived.get("NonMaxSuppression"), Some(&1));
 }
 
+// ---- Weights given as graph inputs (issue 53).
+
+/// How a graph gives its weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Weights {
+    /// Initializers only (as exporters write them).
+    Initializers,
+    /// Initializers, listed as graph inputs too (IR version 3 and older).
+    InitializersAndInputs,
+    /// Graph inputs with fixed shapes and no initializer (shape analysis, weight streaming).
+    InputsOnly,
+}
+
+/// A small network with every kind of parameter a convolutional network has, given as `how`:
+/// a 3x3 stem (16 <- 3, stride 2, pad 1), BatchNormalization (scale, bias, mean, variance), a
+/// layer scale of shape [16, 1, 1] multiplied in (as ConvNeXt's), a 1x1 conv whose weights are
+/// [64, 16, 1, 1], a weight cast to FLOAT before its conv (a parameter computed from one), a
+/// residual Add, a transposed 2x2 stride 2 convolution, a Gemm head. The data input is
+/// `[batch, 3, 32, 32]`.
+fn parameters_as(how: Weights, batch: D) -> Graph {
+    let mut g = Graph::new("x", DataType::Float, &[batch, D::N(3), D::N(32), D::N(32)]);
+    let params: Vec<(&str, Vec<i64>)> = vec![
+        ("w1", vec![16, 3, 3, 3]),
+        ("bn.scale", vec![16]),
+        ("bn.bias", vec![16]),
+        ("bn.mean", vec![16]),
+        ("bn.var", vec![16]),
+        ("gamma", vec![16, 1, 1]),
+        ("w2", vec![64, 16, 1, 1]),
+        ("w3", vec![16, 64, 1, 1]),
+        ("w4", vec![16, 8, 2, 2]),
+        ("fc", vec![8 * 32 * 32, 10]),
+    ];
+    for (name, dims) in &params {
+        if how != Weights::InputsOnly {
+            g.inits.push(weights(name, DataType::Float, dims));
+        }
+        if how != Weights::Initializers {
+            g.inputs.push(value_info(name, DataType::Float, &fixed(dims)));
+        }
+    }
+    // The half-precision copy of w3 is cast to FLOAT before its convolution.
+    if how != Weights::InputsOnly {
+        g.inits.push(weights("w3.half", DataType::Float16, &[16, 64, 1, 1]));
+    }
+    if how != Weights::Initializers {
+        g.inputs
+            .push(value_info("w3.half", DataType::Float16, &fixed(&[16, 64, 1, 1])));
+    }
+    let conv = |g: &mut Graph, name: &str, x: &str, w: &str, attrs: Vec<AttributeProto>| {
+        g.nodes.push(node("Conv", name, &[x, w], &[name], attrs));
+    };
+    conv(
+        &mut g,
+        "c1",
+        "x",
+        "w1",
+        vec![a_ints("pads", &[1, 1, 1, 1]), a_ints("strides", &[2, 2])],
+    );
+    g.op(
+        "BatchNormalization",
+        "bn",
+        &["c1", "bn.scale", "bn.bias", "bn.mean", "bn.var"],
+        vec![],
+    );
+    g.op("Relu", "r1", &["bn"], vec![]);
+    g.op("Mul", "ls", &["r1", "gamma"], vec![]);
+    conv(&mut g, "c2", "ls", "w2", vec![]);
+    g.nodes.push(node(
+        "Cast",
+        "w3.cast",
+        &["w3.half"],
+        &["w3.float"],
+        vec![a_int("to", 1)],
+    ));
+    conv(&mut g, "c3", "c2", "w3.float", vec![]);
+    g.op("Add", "res", &["c3", "ls"], vec![]);
+    g.nodes.push(node(
+        "ConvTranspose",
+        "up",
+        &["res", "w4"],
+        &["up"],
+        vec![a_ints("strides", &[2, 2])],
+    ));
+    g.op("Flatten", "fl", &["up"], vec![]);
+    g.op("Gemm", "head", &["fl", "fc"], vec![]);
+    g
+}
+
+/// The problems of [`parameters_as`] derived by hand, at batch `n`: c1 3x3/2 pad 1 on 32 gives
+/// 16 ((32+2-3)/2+1); c2 and c3 are 1x1 on 16x16; the transposed 2x2/2 gives 32x32 from 16
+/// channels to 8 (W is [16, 8, 2, 2]). Training: backward data for all but c1 (its input is
+/// the network's), backward weights for all.
+fn parameters_lines(n: u64, training: bool) -> Vec<String> {
+    let c1 = |d| line2d(n, 3, 32, 32, 16, (3, 3), (1, 1), (2, 2), 1, d);
+    let c2 = |d| line2d(n, 16, 16, 16, 64, (1, 1), (0, 0), (1, 1), 1, d);
+    let c3 = |d| line2d(n, 64, 16, 16, 16, (1, 1), (0, 0), (1, 1), 1, d);
+    let up = |d| {
+        format!("conv -n {n} -c 16 -H 16 -W 16 -k 8 -y 2 -x 2 -p 0 -q 0 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F {d} -t 1")
+    };
+    let mut lines = vec![c1(1), c2(1), c3(1), up(1)];
+    if training {
+        lines.extend([c2(2), c3(2), up(2), c1(4), c2(4), c3(4), up(4)]);
+    }
+    lines
+}
+
+/// Weights given as graph inputs, with or without initializers, give the problems the same
+/// graph gives with initializers: inference and training, the batch fixed or symbolic, with
+/// and without --batch. --batch replaces the data input's batch only; the [64, 16, 1, 1]
+/// weights keep their 64 (before, --batch 32 made them [32, 16, 1, 1] and the model was
+/// refused), the [16, 1, 1] layer scale its 16.
+#[test]
+fn weights_as_graph_inputs_give_the_same_problems() {
+    for how in [
+        Weights::Initializers,
+        Weights::InitializersAndInputs,
+        Weights::InputsOnly,
+    ] {
+        for training in [false, true] {
+            let fixed_batch = parameters_as(how, D::N(2));
+            let symbolic = parameters_as(how, D::S("batch"));
+            let opts = |batch| Options {
+                batch,
+                training,
+                ..Options::default()
+            };
+            let what = format!("{how:?}, training {training}");
+            assert_eq!(fixed_batch.lines(&opts(None)), parameters_lines(2, training), "{what}");
+            for batch in [1, 32, 64] {
+                assert_eq!(
+                    fixed_batch.lines(&opts(Some(batch))),
+                    parameters_lines(batch, training),
+                    "{what}, --batch {batch}"
+                );
+                assert_eq!(
+                    symbolic.lines(&opts(Some(batch))),
+                    parameters_lines(batch, training),
+                    "{what}, symbolic, --batch {batch}"
+                );
+            }
+            let net = fixed_batch.run(&opts(Some(32))).unwrap();
+            assert!(
+                net.notes
+                    .iter()
+                    .any(|n| n.contains("graph input 'x': its batch 2 replaced by --batch 32")),
+                "{what}: {:?}",
+                net.notes
+            );
+            assert!(
+                !net.notes.iter().any(|n| n.contains("'w2': its batch")),
+                "{what}: {:?}",
+                net.notes
+            );
+            if how == Weights::InputsOnly {
+                assert!(
+                    net.notes
+                        .iter()
+                        .any(|n| n.contains("graph input 'w2' keeps its first dimension 64")),
+                    "{:?}",
+                    net.notes
+                );
+            }
+        }
+    }
+}
+
+/// Two data inputs with fixed batches, each feeding a convolution (a two-stream network), and
+/// a weight input: --batch replaces both batches, not the weight's first dimension.
+#[test]
+fn several_data_inputs_all_carry_the_batch() {
+    let mut g = Graph::new("rgb", DataType::Float, &fixed(&[1, 3, 16, 16]));
+    g.inputs
+        .push(value_info("flow", DataType::Float, &fixed(&[1, 2, 16, 16])));
+    g.inputs.push(value_info("wf", DataType::Float, &fixed(&[8, 2, 3, 3])));
+    g.conv("a", "rgb", &[8, 3, 3, 3], vec![a_ints("pads", &[1, 1, 1, 1])]);
+    g.nodes.push(node(
+        "Conv",
+        "b",
+        &["flow", "wf"],
+        &["b"],
+        vec![a_ints("pads", &[1, 1, 1, 1])],
+    ));
+    g.op("Concat", "cat", &["a", "b"], vec![a_int("axis", 1)]);
+    g.conv("c", "cat", &[4, 16, 1, 1], vec![]);
+    let b = Options {
+        batch: Some(8),
+        ..Options::default()
+    };
+    assert_eq!(
+        g.lines(&b),
+        vec![
+            line2d(8, 3, 16, 16, 8, (3, 3), (1, 1), (1, 1), 1, 1),
+            line2d(8, 2, 16, 16, 8, (3, 3), (1, 1), (1, 1), 1, 1),
+            line2d(8, 16, 16, 16, 4, (1, 1), (0, 0), (1, 1), 1, 1),
+        ]
+    );
+}
+
+// ---- Stated shapes whose dimensions are expressions (issue 53).
+
+/// A convolution whose input's shape comes only from value_info: an op not known here
+/// produces it from the data input `[batch, 4, 8, 8]` (as a Reshape whose target is in a
+/// missing external-data file leaves it to value_info).
+fn stated_input(input_batch: D, stated: &[D]) -> Graph {
+    let mut g = Graph::new("x", DataType::Float, &[input_batch, D::N(4), D::N(8), D::N(8)]);
+    let mut custom = node("Frobnicate", "frob", &["x"], &["y"], vec![]);
+    custom.domain = Some("com.example".into());
+    g.nodes.push(custom);
+    g.value_info.push(value_info("y", DataType::Float, stated));
+    g.conv("c", "y", &[8, 4, 3, 3], vec![a_ints("pads", &[1, 1, 1, 1])]);
+    g
+}
+
+fn batch(n: u64) -> Options {
+    Options {
+        batch: Some(n),
+        ..Options::default()
+    }
+}
+
+/// `torch.export` writes dims such as `2*batch` and `s0*2` (a decoder that runs on batch x
+/// sources): they are evaluated in the batch, 2 x 32 = 64, never taken as the batch itself.
+#[test]
+fn expression_dims_are_evaluated_in_the_batch() {
+    let rest = [D::N(4), D::N(8), D::N(8)];
+    for (symbol, dim, want) in [
+        ("batch", "batch", 32),
+        ("batch", "2*batch", 64),
+        ("s0", "s0*2", 64),
+        ("s0", "2*s0 + 2", 66),
+        ("s0", "(s0//2)", 16),
+    ] {
+        let mut stated = vec![D::S(dim)];
+        stated.extend(rest);
+        let g = stated_input(D::S(symbol), &stated);
+        assert_eq!(
+            g.lines(&batch(32)),
+            vec![line2d(want, 4, 8, 8, 8, (3, 3), (1, 1), (1, 1), 1, 1)],
+            "{dim}"
+        );
+    }
+    // Also a symbolic dimension further in: [batch, 2*s0 ...] after a reshape of the batch
+    // into channels; and the ONNX path's own Reshape with its target in an external file.
+    let g = stated_input(D::S("s0"), &[D::N(1), D::S("4*s0"), D::N(8), D::N(8)]);
+    let e = g.run(&batch(2)).unwrap_err();
+    assert!(e.to_string().contains("input has 8 channels"), "{e}");
+}
+
+/// A Reshape whose target is in a missing external-data file: the rule cannot compute it, the
+/// model states `[2*batch, 4, 8, 8]`: N = 64 at --batch 32 (ConvTasNet's decoder runs on batch
+/// x sources; before, N was 32).
+#[test]
+fn a_reshape_with_its_target_missing_takes_the_stated_expression() {
+    let mut g = Graph::new(
+        "x",
+        DataType::Float,
+        &[D::S("batch"), D::N(2), D::N(4), D::N(8), D::N(8)],
+    );
+    g.inits.push(TensorProto {
+        name: Some("target".into()),
+        dims: vec![4],
+        data_type: Some(DataType::Int64 as i32),
+        data_location: Some(tuneinfer::onnx::proto::tensor_proto::DataLocation::External as i32),
+        ..Default::default()
+    });
+    g.op("Reshape", "merge", &["x", "target"], vec![]);
+    g.value_info.push(value_info(
+        "merge",
+        DataType::Float,
+        &[D::S("2*batch"), D::N(4), D::N(8), D::N(8)],
+    ));
+    g.conv("dec", "merge", &[8, 4, 3, 3], vec![a_ints("pads", &[1, 1, 1, 1])]);
+    assert_eq!(
+        g.lines(&batch(32)),
+        vec![line2d(64, 4, 8, 8, 8, (3, 3), (1, 1), (1, 1), 1, 1)]
+    );
+    // Without --batch: a usage error, as for the input's own batch.
+    let e = g.run(&fwd()).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+}
+
+/// A stated dimension in a symbol that is not the batch (ONNX shape inference's `unk__3`,
+/// another input's length), or an expression not read here, or an unnamed one: refused, with
+/// the node and the value named; never the batch.
+#[test]
+fn other_symbols_are_refused_naming_the_node() {
+    for dim in ["unk__3", "2*seq", "batch*seq", "s0**2", ""] {
+        let g = stated_input(D::S("batch"), &[D::S(dim), D::N(4), D::N(8), D::N(8)]);
+        let e = g.run(&batch(32)).unwrap_err();
+        assert_eq!(e.exit_code(), 4, "{dim}: {e}");
+        let text = e.to_string();
+        for part in ["'frob' (Frobnicate)", "'c'", "'y'", "dimension 0"] {
+            assert!(text.contains(part), "{dim}: {part}: {text}");
+        }
+    }
+}
+
+/// A model exported at a fixed batch states its shapes at that batch: where --batch replaces
+/// it, a stated fixed shape is not taken (it would give N = 1 silently); without --batch, or
+/// at the same batch, it is.
+#[test]
+fn stated_shapes_of_a_replaced_batch_are_refused() {
+    let g = stated_input(D::N(1), &fixed(&[1, 4, 8, 8]));
+    let e = g.run(&batch(32)).unwrap_err();
+    let text = e.to_string();
+    for part in ["'frob'", "exported with (1)", "--batch 32"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    let one = vec![line2d(1, 4, 8, 8, 8, (3, 3), (1, 1), (1, 1), 1, 1)];
+    assert_eq!(g.lines(&fwd()), one);
+    assert_eq!(g.lines(&batch(1)), one);
+}
+
 // ---- ResNet-50.
 
 /// ResNet-50 (He et al. 2016, torchvision's `resnet50`): a 7x7/2 stem, a 3x3/2 max pool, then
@@ -906,6 +1220,27 @@ fn the_fuzz_seed_reads() {
         ]
     );
     assert_eq!(tuneinfer::fuzzing::onnx_model(&tuneinfer::fuzzing::onnx_seed()), Ok(()));
+
+    // The same with its weights as graph inputs, and one more convolution on a stated
+    // [2*N, 4, 1024]: N = 2 x 2 = 4 there, 2 everywhere else.
+    let inputs = tuneinfer::fuzzing::onnx_seed_inputs();
+    let lines: Vec<String> = problems_from_bytes(
+        &inputs,
+        "seed-inputs.onnx",
+        &Options {
+            batch: Some(2),
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .lines()
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut want: Vec<String> = net.lines().iter().map(|s| s.to_string()).collect();
+    want.push("conv -n 4 -c 4 -H 1 -W 1024 -k 4 -y 1 -x 3 -p 0 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 1 -t 1".into());
+    assert_eq!(lines, want);
+    assert_eq!(tuneinfer::fuzzing::onnx_model(&inputs), Ok(()));
 }
 
 /// Writes the fuzz seed to `$TUNEINFER_ONNX_SEED` (`tools/fuzz.sh onnx_model`).
@@ -913,7 +1248,10 @@ fn the_fuzz_seed_reads() {
 #[ignore]
 fn write_fuzz_seed() {
     let path = std::env::var("TUNEINFER_ONNX_SEED").expect("TUNEINFER_ONNX_SEED");
-    std::fs::write(path, tuneinfer::fuzzing::onnx_seed()).unwrap();
+    for (i, seed) in tuneinfer::fuzzing::onnx_seeds().iter().enumerate() {
+        let file = if i == 0 { path.clone() } else { format!("{path}.{i}") };
+        std::fs::write(file, seed).unwrap();
+    }
 }
 
 // ---- The command line.

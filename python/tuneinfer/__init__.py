@@ -11,11 +11,15 @@
     p.predict_batch(lines, errors="return")                     # an ONNX network's problems
     tuneinfer.userdb("gfx942130", onnx="resnet50.onnx", batch=32, training=True)
 
+    lines = tuneinfer.problems_from_torch(model, torch.randn(2, 3, 224, 224), batch=32)
+    tuneinfer.userdb(arch="gfx942130", model=model, example_inputs=x, batch=32, training=True)
+
 Failures raise TuneinferError (also tuneinfer.Error) with the library's message; `.code` is the
 CLI's exit code for it. The GIL is released while a model loads and while it predicts.
 """
 
 from ._native import ABI_VERSION, Prediction, Predictor, TuneinferError, __version__, problems_from_onnx, run_cli
+from ._torch import problems_from_torch
 
 Error = TuneinferError
 
@@ -27,17 +31,51 @@ __all__ = [
     "TuneinferError",
     "__version__",
     "problems_from_onnx",
+    "problems_from_torch",
     "userdb",
 ]
 
 
-def userdb(arch, onnx=None, input=None, batch=None, training=False, precision=None, layout=None, **options):
+def userdb(
+    arch,
+    onnx=None,
+    input=None,
+    batch=None,
+    training=False,
+    precision=None,
+    layout=None,
+    model=None,
+    example_inputs=None,
+    **options,
+):
     """Writes MIOpen's user perf database as `tuneinfer userdb` does (the same code, its summary
     on stderr): the problems of the ONNX network `onnx` (with `batch`, `training`, `precision`
-    "fp32"|"fp16"|"bf16", `layout` "NCHW"|"NHWC", as problems_from_onnx) or of the log or
-    problem list `input`. Other options are the CLI's, underscores for dashes: out="udb",
-    system_db="none", miopen_version="HIP.3_2_0_", dry_run=True, device="cpu" ...
+    "fp32"|"fp16"|"bf16", `layout` "NCHW"|"NHWC", as problems_from_onnx), of the live PyTorch
+    `model` run on `example_inputs` (with `batch` and `training`, as problems_from_torch: the
+    data type and layout come from the model), or of the log or problem list `input`. Other
+    options are the CLI's, underscores for dashes: out="udb", system_db="none",
+    miopen_version="HIP.3_2_0_", dry_run=True, device="cpu" ...
     Raises TuneinferError (`.code`: the CLI's exit code) when it fails."""
+    if model is not None:
+        if onnx is not None or input is not None or precision is not None or layout is not None:
+            error = TuneinferError(
+                "userdb: model= takes its problems from the live model: give no onnx=, input=, precision= or "
+                "layout= with it (the data type and layout are the model's: autocast or .half(), channels_last)"
+            )
+            error.code = 2
+            error.index = None
+            raise error
+        import os
+        import tempfile
+
+        lines = problems_from_torch(model, example_inputs, training=training, batch=batch)
+        handle, path = tempfile.mkstemp(prefix="tuneinfer-torch-", suffix=".txt")
+        try:
+            with os.fdopen(handle, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            return userdb(arch, input=path, **options)
+        finally:
+            os.unlink(path)
     args = ["userdb", "--arch", str(arch)]
     if onnx is not None:
         args += ["--onnx", str(onnx)]

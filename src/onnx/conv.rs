@@ -23,8 +23,10 @@
 //!   symmetric padding): the convolution sees the input padded by `end - begin` (or the
 //!   reverse) and pads `min(begin, end)`; a transposed one pads `min` and its output is cropped.
 
+use super::graph::Tensor;
+use super::proto::{tensor_proto::DataType, NodeProto};
 use super::Options;
-use crate::problem::{ConvProblem, Direction, Layout, Precision};
+use crate::problem::{ConvProblem, Direction, Layout, Precision, MAX_FIELD_VALUE};
 
 /// One spatial dimension of a convolution, as MIOpen sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +197,264 @@ pub(super) fn same_pads(input: u64, filter: u64, stride: u64, dilation: u64, upp
         (small, total - small)
     } else {
         (total - small, small)
+    }
+}
+
+/// A `Conv` or `ConvTranspose` node with its input `x` and weights `w` as MIOpen is asked to run
+/// it, its output's dims, and what the user should know (notes); `Err(why)` where it does not
+/// map (bad attributes, channels, padding; `label` names the node in notes).
+pub(super) fn map(node: &NodeProto, label: &str, x: &Tensor, w: &Tensor, options: &Options) -> Result<Mapped, String> {
+    let mut notes = Vec::new();
+    let op = node.op_type.as_deref().unwrap_or("");
+    let bad = |why: String| why;
+    let rank = x.rank();
+    if !(3..=5).contains(&rank) {
+        return Err(bad(format!(
+            "input of rank {rank}: MIOpen convolves 1-D (as 2-D), 2-D and 3-D images (rank 3 to 5)"
+        )));
+    }
+    if w.rank() != rank {
+        return Err(bad(format!("weights of rank {} for an input of rank {rank}", w.rank())));
+    }
+    let spatial = rank - 2;
+    let transposed = op == "ConvTranspose";
+    let attr = |n: &str| node.attribute.iter().find(|a| a.name.as_deref() == Some(n));
+    let group = match attr("group").and_then(|a| a.i) {
+        None => 1,
+        Some(g) if g >= 1 && g as u64 <= MAX_FIELD_VALUE => g as u64,
+        Some(g) => return Err(bad(format!("group {g}"))),
+    };
+    let ints = |n: &str, default: u64| -> Result<Vec<u64>, String> {
+        match attr(n) {
+            None => Ok(vec![default; spatial]),
+            Some(a) if a.ints.len() == spatial => a
+                .ints
+                .iter()
+                .map(|&v| {
+                    u64::try_from(v)
+                        .ok()
+                        .filter(|v| *v <= MAX_FIELD_VALUE && (default == 0 || *v >= 1))
+                        .ok_or_else(|| bad(format!("{n} {:?}: out of range", a.ints)))
+                })
+                .collect(),
+            Some(a) => Err(bad(format!("{n} {:?} for {spatial} spatial dimension(s)", a.ints))),
+        }
+    };
+    let strides = ints("strides", 1)?;
+    let dilations = ints("dilations", 1)?;
+    let filter: Vec<u64> = w.dims[2..].to_vec();
+    if let Some(k) = attr("kernel_shape") {
+        if k.ints.iter().map(|&v| v as u64).ne(filter.iter().copied()) {
+            return Err(bad(format!(
+                "kernel_shape {:?} differs from the weights' {:?}",
+                k.ints, filter
+            )));
+        }
+    }
+    if filter.contains(&0) || w.dims.contains(&0) {
+        return Err(bad(format!("weights of shape {:?}", w.dims)));
+    }
+    if x.dims.contains(&0) {
+        return Err(bad(format!("input of shape {:?}", x.dims)));
+    }
+    let n = x.dims[0];
+    let c = x.dims[1];
+    let (c_per_group, k) = if transposed {
+        // ConvTranspose's W is (C, M/group, k...).
+        if w.dims[0] != c {
+            return Err(bad(format!(
+                "input has {c} channels, weights {:?} expect {}",
+                w.dims, w.dims[0]
+            )));
+        }
+        (c / group.max(1), w.dims[1].saturating_mul(group))
+    } else {
+        (w.dims[1], w.dims[0])
+    };
+    if !transposed && c != c_per_group.saturating_mul(group) {
+        return Err(bad(format!(
+            "input has {c} channels, weights {:?} with group {group} expect {}",
+            w.dims,
+            c_per_group.saturating_mul(group)
+        )));
+    }
+    if c % group != 0 || k % group != 0 {
+        return Err(bad(format!(
+            "group {group} does not divide the channels ({c} in, {k} out)"
+        )));
+    }
+    let auto_pad = attr("auto_pad")
+        .and_then(|a| a.s.as_deref())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .unwrap_or_else(|| "NOTSET".into());
+    let in_sizes = &x.dims[2..];
+    let out_pads = if transposed {
+        ints("output_padding", 0)?
+    } else {
+        vec![0; spatial]
+    };
+    // (begin, end) padding of each spatial axis, as ONNX defines it.
+    let mut pads: Vec<(u64, u64)> = match auto_pad.as_str() {
+        "NOTSET" | "" => {
+            let p = match attr("pads") {
+                None => vec![0; 2 * spatial],
+                Some(a)
+                    if a.ints.len() == 2 * spatial
+                        && a.ints.iter().all(|&v| (0..=MAX_FIELD_VALUE as i64).contains(&v)) =>
+                {
+                    a.ints.iter().map(|&v| v as u64).collect()
+                }
+                Some(a) => return Err(bad(format!("pads {:?}", a.ints))),
+            };
+            (0..spatial).map(|i| (p[i], p[i + spatial])).collect()
+        }
+        "VALID" => vec![(0, 0); spatial],
+        "SAME_UPPER" | "SAME_LOWER" if !transposed => (0..spatial)
+            .map(|i| {
+                same_pads(
+                    in_sizes[i],
+                    filter[i],
+                    strides[i],
+                    dilations[i],
+                    auto_pad == "SAME_UPPER",
+                )
+            })
+            .collect(),
+        "SAME_UPPER" | "SAME_LOWER" => Vec::new(),
+        other => return Err(bad(format!("auto_pad '{other}'"))),
+    };
+    // ConvTranspose: output_shape (or SAME: input * stride) sets the padding.
+    let output_shape = attr("output_shape").map(|a| a.ints.clone());
+    if transposed && (pads.is_empty() || output_shape.is_some()) {
+        let target: Vec<i64> = match &output_shape {
+            Some(s) if s.len() == spatial => s.clone(),
+            Some(s) if s.len() == rank => s[2..].to_vec(),
+            Some(s) => return Err(bad(format!("output_shape {s:?}"))),
+            None => (0..spatial).map(|i| (in_sizes[i] * strides[i]) as i64).collect(),
+        };
+        pads = Vec::with_capacity(spatial);
+        for i in 0..spatial {
+            let full = (strides[i] * (in_sizes[i] - 1) + out_pads[i] + dilations[i] * (filter[i] - 1) + 1) as i64;
+            let total = full.checked_sub(target[i]).unwrap_or(-1);
+            if total < 0 || target[i] <= 0 {
+                return Err(bad(format!(
+                    "output_shape {target:?} is larger than the transposed convolution gives"
+                )));
+            }
+            let total = total as u64;
+            pads.push(if auto_pad == "SAME_UPPER" {
+                (total / 2, total - total / 2)
+            } else {
+                (total - total / 2, total / 2)
+            });
+        }
+    }
+    // MIOpen's symmetric padding; the rest explicit (conv) or cropped (transposed).
+    let mut axes = Vec::with_capacity(spatial);
+    let mut out_dims = vec![n, k];
+    let mut asymmetric = false;
+    for i in 0..spatial {
+        let (b, e) = pads[i];
+        let sym = b.min(e);
+        let extra = b.max(e) - sym;
+        asymmetric |= extra > 0;
+        let span = dilations[i] * (filter[i] - 1) + 1;
+        let axis = Axis {
+            input: if transposed { in_sizes[i] } else { in_sizes[i] + extra },
+            filter: filter[i],
+            pad: sym,
+            stride: strides[i],
+            dilation: dilations[i],
+            out_pad: out_pads[i],
+        };
+        let out = if transposed {
+            let full = transposed_out(&axis);
+            full.checked_sub(extra).filter(|o| *o > 0).ok_or_else(|| {
+                bad(format!(
+                    "the padding {:?} leaves no output in spatial dimension {i}",
+                    pads[i]
+                ))
+            })?
+        } else {
+            let padded = in_sizes[i] + b + e;
+            if padded < span {
+                return Err(bad(format!(
+                    "output would be empty in spatial dimension {i} (input {} + pads {b}+{e} < dilated filter {span})",
+                    in_sizes[i]
+                )));
+            }
+            (padded - span) / strides[i] + 1
+        };
+        out_dims.push(out);
+        axes.push(axis);
+    }
+    if asymmetric {
+        let p: Vec<String> = pads.iter().map(|(b, e)| format!("{b}/{e}")).collect();
+        notes.push(format!(
+            "node {label}: asymmetric padding (begin/end {}) MIOpen cannot express: {}",
+            p.join(", "),
+            if transposed {
+                "as frameworks do, the transposed convolution pads the smaller side on both and its output is \
+                 cropped by the difference"
+            } else {
+                "as frameworks do (PyTorch's padding='same'), the input is padded explicitly by the difference \
+                 first and the convolution pads the smaller side on both"
+            }
+        ));
+    }
+    // 1-D: H = 1 in front (PyTorch's view1d_as_2d).
+    if spatial == 1 {
+        axes.insert(0, Axis::UNIT);
+    }
+    let precision = match options.precision {
+        Some(p) => p,
+        None => precision_of(if x.ty != 0 { x.ty } else { w.ty }).ok_or_else(|| {
+            bad(format!(
+                "input of data type {} (MIOpen's convolutions here: float, float16, bfloat16); give --precision",
+                type_name(x.ty)
+            ))
+        })?,
+    };
+    let conv = MiopenConv {
+        transposed,
+        n,
+        c,
+        k,
+        groups: group,
+        axes,
+        precision,
+        layout: options.layout,
+    };
+    if transposed && group > 1 {
+        notes.push(format!(
+            "node {label}: a grouped transposed convolution is written as the convolution MIOpen runs for it \
+             (x and y swapped, forward as backward data)"
+        ));
+    }
+    Ok(Mapped { conv, out_dims, notes })
+}
+
+/// What [`map`] gives.
+pub(super) struct Mapped {
+    pub conv: MiopenConv,
+    /// The output's dims: N, K and the spatial sizes.
+    pub out_dims: Vec<u64>,
+    pub notes: Vec<String>,
+}
+
+fn precision_of(ty: i32) -> Option<Precision> {
+    match DataType::try_from(ty).ok()? {
+        DataType::Float => Some(Precision::Fp32),
+        DataType::Float16 => Some(Precision::Fp16),
+        DataType::Bfloat16 => Some(Precision::Bf16),
+        _ => None,
+    }
+}
+
+fn type_name(ty: i32) -> String {
+    match DataType::try_from(ty) {
+        Ok(t) => t.as_str_name().to_lowercase(),
+        Err(_) => format!("{ty}"),
     }
 }
 

@@ -7,14 +7,15 @@
 //! reason, and only a convolution that needs one of them turns it into an error (an unknown op
 //! after the last convolution is harmless).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
-use super::conv::{same_pads, transposed_out, Axis, MiopenConv};
+use super::conv::MiopenConv;
+use super::dims::{is_symbol, BatchSymbols, DimError};
 use super::proto::{self, tensor_proto::DataType, AttributeProto, ModelProto, NodeProto, TensorProto};
 use super::{Collector, Network, Options};
 use crate::error::{Error, Result};
-use crate::problem::{Precision, MAX_FIELD_VALUE};
+use crate::problem::MAX_FIELD_VALUE;
 
 /// Largest tensor whose values are kept (shapes, scales, axes).
 const MAX_VALUES: u64 = 4096;
@@ -72,7 +73,7 @@ impl Tensor {
         }
     }
 
-    fn rank(&self) -> usize {
+    pub(super) fn rank(&self) -> usize {
         self.dims.len()
     }
 
@@ -91,60 +92,158 @@ struct Walk<'a> {
     /// value_info (and graph outputs): shapes the model states.
     stated: HashMap<String, Info>,
     initializers: HashSet<&'a str>,
-    graph_inputs: HashSet<&'a str>,
+    /// The symbols of the graph inputs' first dimensions, which --batch sets.
+    symbols: BatchSymbols,
+    /// The graph inputs whose fixed first dimension is the batch (--batch replaces it): `None`,
+    /// every graph input of rank 2 or more (there is one); else those whose first dimension
+    /// reaches a convolution's batch ([`probe`]). The others are parameters, which keep their
+    /// shapes.
+    carriers: Option<HashSet<String>>,
+    /// The fixed batch the model was exported with, where --batch replaced it: the fixed
+    /// shapes the model states are for that batch, not this one.
+    replaced: Option<u64>,
+    /// Tensors that are parameters or constants: initializers, graph inputs that do not carry
+    /// the batch, `Constant` outputs, and what nodes compute from those alone (a weight cast
+    /// or normalised before its convolution).
+    params: HashSet<String>,
     /// Tensors that need a gradient in training (they depend on a trained parameter).
     needs_grad: HashSet<String>,
+    /// Probing which graph inputs carry the batch: see [`probe`].
+    probe: Option<Probe>,
     collector: Collector,
     network: Network,
+}
+
+/// What [`probe`] gathers: for each tensor, the graph inputs whose first axis is its first
+/// axis; and the graph inputs whose first axis is a convolution's batch.
+#[derive(Default)]
+struct Probe {
+    axis0: HashMap<String, BTreeSet<String>>,
+    data: BTreeSet<String>,
 }
 
 /// Walks the graph of `model`: the distinct problems and the summary's counts.
 pub(super) fn walk(model: &ModelProto, name: &str, options: &Options) -> Result<Network> {
     let graph = model.graph.as_ref().ok_or_else(|| Error::format(name, "no graph"))?;
-    let opset = model
-        .opset_import
+    let initializers: HashSet<&str> = graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
+    // Graph inputs that may carry the batch: not initializers, of rank 2 or more.
+    let candidates = graph
+        .input
         .iter()
-        .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
-        .and_then(|o| o.version)
-        .unwrap_or(super::MAX_OPSET);
-    let mut w = Walk {
-        name,
-        options,
-        opset,
-        tensors: HashMap::new(),
-        stated: HashMap::new(),
-        initializers: graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect(),
-        graph_inputs: HashSet::new(),
-        needs_grad: HashSet::new(),
-        collector: Collector::default(),
-        network: Network::default(),
+        .filter(|i| i.name.as_deref().is_some_and(|n| !initializers.contains(n)))
+        .filter(|i| tensor_type(i).is_some_and(|(d, _)| d.len() >= 2))
+        .count();
+    let carriers = if candidates >= 2 && (options.batch.is_some() || options.training) {
+        Some(probe(model, name, options)?)
+    } else {
+        None
     };
-    for t in &graph.initializer {
-        let Some(tname) = t.name.as_deref() else { continue };
-        w.tensors.insert(tname.to_string(), initializer(t));
-    }
-    for input in &graph.input {
-        let Some(iname) = input.name.as_deref() else { continue };
-        if w.initializers.contains(iname) {
-            continue;
-        }
-        w.graph_inputs.insert(iname);
-        let info = w.graph_input(input);
-        w.tensors.insert(iname.to_string(), info);
-    }
-    for vi in graph.value_info.iter().chain(&graph.output) {
-        let Some(vname) = vi.name.as_deref() else { continue };
-        let info = w.stated_info(vi);
-        w.stated.insert(vname.to_string(), info);
-    }
-    let order = topological(&graph.node, &w.tensors).map_err(|e| Error::format(name, e))?;
-    for i in order {
-        w.node(&graph.node[i])?;
-    }
+    let mut w = Walk::new(model, name, options, carriers, false)?;
+    w.run(model)?;
     let (problems, total) = std::mem::take(&mut w.collector).finish();
     w.network.problems = problems;
     w.network.total = total;
     Ok(w.network)
+}
+
+/// The graph inputs whose first dimension is the batch, where there are several: the graph is
+/// walked with the shapes as stated (the symbolic batch set), following where each input's
+/// first axis goes. An op's output takes its first axis from an input of the same rank and the
+/// same first dimension that is not in a parameter's place (a convolution's weights, a
+/// reshape's target...): broadcasting aligns the last axes, so a `[C, 1, 1]` scale does not
+/// pass its first axis on. The inputs that reach a convolution's input's first axis carry the
+/// batch; the others (weights given as graph inputs) are parameters and keep their shapes.
+fn probe(model: &ModelProto, name: &str, options: &Options) -> Result<HashSet<String>> {
+    let plain = Options {
+        training: false,
+        ..options.clone()
+    };
+    let mut w = Walk::new(model, name, &plain, Some(HashSet::new()), true)?;
+    w.run(model)?;
+    Ok(w.probe.map(|p| p.data.into_iter().collect()).unwrap_or_default())
+}
+
+impl<'a> Walk<'a> {
+    fn new(
+        model: &'a ModelProto,
+        name: &'a str,
+        options: &'a Options,
+        carriers: Option<HashSet<String>>,
+        probing: bool,
+    ) -> Result<Walk<'a>> {
+        let graph = model.graph.as_ref().ok_or_else(|| Error::format(name, "no graph"))?;
+        let opset = model
+            .opset_import
+            .iter()
+            .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
+            .and_then(|o| o.version)
+            .unwrap_or(super::MAX_OPSET);
+        let initializers: HashSet<&str> = graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
+        let mut symbols = BatchSymbols {
+            names: HashSet::new(),
+            batch: options.batch,
+        };
+        for input in &graph.input {
+            if input.name.as_deref().is_some_and(|n| initializers.contains(n)) {
+                continue;
+            }
+            if let Some((dims, _)) = tensor_type(input) {
+                if let Some(Dim::Symbolic(s)) = dims.first() {
+                    if is_symbol(s) {
+                        symbols.names.insert(s.clone());
+                    }
+                }
+            }
+        }
+        Ok(Walk {
+            name,
+            options,
+            opset,
+            tensors: HashMap::new(),
+            stated: HashMap::new(),
+            params: initializers.iter().map(|s| s.to_string()).collect(),
+            initializers,
+            symbols,
+            carriers,
+            replaced: None,
+            needs_grad: HashSet::new(),
+            probe: probing.then(Probe::default),
+            collector: Collector::default(),
+            network: Network::default(),
+        })
+    }
+
+    fn run(&mut self, model: &ModelProto) -> Result<()> {
+        let graph = model
+            .graph
+            .as_ref()
+            .ok_or_else(|| Error::format(self.name, "no graph"))?;
+        for t in &graph.initializer {
+            let Some(tname) = t.name.as_deref() else { continue };
+            self.tensors.insert(tname.to_string(), initializer(t));
+        }
+        for input in &graph.input {
+            let Some(iname) = input.name.as_deref() else { continue };
+            if self.initializers.contains(iname) {
+                continue;
+            }
+            let info = self.graph_input(input);
+            if let Some(p) = &mut self.probe {
+                p.axis0.insert(iname.to_string(), BTreeSet::from([iname.to_string()]));
+            }
+            self.tensors.insert(iname.to_string(), info);
+        }
+        for vi in graph.value_info.iter().chain(&graph.output) {
+            let Some(vname) = vi.name.as_deref() else { continue };
+            let info = self.stated_info(vi);
+            self.stated.insert(vname.to_string(), info);
+        }
+        let order = topological(&graph.node, &self.tensors).map_err(|e| Error::format(self.name, e))?;
+        for i in order {
+            self.node(&graph.node[i])?;
+        }
+        Ok(())
+    }
 }
 
 /// The nodes in an order where every input is produced before it is used (ONNX requires the
@@ -203,6 +302,14 @@ fn node_label(n: &NodeProto) -> String {
         n.name.as_deref().unwrap_or(""),
         n.op_type.as_deref().unwrap_or("?")
     )
+}
+
+/// A shape that needs --batch: a usage error when a convolution needs it.
+fn needs_batch(what: String) -> Rc<Unknown> {
+    Rc::new(Unknown {
+        why: format!("{what}: give the batch size (--batch N; Python: batch=N)"),
+        usage: true,
+    })
 }
 
 fn unknown(why: impl Into<String>) -> Info {
@@ -306,71 +413,130 @@ fn values(t: &TensorProto, n: usize) -> (Option<Vec<i64>>, Option<Vec<f64>>) {
 }
 
 impl Walk<'_> {
-    /// A graph input's shape: its first dimension is the batch (--batch replaces it).
+    /// A graph input's shape. A symbolic dimension is the batch or an expression in it; a
+    /// fixed first one is the batch where the input carries it ([`Walk::carriers`]): --batch
+    /// replaces it. A graph input that does not carry the batch keeps its shape.
     fn graph_input(&mut self, vi: &proto::ValueInfoProto) -> Info {
         let iname = vi.name.as_deref().unwrap_or("");
         let (dims, ty) = match tensor_type(vi) {
             Some(x) => x,
             None => return unknown(format!("graph input '{iname}' has no tensor shape")),
         };
+        let carries = matches!(dims.first(), Some(Dim::Symbolic(_)))
+            || (dims.len() >= 2 && self.carriers.as_ref().is_none_or(|c| c.contains(iname)));
+        if !carries {
+            self.params.insert(iname.to_string());
+        }
         let mut out = Vec::with_capacity(dims.len());
         for (i, d) in dims.iter().enumerate() {
             let batch_axis = i == 0 && dims.len() >= 2;
-            match (d, batch_axis, self.options.batch) {
-                (_, true, Some(b)) => {
-                    if let Dim::Fixed(v) = d {
-                        if *v != b as i64 {
-                            self.network
-                                .notes
-                                .push(format!("graph input '{iname}': its batch {v} replaced by --batch {b}"));
+            match d {
+                Dim::Fixed(v) => {
+                    match (batch_axis && carries, self.options.batch) {
+                        (true, Some(b)) => {
+                            if *v != b as i64 {
+                                self.network
+                                    .notes
+                                    .push(format!("graph input '{iname}': its batch {v} replaced by --batch {b}"));
+                                if *v >= 1 {
+                                    self.replaced = Some(*v as u64);
+                                }
+                            }
+                            out.push(b);
+                            continue;
                         }
+                        (false, Some(b)) if batch_axis && *v != b as i64 && self.probe.is_none() => {
+                            self.network.notes.push(format!(
+                                "graph input '{iname}' keeps its first dimension {v}: no convolution takes its \
+                                 first axis as the batch (weights given as a graph input)"
+                            ));
+                        }
+                        _ => {}
                     }
-                    out.push(b);
+                    match file_dim(*v, &|| format!("graph input '{iname}' dimension {i}")) {
+                        Ok(v) => out.push(v),
+                        Err(e) => return unknown(e),
+                    }
                 }
-                (Dim::Fixed(v), _, _) => match file_dim(*v, &|| format!("graph input '{iname}' dimension {i}")) {
-                    Ok(v) => out.push(v),
-                    Err(e) => return unknown(e),
+                // An unnamed first dimension is the batch (it can be nothing else).
+                Dim::Symbolic(s) if batch_axis && s.is_empty() => match self.options.batch {
+                    Some(b) => out.push(b),
+                    None => {
+                        return Err(needs_batch(format!(
+                            "graph input '{iname}' has a symbolic batch dimension"
+                        )))
+                    }
                 },
-                (Dim::Symbolic(s), true, None) => {
-                    return Err(Rc::new(Unknown {
-                        why: format!(
-                            "graph input '{iname}' has a symbolic batch dimension{}: give the batch size \
-                             (--batch N; Python: batch=N)",
-                            if s.is_empty() { String::new() } else { format!(" '{s}'") }
-                        ),
-                        usage: true,
-                    }))
-                }
-                (Dim::Symbolic(s), _, _) => {
-                    return unknown(format!(
-                        "graph input '{iname}' dimension {i} is symbolic ('{s}'); only the batch (the first) \
-                         can be given (--batch): export the model with fixed sizes"
-                    ))
-                }
+                Dim::Symbolic(s) => match self.symbols.eval(s) {
+                    Ok(v) => out.push(v),
+                    Err(DimError::NeedsBatch) if batch_axis => {
+                        return Err(needs_batch(format!(
+                            "graph input '{iname}' has a symbolic batch dimension '{s}'"
+                        )))
+                    }
+                    Err(DimError::NeedsBatch) => {
+                        return Err(needs_batch(format!(
+                            "graph input '{iname}' dimension {i} is the batch or an expression in it ('{s}')"
+                        )))
+                    }
+                    Err(DimError::Refused(why)) => {
+                        return unknown(format!(
+                            "graph input '{iname}' dimension {i} is symbolic ('{s}': {why}); only the batch can be \
+                             given (--batch): export the model with fixed sizes"
+                        ))
+                    }
+                },
             }
         }
         Ok(Rc::new(Tensor::new(out, ty)))
     }
 
-    /// A shape the model states (value_info, graph outputs): every dimension fixed, or a
-    /// symbolic first one with --batch.
+    /// A shape the model states (value_info, graph outputs): fixed dimensions, and symbolic ones
+    /// that are the batch or an expression in it (`2*batch`, `s0*2`). A symbol that is not the
+    /// batch is refused, never taken as it. Where --batch replaced a fixed batch, fixed shapes
+    /// are the export's, not this batch's: refused too.
     fn stated_info(&self, vi: &proto::ValueInfoProto) -> Info {
         let vname = vi.name.as_deref().unwrap_or("");
         let Some((dims, ty)) = tensor_type(vi) else {
             return unknown(format!("value_info '{vname}' has no shape"));
         };
         let mut out = Vec::with_capacity(dims.len());
+        let mut symbolic = false;
         for (i, d) in dims.iter().enumerate() {
-            match (d, i, self.options.batch) {
-                (Dim::Fixed(v), _, _) => match file_dim(*v, &|| format!("value_info '{vname}' dimension {i}")) {
+            match d {
+                Dim::Fixed(v) => match file_dim(*v, &|| format!("value_info '{vname}' dimension {i}")) {
                     Ok(v) => out.push(v),
                     Err(e) => return unknown(e),
                 },
-                (Dim::Symbolic(_), 0, Some(b)) => out.push(b),
-                (Dim::Symbolic(s), _, _) => {
-                    return unknown(format!("value_info '{vname}' dimension {i} is symbolic ('{s}')"))
+                Dim::Symbolic(s) => {
+                    symbolic = true;
+                    match self.symbols.eval(s) {
+                        Ok(v) => out.push(v),
+                        Err(DimError::NeedsBatch) => {
+                            return Err(needs_batch(format!(
+                                "value_info '{vname}' dimension {i} is an expression in the batch ('{s}')"
+                            )))
+                        }
+                        Err(DimError::Refused(why)) => {
+                            let shown = if s.is_empty() {
+                                "unnamed".to_string()
+                            } else {
+                                format!("'{s}'")
+                            };
+                            return unknown(format!(
+                                "the model states the shape of '{vname}' with dimension {i} {shown}: {why}"
+                            ));
+                        }
+                    }
                 }
             }
+        }
+        if let (Some(old), Some(b), false) = (self.replaced, self.options.batch, symbolic) {
+            return unknown(format!(
+                "the model states the shape of '{vname}' as {out:?} for the batch it was exported with ({old}), \
+                 which --batch {b} replaced: its shape at batch {b} is not stated (export with a symbolic batch, \
+                 or leave --batch out)"
+            ));
         }
         Ok(Rc::new(Tensor::new(out, ty)))
     }
@@ -399,8 +565,18 @@ impl Walk<'_> {
         }
         let result = if standard && (op == "Conv" || op == "ConvTranspose") {
             self.network.convolutions += 1;
-            let out = self.convolution(node, op, &inputs)?;
-            Ok(vec![out])
+            if let Some(p) = &mut self.probe {
+                // The input's first axis is this convolution's batch.
+                if let Some(from) = node.input.first().and_then(|x| p.axis0.get(x)) {
+                    p.data.extend(from.iter().cloned());
+                }
+            }
+            match self.convolution(node, &inputs) {
+                Ok(out) => Ok(vec![out]),
+                // Probing goes on past what the real walk will report.
+                Err(e) if self.probe.is_some() => Err(Fail::Here(e.to_string())),
+                Err(e) => return Err(e),
+            }
         } else if standard {
             rule(node, op, &inputs, self.opset)
         } else {
@@ -409,6 +585,12 @@ impl Walk<'_> {
             )))
         };
         let outputs: Vec<&String> = node.output.iter().collect();
+        let named: Vec<&String> = node.input.iter().filter(|i| !i.is_empty()).collect();
+        if op == "Constant" || (!named.is_empty() && named.iter().all(|i| self.params.contains(i.as_str()))) {
+            for o in outputs.iter().filter(|o| !o.is_empty()) {
+                self.params.insert(o.to_string());
+            }
+        }
         match result {
             Ok(tensors) => {
                 if op != "Conv" && op != "ConvTranspose" {
@@ -420,9 +602,18 @@ impl Walk<'_> {
                     }
                     let info = match tensors.get(i) {
                         Some(t) => check_dims(t, o),
-                        None => self.stated.get(o.as_str()).cloned().unwrap_or_else(|| {
-                            unknown(format!("output {i} of node {} is not derived", node_label(node)))
-                        }),
+                        None => match self.stated.get(o.as_str()) {
+                            Some(Ok(t)) => Ok(t.clone()),
+                            Some(Err(u)) => Err(Rc::new(Unknown {
+                                why: format!(
+                                    "output {i} of node {} is not derived, and its stated shape cannot be used: {}",
+                                    node_label(node),
+                                    u.why
+                                ),
+                                usage: u.usage,
+                            })),
+                            None => unknown(format!("output {i} of node {} is not derived", node_label(node))),
+                        },
                     };
                     self.tensors.insert(o.to_string(), info);
                 }
@@ -437,9 +628,22 @@ impl Walk<'_> {
                 } else {
                     *self.network.not_derived.entry(op.to_string()).or_default() += 1;
                 }
-                let reason: Rc<Unknown> = match fail {
-                    Fail::Upstream(u) => u,
-                    Fail::Here(why) => Rc::new(Unknown {
+                // A stated shape that cannot be used (a symbol that is not the batch): the node
+                // and both reasons, never a guess.
+                let refused = outputs
+                    .iter()
+                    .find_map(|o| self.stated.get(o.as_str()).and_then(|s| s.as_ref().err()).cloned());
+                let reason: Rc<Unknown> = match (fail, refused) {
+                    (Fail::Upstream(u), _) => u,
+                    (Fail::Here(why), Some(stated)) => Rc::new(Unknown {
+                        why: format!(
+                            "node {}: {why}, and its stated shape cannot be used: {}",
+                            node_label(node),
+                            stated.why
+                        ),
+                        usage: stated.usage,
+                    }),
+                    (Fail::Here(why), None) => Rc::new(Unknown {
                         why: format!(
                             "node {}: {why}; run ONNX's shape inference first (python -c \"import onnx; \
                              m = onnx.load('MODEL', load_external_data=False); \
@@ -459,11 +663,57 @@ impl Walk<'_> {
                 }
             }
         }
+        if self.probe.is_some() {
+            self.follow_axis0(node, op);
+        }
         Ok(())
     }
 
+    /// Probing: each output's first axis comes from the inputs of its rank and first dimension
+    /// that are not in a parameter's or a shape's place.
+    fn follow_axis0(&mut self, node: &NodeProto, op: &str) {
+        let not_data: &[usize] = match op {
+            "Conv"
+            | "ConvTranspose"
+            | "Gemm"
+            | "InstanceNormalization"
+            | "LayerNormalization"
+            | "GroupNormalization" => &[1, 2],
+            "BatchNormalization" => &[1, 2, 3, 4],
+            "MatMul" | "PRelu" => &[1],
+            "Reshape" | "Expand" | "Tile" | "Slice" | "Pad" | "Resize" | "Upsample" | "Split" | "Squeeze"
+            | "Unsqueeze" | "Gather" | "ConstantOfShape" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceSum"
+            | "DequantizeLinear" | "QuantizeLinear" => &[1, 2, 3, 4],
+            _ => &[],
+        };
+        let Some(p) = &mut self.probe else { return };
+        for o in node.output.iter().filter(|o| !o.is_empty()) {
+            let Some(Ok(out)) = self.tensors.get(o.as_str()) else {
+                continue;
+            };
+            let Some(&first) = out.dims.first() else { continue };
+            let mut from = BTreeSet::new();
+            for (i, x) in node.input.iter().enumerate() {
+                if x.is_empty() || not_data.contains(&i) {
+                    continue;
+                }
+                let aligned = matches!(self.tensors.get(x.as_str()),
+                    Some(Ok(t)) if t.rank() == out.rank() && t.dims.first() == Some(&first));
+                if aligned {
+                    if let Some(src) = p.axis0.get(x.as_str()) {
+                        from.extend(src.iter().cloned());
+                    }
+                }
+            }
+            if !from.is_empty() {
+                p.axis0.insert(o.clone(), from);
+            }
+        }
+    }
+
     /// Marks the node's outputs as needing a gradient when an input does, or when an input is
-    /// a trained parameter: an initializer in a weight position (Conv and ConvTranspose W and B,
+    /// a trained parameter: a parameter ([`Walk::params`]: an initializer, a weight given as a
+    /// graph input, or computed from those alone) in a weight position (Conv and ConvTranspose W and B,
     /// Gemm and MatMul, the normalisations' scale and bias, PRelu's slope).
     fn mark_gradients(&mut self, node: &NodeProto, op: &str) {
         let weight_slots: &[usize] = match op {
@@ -481,7 +731,7 @@ impl Walk<'_> {
         let needs = node.input.iter().enumerate().any(|(i, name)| {
             !name.is_empty()
                 && (self.needs_grad.contains(name)
-                    || (weight_slots.contains(&i) && self.initializers.contains(name.as_str())))
+                    || (weight_slots.contains(&i) && self.params.contains(name.as_str())))
         });
         if needs {
             for o in node.output.iter().filter(|o| !o.is_empty()) {
@@ -492,7 +742,7 @@ impl Walk<'_> {
 
     /// A Conv or ConvTranspose: its problems recorded, its output derived. A convolution whose
     /// input shapes are unknown is an error here: its problem is needed.
-    fn convolution(&mut self, node: &NodeProto, op: &str, inputs: &[Option<Info>]) -> Result<Tensor> {
+    fn convolution(&mut self, node: &NodeProto, inputs: &[Option<Info>]) -> Result<Tensor> {
         let label = node_label(node);
         let needed = |slot: usize, what: &str| -> Result<Rc<Tensor>> {
             match inputs.get(slot) {
@@ -516,231 +766,9 @@ impl Walk<'_> {
         };
         let x = needed(0, "input")?;
         let w = needed(1, "weights")?;
-        let bad = |why: String| Error::format(self.name, format!("convolution node {label}: {why}"));
-        let rank = x.rank();
-        if !(3..=5).contains(&rank) {
-            return Err(bad(format!(
-                "input of rank {rank}: MIOpen convolves 1-D (as 2-D), 2-D and 3-D images (rank 3 to 5)"
-            )));
-        }
-        if w.rank() != rank {
-            return Err(bad(format!("weights of rank {} for an input of rank {rank}", w.rank())));
-        }
-        let spatial = rank - 2;
-        let transposed = op == "ConvTranspose";
-        let attr = |n: &str| node.attribute.iter().find(|a| a.name.as_deref() == Some(n));
-        let group = match attr("group").and_then(|a| a.i) {
-            None => 1,
-            Some(g) if g >= 1 && g as u64 <= MAX_FIELD_VALUE => g as u64,
-            Some(g) => return Err(bad(format!("group {g}"))),
-        };
-        let ints = |n: &str, default: u64| -> Result<Vec<u64>> {
-            match attr(n) {
-                None => Ok(vec![default; spatial]),
-                Some(a) if a.ints.len() == spatial => a
-                    .ints
-                    .iter()
-                    .map(|&v| {
-                        u64::try_from(v)
-                            .ok()
-                            .filter(|v| *v <= MAX_FIELD_VALUE && (default == 0 || *v >= 1))
-                            .ok_or_else(|| bad(format!("{n} {:?}: out of range", a.ints)))
-                    })
-                    .collect(),
-                Some(a) => Err(bad(format!("{n} {:?} for {spatial} spatial dimension(s)", a.ints))),
-            }
-        };
-        let strides = ints("strides", 1)?;
-        let dilations = ints("dilations", 1)?;
-        let filter: Vec<u64> = w.dims[2..].to_vec();
-        if let Some(k) = attr("kernel_shape") {
-            if k.ints.iter().map(|&v| v as u64).ne(filter.iter().copied()) {
-                return Err(bad(format!(
-                    "kernel_shape {:?} differs from the weights' {:?}",
-                    k.ints, filter
-                )));
-            }
-        }
-        if filter.contains(&0) || w.dims.contains(&0) {
-            return Err(bad(format!("weights of shape {:?}", w.dims)));
-        }
-        if x.dims.contains(&0) {
-            return Err(bad(format!("input of shape {:?}", x.dims)));
-        }
-        let n = x.dims[0];
-        let c = x.dims[1];
-        let (c_per_group, k) = if transposed {
-            // ConvTranspose's W is (C, M/group, k...).
-            if w.dims[0] != c {
-                return Err(bad(format!(
-                    "input has {c} channels, weights {:?} expect {}",
-                    w.dims, w.dims[0]
-                )));
-            }
-            (c / group.max(1), w.dims[1].saturating_mul(group))
-        } else {
-            (w.dims[1], w.dims[0])
-        };
-        if !transposed && c != c_per_group.saturating_mul(group) {
-            return Err(bad(format!(
-                "input has {c} channels, weights {:?} with group {group} expect {}",
-                w.dims,
-                c_per_group.saturating_mul(group)
-            )));
-        }
-        if c % group != 0 || k % group != 0 {
-            return Err(bad(format!(
-                "group {group} does not divide the channels ({c} in, {k} out)"
-            )));
-        }
-        let auto_pad = attr("auto_pad")
-            .and_then(|a| a.s.as_deref())
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .unwrap_or_else(|| "NOTSET".into());
-        let in_sizes = &x.dims[2..];
-        let out_pads = if transposed {
-            ints("output_padding", 0)?
-        } else {
-            vec![0; spatial]
-        };
-        // (begin, end) padding of each spatial axis, as ONNX defines it.
-        let mut pads: Vec<(u64, u64)> = match auto_pad.as_str() {
-            "NOTSET" | "" => {
-                let p = match attr("pads") {
-                    None => vec![0; 2 * spatial],
-                    Some(a)
-                        if a.ints.len() == 2 * spatial
-                            && a.ints.iter().all(|&v| (0..=MAX_FIELD_VALUE as i64).contains(&v)) =>
-                    {
-                        a.ints.iter().map(|&v| v as u64).collect()
-                    }
-                    Some(a) => return Err(bad(format!("pads {:?}", a.ints))),
-                };
-                (0..spatial).map(|i| (p[i], p[i + spatial])).collect()
-            }
-            "VALID" => vec![(0, 0); spatial],
-            "SAME_UPPER" | "SAME_LOWER" if !transposed => (0..spatial)
-                .map(|i| {
-                    same_pads(
-                        in_sizes[i],
-                        filter[i],
-                        strides[i],
-                        dilations[i],
-                        auto_pad == "SAME_UPPER",
-                    )
-                })
-                .collect(),
-            "SAME_UPPER" | "SAME_LOWER" => Vec::new(),
-            other => return Err(bad(format!("auto_pad '{other}'"))),
-        };
-        // ConvTranspose: output_shape (or SAME: input * stride) sets the padding.
-        let output_shape = attr("output_shape").map(|a| a.ints.clone());
-        if transposed && (pads.is_empty() || output_shape.is_some()) {
-            let target: Vec<i64> = match &output_shape {
-                Some(s) if s.len() == spatial => s.clone(),
-                Some(s) if s.len() == rank => s[2..].to_vec(),
-                Some(s) => return Err(bad(format!("output_shape {s:?}"))),
-                None => (0..spatial).map(|i| (in_sizes[i] * strides[i]) as i64).collect(),
-            };
-            pads = Vec::with_capacity(spatial);
-            for i in 0..spatial {
-                let full = (strides[i] * (in_sizes[i] - 1) + out_pads[i] + dilations[i] * (filter[i] - 1) + 1) as i64;
-                let total = full.checked_sub(target[i]).unwrap_or(-1);
-                if total < 0 || target[i] <= 0 {
-                    return Err(bad(format!(
-                        "output_shape {target:?} is larger than the transposed convolution gives"
-                    )));
-                }
-                let total = total as u64;
-                pads.push(if auto_pad == "SAME_UPPER" {
-                    (total / 2, total - total / 2)
-                } else {
-                    (total - total / 2, total / 2)
-                });
-            }
-        }
-        // MIOpen's symmetric padding; the rest explicit (conv) or cropped (transposed).
-        let mut axes = Vec::with_capacity(spatial);
-        let mut out_dims = vec![n, k];
-        let mut asymmetric = false;
-        for i in 0..spatial {
-            let (b, e) = pads[i];
-            let sym = b.min(e);
-            let extra = b.max(e) - sym;
-            asymmetric |= extra > 0;
-            let span = dilations[i] * (filter[i] - 1) + 1;
-            let axis = Axis {
-                input: if transposed { in_sizes[i] } else { in_sizes[i] + extra },
-                filter: filter[i],
-                pad: sym,
-                stride: strides[i],
-                dilation: dilations[i],
-                out_pad: out_pads[i],
-            };
-            let out = if transposed {
-                let full = transposed_out(&axis);
-                full.checked_sub(extra).filter(|o| *o > 0).ok_or_else(|| {
-                    bad(format!(
-                        "the padding {:?} leaves no output in spatial dimension {i}",
-                        pads[i]
-                    ))
-                })?
-            } else {
-                let padded = in_sizes[i] + b + e;
-                if padded < span {
-                    return Err(bad(format!(
-                        "output would be empty in spatial dimension {i} (input {} + pads {b}+{e} < dilated filter {span})",
-                        in_sizes[i]
-                    )));
-                }
-                (padded - span) / strides[i] + 1
-            };
-            out_dims.push(out);
-            axes.push(axis);
-        }
-        if asymmetric {
-            let p: Vec<String> = pads.iter().map(|(b, e)| format!("{b}/{e}")).collect();
-            self.network.notes.push(format!(
-                "node {label}: asymmetric padding (begin/end {}) MIOpen cannot express: {}",
-                p.join(", "),
-                if transposed {
-                    "as frameworks do, the transposed convolution pads the smaller side on both and its output is \
-                     cropped by the difference"
-                } else {
-                    "as frameworks do (PyTorch's padding='same'), the input is padded explicitly by the difference \
-                     first and the convolution pads the smaller side on both"
-                }
-            ));
-        }
-        // 1-D: H = 1 in front (PyTorch's view1d_as_2d).
-        if spatial == 1 {
-            axes.insert(0, Axis::UNIT);
-        }
-        let precision = match self.options.precision {
-            Some(p) => p,
-            None => precision_of(if x.ty != 0 { x.ty } else { w.ty }).ok_or_else(|| {
-                bad(format!(
-                    "input of data type {} (MIOpen's convolutions here: float, float16, bfloat16); give --precision",
-                    type_name(x.ty)
-                ))
-            })?,
-        };
-        let conv = MiopenConv {
-            transposed,
-            n,
-            c,
-            k,
-            groups: group,
-            axes,
-            precision,
-            layout: self.options.layout,
-        };
-        if transposed && group > 1 {
-            self.network.notes.push(format!(
-                "node {label}: a grouped transposed convolution is written as the convolution MIOpen runs for it \
-                 (x and y swapped, forward as backward data)"
-            ));
-        }
+        let super::conv::Mapped { conv, out_dims, notes } = super::conv::map(node, &label, &x, &w, self.options)
+            .map_err(|why| Error::format(self.name, format!("convolution node {label}: {why}")))?;
+        self.network.notes.extend(notes);
         let input_grad = self.needs_grad.contains(&node.input[0]);
         for direction in MiopenConv::directions(self.options, input_grad) {
             let (line, problem) = conv.line(direction).map_err(|reason| {
@@ -790,22 +818,6 @@ fn check_dims(t: &Tensor, name: &str) -> Info {
         ));
     }
     Ok(Rc::new(t.clone()))
-}
-
-fn precision_of(ty: i32) -> Option<Precision> {
-    match DataType::try_from(ty).ok()? {
-        DataType::Float => Some(Precision::Fp32),
-        DataType::Float16 => Some(Precision::Fp16),
-        DataType::Bfloat16 => Some(Precision::Bf16),
-        _ => None,
-    }
-}
-
-fn type_name(ty: i32) -> String {
-    match DataType::try_from(ty) {
-        Ok(t) => t.as_str_name().to_lowercase(),
-        Err(_) => format!("{ty}"),
-    }
 }
 
 // ---- Shape rules of the ops convolutional networks use.

@@ -14,6 +14,7 @@
 //! replaced) comes back in [`Network::notes`].
 
 mod conv;
+mod dims;
 mod graph;
 #[rustfmt::skip]
 #[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
