@@ -351,3 +351,309 @@ fn first_supported_instances_of_the_readme_fallbacks() {
         "DeviceGroupedConvBwdWeightTwoStage_Xdl_CShuffle<64, 16, 16, 32, Default, 8, 1, 1, 1, 4, 1, 4, 1, 1, 1, BlkGemmPipelineScheduler: Intrawave, BlkGemmPipelineVersion: v2, 1>"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Differential check (issue 52): MIOpen 2024's rules, frozen here as they were before the two
+// CK models were merged (`oracle_2024`, reading the lists' `all_params` itself), against the
+// rules the crate answers with, on every instance of the six 2024 lists x every 2-D FP32/FP16
+// geometry of MIOpen's gfx942130 and gfx90a68 text databases (each geometry taken in all three
+// directions: the rules read no direction), split-k 1..128 for the backward-weights lists.
+
+mod oracle_2024 {
+    //! The 2024 rules (CK 421588131, MIOpen 2d1fd997a; `../shared/miopen/ck/README.md` "Q3"),
+    //! exactly as `src/solvers/ck/catalogue.rs` had them at 36040f5.
+    use std::collections::HashMap;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        FwdXdl,
+        FwdXdlV3,
+        FwdLargeTensor,
+        BwdData,
+        BwdWeight,
+        BwdWeightTwoStage,
+    }
+
+    #[derive(Debug, Clone)]
+    pub struct Inst {
+        pub type_string: String,
+        pub kind: Kind,
+        pub spec: String,
+        pub block_size: u64,
+        pub m_per_block: u64,
+        pub n_per_block: u64,
+        pub k_per_block: u64,
+        pub ak1: u64,
+        pub a_dim: u64,
+        pub a_vec: u64,
+        pub b_dim: u64,
+        pub b_vec: u64,
+        pub e_vec: u64,
+        pub ngm: u64,
+        pub pipeline: u32,
+    }
+
+    /// The instances of a list file, in factory order.
+    pub fn read(path: &std::path::Path) -> Vec<Inst> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .map(|line| {
+                let cols: Vec<&str> = line.split('\t').collect();
+                let m: HashMap<&str, &str> = cols[24].split(';').filter_map(|kv| kv.split_once('=')).collect();
+                let int = |keys: &[&str]| -> u64 { keys.iter().find_map(|k| m.get(k)).unwrap().parse().unwrap() };
+                let kind = match cols[2] {
+                    "DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle" => Kind::FwdXdl,
+                    "DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle_V3" => Kind::FwdXdlV3,
+                    "DeviceGroupedConvFwdMultipleD_Xdl_CShuffle_Large_Tensor" => Kind::FwdLargeTensor,
+                    "DeviceGroupedConvBwdDataMultipleD_Xdl_CShuffle_v1" => Kind::BwdData,
+                    "DeviceGroupedConvBwdWeight_Xdl_CShuffle" => Kind::BwdWeight,
+                    "DeviceGroupedConvBwdWeightTwoStage_Xdl_CShuffle" => Kind::BwdWeightTwoStage,
+                    other => panic!("{other}"),
+                };
+                let spec = ["ConvForwardSpecialization", "ConvBackwardDataSpecialization", "ConvBackwardWeightSpecialization"]
+                    .iter()
+                    .find_map(|k| m.get(k))
+                    .unwrap()
+                    .to_string();
+                Inst {
+                    type_string: cols[1].to_string(),
+                    kind,
+                    spec,
+                    block_size: int(&["BlockSize"]),
+                    m_per_block: int(&["MPerBlock"]),
+                    n_per_block: int(&["NPerBlock"]),
+                    k_per_block: int(&["KPerBlock", "K0PerBlock"]),
+                    ak1: int(&["AK1", "K1"]),
+                    a_dim: int(&["ABlockTransferSrcVectorDim"]),
+                    a_vec: int(&["ABlockTransferSrcScalarPerVector"]),
+                    b_dim: int(&["BBlockTransferSrcVectorDim"]),
+                    b_vec: int(&["BBlockTransferSrcScalarPerVector"]),
+                    e_vec: int(&["CDEBlockTransferScalarPerVector_NPerBlock", "CBlockTransferScalarPerVector_NWaveNPerXdl"]),
+                    ngm: m.get("NumGroupsToMerge").map_or(1, |v| v.parse().unwrap()),
+                    pipeline: m.get("BlkGemmPipelineVer").map_or(1, |v| v[1..].parse().unwrap()),
+                }
+            })
+            .collect()
+    }
+
+    /// `CkDims` as it was: per-group channels, the 2-D sizes, bytes per element.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Dims {
+        pub g: u64,
+        pub n: u64,
+        pub c: u64,
+        pub k: u64,
+        pub ho: u64,
+        pub wo: u64,
+        pub y: u64,
+        pub x: u64,
+        pub stride: (u64, u64),
+        pub pad: (u64, u64),
+        pub bytes: u64,
+    }
+
+    fn prefetch_stages(i: &Inst, bytes: u64) -> u64 {
+        match i.pipeline {
+            2 => {
+                let lds = 32768 / (256 / i.block_size).max(1);
+                let per_k = (i.m_per_block + i.n_per_block) * bytes * i.k_per_block;
+                lds.div_ceil(per_k.max(1)).clamp(2, 8)
+            }
+            3 => 2,
+            4 => 4,
+            5 => 3,
+            _ => 0,
+        }
+    }
+
+    fn spec_ok(i: &Inst, d: &Dims) -> bool {
+        let p1 = d.y == 1 && d.x == 1 && d.pad == (0, 0);
+        match i.spec.as_str() {
+            "Filter1x1Stride1Pad0" => p1 && d.stride == (1, 1),
+            "Filter1x1Pad0" => p1,
+            "Filter3x3" => d.c == 1 && d.y == 3 && d.x == 3,
+            _ => true,
+        }
+    }
+
+    pub fn supports(i: &Inst, d: &Dims) -> bool {
+        if !spec_ok(i, d) {
+            return false;
+        }
+        match i.kind {
+            Kind::FwdXdl | Kind::FwdLargeTensor | Kind::FwdXdlV3 => {
+                if i.ngm > 1 && !(d.c == 1 && d.g % i.ngm == 0) {
+                    return false;
+                }
+                let a_ok = (i.a_dim == 2 && d.c % i.a_vec == 0)
+                    || (i.kind != Kind::FwdXdlV3 && i.a_dim == 1 && (d.c == 1 || i.ngm == 1) && d.g % i.a_vec == 0);
+                if !(a_ok && i.b_dim == 2 && d.c % i.b_vec == 0 && d.k % i.e_vec == 0) {
+                    return false;
+                }
+                if i.kind == Kind::FwdXdlV3 {
+                    let gemm_k = if i.spec.starts_with("Filter1x1") { d.c } else { d.y * d.x * d.c };
+                    return gemm_k.div_ceil(i.k_per_block) > prefetch_stages(i, d.bytes);
+                }
+                true
+            }
+            Kind::BwdData => {
+                if i.spec == "Filter1x1Stride1Pad0" && (d.k.div_ceil(i.ak1) * i.ak1) % i.k_per_block != 0 {
+                    return false;
+                }
+                i.a_dim == 2 && d.k % i.a_vec == 0 && i.b_dim == 1 && d.c % i.b_vec == 0 && d.c % i.e_vec == 0
+            }
+            Kind::BwdWeight => {
+                i.a_dim == 2 && i.b_dim == 2 && d.k % i.a_vec == 0 && d.c % i.b_vec == 0 && d.c % i.e_vec == 0
+            }
+            Kind::BwdWeightTwoStage => two_stage(i, d, 1, true),
+        }
+    }
+
+    fn two_stage(i: &Inst, d: &Dims, k_batch: u64, workspace: bool) -> bool {
+        if (d.n * d.ho * d.wo).div_ceil(i.k_per_block * k_batch) <= prefetch_stages(i, d.bytes) || !workspace {
+            return false;
+        }
+        if i.ngm > 1
+            && !(d.k * i.ngm <= i.m_per_block
+                && d.c * d.y * d.x * i.ngm <= i.n_per_block
+                && d.c == 1
+                && d.k == 1
+                && d.g % i.ngm == 0)
+        {
+            return false;
+        }
+        let fit = d.c % i.b_vec == 0 && d.k % i.a_vec == 0;
+        (fit || d.k == 1 && d.c == 1) && i.a_dim == 1 && i.b_dim == 1 && d.c % i.e_vec == 0
+    }
+
+    /// MIOpen 2024's `IsSupportedBySplitK`: a workspace only for fp16 with odd C or K.
+    pub fn supports_split_k(i: &Inst, d: &Dims, split_k: u64) -> bool {
+        match i.kind {
+            Kind::BwdWeight => supports(i, d),
+            Kind::BwdWeightTwoStage => {
+                spec_ok(i, d) && two_stage(i, d, split_k, d.bytes == 2 && (d.c % 2 != 0 || d.k % 2 != 0))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Every distinct 2-D FP32/FP16 geometry of the gfx942130 and gfx90a68 text databases (any
+/// solver's line), as (forward problem text key, precision).
+fn differential_corpus() -> Vec<ConvProblem> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for db in ["gfx942130.db.txt.bz2", "gfx90a68.db.txt.bz2"] {
+        let text = tuneinfer::data::textdb::read_text(&common::perfdb_dir().join(db)).unwrap();
+        for line in text.lines() {
+            let Some((key, _)) = line.split_once('=') else { continue };
+            let Ok(p) = ConvProblem::from_db_key(key) else { continue };
+            if p.is_3d() || p.precision == Precision::Bf16 || p.groups == 0 || p.c % p.groups != 0 || p.k % p.groups != 0 {
+                continue;
+            }
+            let d = oracle_dims(&p);
+            if seen.insert((d, p.precision)) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn oracle_dims(p: &ConvProblem) -> oracle_2024::Dims {
+    oracle_2024::Dims {
+        g: p.groups,
+        n: p.n,
+        c: p.c / p.groups,
+        k: p.k / p.groups,
+        ho: p.out_h,
+        wo: p.out_w,
+        y: p.filter_h,
+        x: p.filter_w,
+        stride: (p.stride_h, p.stride_w),
+        pad: (p.pad_h, p.pad_w),
+        bytes: p.precision.bytes(),
+    }
+}
+
+/// Where two rule sets disagree: (device op, split-k row?, the 2024 answer, why the other refuses
+/// or "accepts") -> cells.
+type Tally = std::collections::BTreeMap<(String, bool, bool, String), u64>;
+
+#[test]
+fn the_2024_rules_and_the_merged_rules_agree_on_every_instance_and_corpus_problem() {
+    use tuneinfer::solvers::ck::catalogue351::tsv_instances;
+    use tuneinfer::solvers::ck::rules351::{self, CkProblem, CkSolver, CkType, RuleSet};
+    let corpus = differential_corpus();
+    assert!(corpus.len() > 10_000, "{} geometries", corpus.len());
+    let mut cells = 0u64;
+    let mut against_crate_2024 = 0u64;
+    let mut tallies: [Tally; 2] = Default::default();
+    for (solver, dir) in [
+        (CkSolver::Fwd2d, Direction::Forward),
+        (CkSolver::Bwd2d, Direction::BackwardData),
+        (CkSolver::Wrw2d, Direction::BackwardWeights),
+    ] {
+        for prec in [Precision::Fp32, Precision::Fp16] {
+            let name = tuneinfer::solvers::ck::catalogue::file_name(dir, prec).unwrap();
+            let oracle = oracle_2024::read(&common::ck_dir().join(&name));
+            let crate_2024 = Catalogue::load(&common::ck_dir().join(&name), dir, prec).unwrap();
+            let merged = tsv_instances(&common::miopen_dir(), solver, CkType::from(prec)).unwrap();
+            assert_eq!(oracle.len(), merged.len());
+            for p in corpus.iter().filter(|p| p.precision == prec) {
+                let mut p = p.clone();
+                p.direction = dir;
+                let d = oracle_dims(&p);
+                let old = CkDims::new(&p).unwrap();
+                let ckp = CkProblem::new(&p, CkType::from(prec)).unwrap();
+                for ((o, c), m) in oracle.iter().zip(&crate_2024.instances).zip(&merged) {
+                    assert_eq!(o.type_string, m.type_string);
+                    let splits: &[u64] = if dir == Direction::BackwardWeights {
+                        &[0, 1, 2, 4, 8, 16, 32, 64, 128]
+                    } else {
+                        &[0]
+                    };
+                    for &sk in splits {
+                        cells += 1;
+                        let (want, have) = if sk == 0 {
+                            (oracle_2024::supports(o, &d), supports(c, &old))
+                        } else {
+                            (oracle_2024::supports_split_k(o, &d, sk), supports_split_k(c, &old, sk))
+                        };
+                        against_crate_2024 += u64::from(want != have);
+                        for (t, rules) in [RuleSet::ReachableCk, RuleSet::Miopen351].into_iter().enumerate() {
+                            let got = rules351::supports(m, &ckp, sk.max(1), rules);
+                            if got.is_ok() != want {
+                                let why = got.err().map_or("accepts".to_string(), |r| r.to_string());
+                                *tallies[t].entry((m.op.name().to_string(), sk > 0, want, why)).or_insert(0) += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (t, name) in tallies.iter().zip(["CK bcf7f811 (RuleSet::ReachableCk)", "MIOpen 3.5.1 (RuleSet::Miopen351)"]) {
+        eprintln!("2024 vs {name}:");
+        for ((op, split, want, why), n) in t {
+            eprintln!("  {op} split-k row {split}: 2024 {want}, other: {why}: {n}");
+        }
+    }
+    eprintln!("{} geometries, {cells} cells", corpus.len());
+    assert_eq!(against_crate_2024, 0, "the frozen 2024 rules are the crate's 2024 rules");
+    // Where the 3.5.1 file's rules differ from MIOpen 2024's (all of them accept more): the
+    // two-stage op's `X*C` vector path of CK bcf7f811 (1,390 cells) and MIOpen 3.5.1's workspace
+    // for every split-k id; MIOpen 3.5.1 also drops the bwd-data 1x1 K tile rule and runs
+    // pipeline v4 with 3 prefetch stages.
+    let two_stage = "DeviceGroupedConvBwdWeightTwoStage_Xdl_CShuffle";
+    let row = |op: &str, split: bool, n: u64| ((op.to_string(), split, false, "accepts".to_string()), n);
+    let reachable: Tally = [row(two_stage, false, 1390), row(two_stage, true, 301_684)].into();
+    let mut miopen351 = reachable.clone();
+    miopen351.extend([
+        row("DeviceGroupedConvBwdDataMultipleD_Xdl_CShuffle_v1", false, 30_992),
+        row("DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle_V3", false, 8662),
+    ]);
+    assert_eq!(tallies, [reachable, miopen351]);
+}
