@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use tuneinfer::data::{dataset, textdb};
-use tuneinfer::solvers::ck::tunable351::{BWD_2D, BWD_3D, FWD_2D, FWD_3D, WRW_2D, WRW_3D};
+use tuneinfer::solvers::ck::tunable::{BWD_2D, BWD_3D, FWD_2D, FWD_3D, WRW_2D, WRW_3D};
 use tuneinfer::solvers::Tunable;
 
 fn main() -> tuneinfer::Result<()> {

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use tuneinfer::solvers::ck::catalogue351::{corpus_report, default_data_dir, load_index, narrowing};
+use tuneinfer::solvers::ck::index::{corpus_report, default_data_dir, load_index, narrowing};
 
 fn main() {
     let dir = std::env::args_os().nth(1).map_or_else(default_data_dir, PathBuf::from);
@@ -54,7 +54,7 @@ fn main() {
         );
     }
     println!("\n### Per (solver, device op): catalogue and rules\n");
-    println!("Rules: MIOpen 3.5.1's CK (`RuleSet::Miopen351`) and, for comparison, the reachable CK bcf7f811 as read (`RuleSet::ReachableCk`).\n");
+    println!("Rules: MIOpen 3.5.1's CK (`CkVersion::Miopen351`) and, for comparison, the reachable CK bcf7f811 as read (`CkVersion::Develop2025`).\n");
     println!("| solver | device op | rows | in catalogue | on the 2024 list | pass (3.5.1) | fail (3.5.1) | failures by reason (3.5.1) | passed, not fully checked | pass (reachable CK) | failures by reason (reachable CK) |");
     println!("|---|---|---:|---:|---:|---:|---:|---|---|---:|---|");
     let (mut tr, mut tc, mut tl, mut tp, mut tf, mut tpr) = (0, 0, 0, 0, 0, 0);

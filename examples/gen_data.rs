@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tuneinfer::data::textdb::read_text;
-use tuneinfer::solvers::ck::catalogue351::{tuned_only_text, Index351};
+use tuneinfer::solvers::ck::index::{tuned_only_text, CkIndex};
 
 /// (source under the data folder, destination under the checkout): copied byte for byte.
 const COPIED: [(&str, &str); 9] = [
@@ -63,7 +63,7 @@ fn run(root: &Path, data: &Path, check: bool) -> Result<usize, String> {
         let bytes = std::fs::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
         outputs.push((root.join(dst), bytes));
     }
-    let index = Index351::build(data, &read_text).map_err(|e| e.to_string())?;
+    let index = CkIndex::build(data, &read_text).map_err(|e| e.to_string())?;
     if !index.missing.is_empty() {
         return Err(format!("MIOpen 3.5.1's databases are missing: {:?}", index.missing));
     }

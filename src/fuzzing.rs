@@ -17,7 +17,9 @@ use crate::format::{frugally::KerasModel, metadata::KtnMetadata, safetensors};
 use crate::problem::{self, ConvProblem, Direction, InputLine, Precision};
 use crate::seq2seq::weights;
 use crate::seq2seq::{verify::verify_model, Decoder, Encoder};
-use crate::solvers::ck::catalogue::{self, Catalogue, CkDims};
+use crate::solvers::ck::catalogue::Catalogue;
+use crate::solvers::ck::instance::{parse_type_string, DeviceOp};
+use crate::solvers::ck::rules::{supports, CkProblem, CkVersion, SPLIT_K_VALUES};
 use crate::solvers::gtc_nhwc;
 use crate::userdb::{text as udb, Entry};
 
@@ -330,8 +332,9 @@ const CK_PROBLEMS: [&str; 5] = [
 ];
 
 /// [`Catalogue::parse`] (a composable_kernel instance list, `../shared/miopen/ck/*.tsv`) for
-/// every direction and data type; every parsed instance's tokens are its type string's
-/// template arguments, and the support rules answer for each instance on a few problems.
+/// every direction and data type; every parsed instance is its type string's (but for the
+/// bwd-data CDE vector, which only the list gives), and the support rules answer for each
+/// instance on a few problems.
 pub fn ck_catalogue(data: &[u8]) -> Outcome {
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(());
@@ -343,20 +346,23 @@ pub fn ck_catalogue(data: &[u8]) -> Outcome {
                 continue;
             };
             for (i, inst) in cat.instances.iter().enumerate() {
-                if inst.factory_index != i || catalogue::kernel_tokens(&inst.type_string).as_ref() != Some(&inst.tokens)
-                {
-                    return Err(format!("instance {i}: index or tokens disagree with its type string"));
+                let mut again = parse_type_string(&inst.type_string).map_err(|e| format!("instance {i}: {e}"))?;
+                if again.op == DeviceOp::BwdDataV1 {
+                    again.printed.e_vec = inst.printed.e_vec;
+                }
+                if again != *inst {
+                    return Err(format!("instance {i}: disagrees with its type string"));
                 }
             }
             for p in &problems {
                 let mut p = p.clone();
                 p.direction = direction;
                 p.precision = precision;
-                let Ok(dims) = CkDims::new(&p) else { continue };
+                let Ok(dims) = CkProblem::new(&p, p.precision.into()) else { continue };
                 let _ = cat.supported(&dims).count();
                 for inst in &cat.instances {
-                    for split_k in catalogue::SPLIT_K_VALUES {
-                        let _ = catalogue::supports_split_k(inst, &dims, split_k);
+                    for split_k in SPLIT_K_VALUES {
+                        let _ = supports(inst, &dims, Some(split_k), CkVersion::Miopen2024);
                     }
                 }
             }

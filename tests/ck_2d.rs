@@ -14,9 +14,9 @@ use tuneinfer::data::textdb;
 use tuneinfer::models::Located;
 use tuneinfer::predict::{DecodeMode, Predictor, Source};
 use tuneinfer::problem::ConvProblem;
-use tuneinfer::solvers::ck::catalogue351::{default_data_dir, load_index};
+use tuneinfer::solvers::ck::index::{default_data_dir, load_index};
 use tuneinfer::solvers::ck::instance::parse_kernel_id;
-use tuneinfer::solvers::ck::rules351::{check_kernel, CkProblem, CkSolver, CkType, RuleSet};
+use tuneinfer::solvers::ck::rules::{check_kernel, CkProblem, CkSolver, CkType, CkVersion};
 use tuneinfer::solvers::{self, Target};
 use tuneinfer::Error;
 
@@ -62,7 +62,7 @@ fn accepted_by_351(solver: &str, key: &str, id: &str) -> std::result::Result<(),
         .and_then(|c| c.find(&kid.instance.type_string))
         .ok_or_else(|| format!("{id}: not in the {dtype:?} catalogue"))?;
     let ckp = CkProblem::new(&p, dtype).map_err(|e| e.to_string())?;
-    check_kernel(s, &entry.instance, kid.split_k, &ckp, "gfx942", RuleSet::Miopen351).map_err(|e| format!("{e:?}"))
+    check_kernel(s, &entry.instance, kid.split_k, &ckp, "gfx942", CkVersion::Miopen351).map_err(|e| format!("{e:?}"))
 }
 
 #[test]

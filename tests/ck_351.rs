@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use tuneinfer::data::textdb::read_text;
 use tuneinfer::problem::{ConvProblem, Direction};
-use tuneinfer::solvers::ck::catalogue351::{corpus_report, load_index, Index351};
+use tuneinfer::solvers::ck::index::{corpus_report, load_index, CkIndex};
 use tuneinfer::solvers::ck::instance::{parse_kernel_id, parse_type_string, ConvSpec, DeviceOp};
-use tuneinfer::solvers::ck::rules351::{
-    check_kernel, parse_db_key, prefetch_stages, supports, CkProblem, CkSolver, CkType, Reject, RuleSet,
+use tuneinfer::solvers::ck::rules::{
+    check_kernel, parse_db_key, prefetch_stages, supports, CkProblem, CkSolver, CkType, Reject, CkVersion,
 };
 
 /// A 2-D problem from a 24-field key (forward convention for F keys).
@@ -30,7 +30,7 @@ fn fwd_key(c: u64, hw: u64, fil: u64, k: u64, n: u64, pad: u64, stride: u64, g: 
 
 fn check(solver: CkSolver, id: &str, p: &CkProblem) -> Result<(), Reject> {
     let k = parse_kernel_id(id).unwrap();
-    check_kernel(solver, &k.instance, k.split_k, p, "gfx942", RuleSet::Miopen351)
+    check_kernel(solver, &k.instance, k.split_k, p, "gfx942", CkVersion::Miopen351)
 }
 
 // A real fwd instance (gfx942130 rows): vectors A 8, B 8, CDE 8.
@@ -121,17 +121,17 @@ fn pipeline_prefetch_stages() {
     // blockwise_gemm_pipeline_xdlops_v2.hpp:143-150 by hand: WgpPerCU = max(1, 4*64/BlockSize),
     // ceil((32768 / WgpPerCU) / ((MPerBlock + NPerBlock) * sizeof * KPerBlock)), clamped to 2..8.
     // 256, 128x128x32, fp16: 32768 / (256*2*32 = 16384) = 2.
-    assert_eq!(prefetch_stages(RuleSet::Miopen351, 2, 256, 128, 128, 32, 2), 2);
+    assert_eq!(prefetch_stages(CkVersion::Miopen351, 2, 256, 128, 128, 32, 2), 2);
     // 64, 16x16x16, fp32: WgpPerCU 4, 8192 / (32*4*16 = 2048) = 4.
-    assert_eq!(prefetch_stages(RuleSet::Miopen351, 2, 64, 16, 16, 16, 4), 4);
+    assert_eq!(prefetch_stages(CkVersion::Miopen351, 2, 64, 16, 16, 16, 4), 4);
     // 64, 16x16x8, int8: 8192 / (32*1*8 = 256) = 32 -> 8.
-    assert_eq!(prefetch_stages(RuleSet::Miopen351, 2, 64, 16, 16, 8, 1), 8);
+    assert_eq!(prefetch_stages(CkVersion::Miopen351, 2, 64, 16, 16, 8, 1), 8);
     // v3 (:145) 2, v5 (:147) 3; v4: 4 at bcf7f811 (:145), 3 in the CK MIOpen 3.5.1 runs (its
     // explicit-GEMM ids print `BlkGemmPipelineVersion: v4, BlkGemmPipelinePrefetchStages: 3`).
-    assert_eq!(prefetch_stages(RuleSet::ReachableCk, 3, 256, 128, 128, 32, 2), 2);
-    assert_eq!(prefetch_stages(RuleSet::ReachableCk, 5, 256, 128, 128, 32, 2), 3);
-    assert_eq!(prefetch_stages(RuleSet::ReachableCk, 4, 256, 128, 128, 32, 2), 4);
-    assert_eq!(prefetch_stages(RuleSet::Miopen351, 4, 256, 128, 128, 32, 2), 3);
+    assert_eq!(prefetch_stages(CkVersion::Develop2025, 3, 256, 128, 128, 32, 2), 2);
+    assert_eq!(prefetch_stages(CkVersion::Develop2025, 5, 256, 128, 128, 32, 2), 3);
+    assert_eq!(prefetch_stages(CkVersion::Develop2025, 4, 256, 128, 128, 32, 2), 4);
+    assert_eq!(prefetch_stages(CkVersion::Miopen351, 4, 256, 128, 128, 32, 2), 3);
 
     // Fwd V3 (device_grouped_conv_fwd_multiple_abd_xdl_cshuffle_v3.hpp:1236-1245): a 1x1
     // specialisation's GemmK is C; KPerBlock 64, v3 (2 stages): C = 128 gives 2 loops (rejected),
@@ -180,7 +180,7 @@ fn bwd_data_vectors_and_1x1_k_tile() {
             k.split_k,
             &p,
             "gfx942",
-            RuleSet::ReachableCk
+            CkVersion::Develop2025
         ),
         Err(Reject::BwdDataKTile)
     );
@@ -250,7 +250,7 @@ fn applicability_and_split_k_suffixes() {
             k.split_k,
             &wrw,
             "gfx942",
-            RuleSet::Miopen351
+            CkVersion::Miopen351
         ),
         Ok(())
     );
@@ -261,7 +261,7 @@ fn applicability_and_split_k_suffixes() {
             k.split_k,
             &wrw,
             "gfx90a",
-            RuleSet::Miopen351
+            CkVersion::Miopen351
         ),
         Err(Reject::Applicability(_))
     ));
@@ -296,7 +296,7 @@ fn applicability_and_split_k_suffixes() {
     );
     let k = parse_kernel_id(&format!("{wrw_id}+1")).unwrap();
     assert_eq!(
-        supports(&k.instance, &fwd, 1, RuleSet::Miopen351),
+        supports(&k.instance, &fwd, None, CkVersion::Miopen351),
         Err(Reject::WrongDirection)
     );
 }
@@ -335,7 +335,7 @@ fn bad_ids_error_without_panicking() {
 
 /// `../shared/miopen` or `$TUNEINFER_MIOPEN_DATA`; None (said loudly) when absent.
 fn data_dir() -> Option<PathBuf> {
-    let dir = tuneinfer::solvers::ck::catalogue351::default_data_dir();
+    let dir = tuneinfer::solvers::ck::index::default_data_dir();
     if dir.join("perfdb/gfx942130.db.txt.bz2").is_file() && dir.join("ck").is_dir() {
         return Some(dir);
     }
@@ -352,7 +352,7 @@ fn data_dir() -> Option<PathBuf> {
     None
 }
 
-fn index() -> Option<std::sync::Arc<Index351>> {
+fn index() -> Option<std::sync::Arc<CkIndex>> {
     Some(load_index(&data_dir()?, &read_text).unwrap())
 }
 
@@ -381,7 +381,7 @@ fn real_rows_parse_and_pass() {
         let cat = index.catalogue(solver, t).unwrap();
         let entry = cat.find(&id.instance.type_string).expect("in the catalogue");
         assert_eq!(
-            check_kernel(solver, &entry.instance, id.split_k, &ck, "gfx942", RuleSet::Miopen351),
+            check_kernel(solver, &entry.instance, id.split_k, &ck, "gfx942", CkVersion::Miopen351),
             Ok(())
         );
         // The catalogue's supported ids for this problem hold the tuned one.
@@ -401,9 +401,9 @@ fn real_rows_parse_and_pass() {
             .find(&id.instance.type_string)
             .unwrap()
             .instance;
-        let arch = tuneinfer::solvers::ck::catalogue351::DATABASES[row.db].1;
+        let arch = tuneinfer::solvers::ck::index::DATABASES[row.db].1;
         assert_eq!(
-            check_kernel(row.solver, inst, id.split_k, &ck, arch, RuleSet::Miopen351),
+            check_kernel(row.solver, inst, id.split_k, &ck, arch, CkVersion::Miopen351),
             Ok(()),
             "{}",
             row.key
@@ -454,7 +454,7 @@ fn whole_corpus() {
         "3.5.1 rules fail: {:?}",
         r.examples.keys().collect::<Vec<_>>()
     );
-    // The reachable CK's rules fail only where 3.5.1's CK is newer (RuleSet::Miopen351 docs).
+    // The reachable CK's rules fail only where 3.5.1's CK is newer (CkVersion::Miopen351 docs).
     for ((solver, op), c) in &r.by_op {
         for why in c.fail_reachable.keys() {
             let explained = match why {
@@ -489,8 +489,9 @@ fn catalogue_order_and_reachable_lists() {
     assert!(cat.entries[284..]
         .iter()
         .all(|e| e.tuned_rows > 0 && e.tsv_index.is_none()));
-    // Every type string of every TSV parses, and what the print says agrees with all_params
-    // (the A vector reads along G exactly for the merged-groups instances).
+    // Every list parses (its loader checks what each type string prints against all_params,
+    // the A vector reading along G exactly for the merged-groups instances), and each instance
+    // is its type string's, but for the bwd-data CDE store vector, which only the list gives.
     use tuneinfer::problem::Precision;
     use tuneinfer::solvers::ck::catalogue::Catalogue;
     for (name, dir_, prec) in [
@@ -503,41 +504,16 @@ fn catalogue_order_and_reachable_lists() {
     ] {
         let tsv = Catalogue::load(&dir.join("ck").join(name), dir_, prec).unwrap();
         for i in &tsv.instances {
-            let inst = parse_type_string(&i.type_string).unwrap();
-            let (q, a) = (&inst.printed, &i.params);
-            assert_eq!(inst.op.name(), i.op, "{name}");
-            assert_eq!(
-                (
-                    q.block_size,
-                    q.m_per_block,
-                    q.n_per_block,
-                    q.k_per_block,
-                    q.a_vec,
-                    q.b_vec,
-                    q.groups_to_merge
-                ),
-                (
-                    a.block_size,
-                    a.m_per_block,
-                    a.n_per_block,
-                    a.k_per_block,
-                    a.a_scalar_per_vector,
-                    a.b_scalar_per_vector,
-                    a.groups_to_merge
-                ),
-                "{name}: {}",
-                i.type_string
-            );
-            if let Some(e) = q.e_vec {
-                assert_eq!(e, a.e_scalar_per_vector, "{}", i.type_string);
+            let mut inst = parse_type_string(&i.type_string).unwrap();
+            assert_eq!(inst.printed.e_vec.is_none(), inst.op == DeviceOp::BwdDataV1, "{name}");
+            if inst.op == DeviceOp::BwdDataV1 {
+                inst.printed.e_vec = i.printed.e_vec;
             }
-            if inst.op.direction() == Direction::Forward {
-                assert_eq!(a.a_vector_dim == 1, q.groups_to_merge > 1, "{}", i.type_string);
-            }
+            assert_eq!(&inst, i, "{name}");
         }
     }
     // Built twice, the same catalogues in the same order.
-    let again = Index351::build(&dir, &read_text).unwrap();
+    let again = CkIndex::build(&dir, &read_text).unwrap();
     assert_eq!(again.catalogues, index.catalogues);
     // Each problem's supported ids are a strict subset of the catalogue for some rows: the rules
     // narrow (a C = 3 problem keeps no instance whose A vector is 2 or more).

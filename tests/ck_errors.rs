@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use tuneinfer::predict::{DecodeMode, Predictor};
 use tuneinfer::problem::{ConvProblem, Direction, Precision};
-use tuneinfer::solvers::ck::catalogue::{Catalogue, CkDims};
+use tuneinfer::solvers::ck::catalogue::Catalogue;
+use tuneinfer::solvers::ck::rules::{supports, CkProblem, CkVersion};
 use tuneinfer::Error;
 
 const FWD: &str = "ConvHipImplicitGemmGroupFwdXdlops";
@@ -92,7 +93,7 @@ fn groups_that_do_not_divide_the_channels() {
     // A problem built by hand (not parsed) is checked again before CK sees it.
     let mut p = ConvProblem::parse("conv -n 8 -c 64 -k 32 -g 4 --in_layout NHWC").unwrap();
     p.groups = 6;
-    let e = CkDims::new(&p).unwrap_err();
+    let e = CkProblem::new(&p, p.precision.into()).unwrap_err();
     assert!(matches!(e, Error::InvalidProblem { .. }), "{e}");
 }
 
@@ -228,7 +229,7 @@ fn huge_problems_never_panic() {
             big - 1
         );
         let p = ConvProblem::parse(&line).unwrap();
-        let d = CkDims::new(&p).unwrap();
+        let d = CkProblem::new(&p, p.precision.into()).unwrap();
         for name in [
             "fwd_f32.tsv",
             "fwd_f16.tsv",
@@ -246,7 +247,7 @@ fn huge_problems_never_panic() {
             let c = Catalogue::load(&common::ck_dir().join(name), dir, prec).unwrap();
             let _ = c.supported(&d).count();
             for i in &c.instances {
-                let _ = tuneinfer::solvers::ck::catalogue::supports_split_k(i, &d, 128);
+                let _ = supports(i, &d, Some(128), CkVersion::Miopen2024);
             }
         }
     }

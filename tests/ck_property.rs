@@ -6,7 +6,18 @@ mod common;
 
 use tuneinfer::predict::{DecodeMode, Predictor, Source};
 use tuneinfer::problem::{ConvProblem, Direction, Precision};
-use tuneinfer::solvers::ck::catalogue::{file_name, supports, supports_split_k, Catalogue, CkDims};
+use tuneinfer::solvers::ck::catalogue::{file_name, Catalogue};
+use tuneinfer::solvers::ck::instance::CkInstance;
+use tuneinfer::solvers::ck::rules::{self, CkProblem, CkVersion};
+
+/// MIOpen 2024's rules: `valid_kernels` (no split-k) or a split-k id's.
+fn supports(i: &CkInstance, p: &CkProblem) -> bool {
+    rules::supports(i, p, None, CkVersion::Miopen2024).is_ok()
+}
+
+fn supports_split_k(i: &CkInstance, p: &CkProblem, split_k: u64) -> bool {
+    rules::supports(i, p, Some(split_k), CkVersion::Miopen2024).is_ok()
+}
 use tuneinfer::testutil::Lcg;
 use tuneinfer::Error;
 
@@ -40,7 +51,7 @@ fn random_problem(rng: &mut Lcg, dir: Direction, prec: Precision) -> Option<Conv
 
 /// Checks that `config` names a supported instance (with a valid split-k after `+`).
 fn assert_supported(catalogue: &Catalogue, problem: &ConvProblem, config: &str, beam_split_k: bool) {
-    let dims = CkDims::new(problem).unwrap();
+    let dims = CkProblem::new(problem, problem.precision.into()).unwrap();
     let (name, split) = match config.rsplit_once('+') {
         Some((n, s)) if problem.direction == Direction::BackwardWeights => (n, s.parse::<u64>().ok()),
         _ => (config, None),
@@ -94,7 +105,7 @@ fn every_answer_is_a_supported_instance() {
                 let beam = predictor.predict_batch(&problems, DecodeMode::Beam { width: 4, top: 4 });
                 let (mut model, mut default, mut none) = (0, 0, 0);
                 for ((p, m), b) in problems.iter().zip(miopen).zip(beam) {
-                    let dims = CkDims::new(p).unwrap();
+                    let dims = CkProblem::new(p, p.precision.into()).unwrap();
                     let any_supported = catalogue.supported(&dims).next().is_some();
                     match (m, b) {
                         (Ok(m), Ok(b)) => {

@@ -13,9 +13,9 @@ use std::sync::OnceLock;
 use tuneinfer::data::{dataset, textdb};
 use tuneinfer::neighbour::{valid_neighbour_configs, Neighbours, Variant};
 use tuneinfer::problem::ConvProblem;
-use tuneinfer::solvers::ck::catalogue351::{default_data_dir, load_index};
+use tuneinfer::solvers::ck::index::{default_data_dir, load_index};
 use tuneinfer::solvers::ck::instance::parse_kernel_id;
-use tuneinfer::solvers::ck::rules351::{check_kernel, CkProblem, CkSolver, CkType, RuleSet};
+use tuneinfer::solvers::ck::rules::{check_kernel, CkProblem, CkSolver, CkType, CkVersion};
 use tuneinfer::solvers::{self, Target, Tunable};
 use tuneinfer::Error;
 
@@ -181,7 +181,7 @@ fn every_neighbour_answer_is_a_kernel_id_miopen_accepts() {
                 .and_then(|c| c.find(&kid.instance.type_string))
                 .unwrap_or_else(|| panic!("{name}: {id} not in the {dtype:?} catalogue"));
             let p = CkProblem::new(&q.problem, dtype).unwrap();
-            let checked = check_kernel(ck, &entry.instance, kid.split_k, &p, "gfx942", RuleSet::Miopen351);
+            let checked = check_kernel(ck, &entry.instance, kid.split_k, &p, "gfx942", CkVersion::Miopen351);
             assert!(checked.is_ok(), "{name} {}: {id}: {checked:?}", q.problem.to_db_key());
             answered += 1;
         }
@@ -392,7 +392,7 @@ fn userdb_writes_3d_ck_entries_miopen_accepts() {
                 kid.split_k,
                 &CkProblem::new(&p, CkType::F16).unwrap(),
                 "gfx942",
-                RuleSet::Miopen351,
+                CkVersion::Miopen351,
             );
             assert!(checked.is_ok(), "{key} {entry}: {checked:?}");
             ck += 1;

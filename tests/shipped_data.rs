@@ -7,7 +7,7 @@ mod common;
 use tuneinfer::data::textdb::read_text;
 use tuneinfer::problem::{Direction, Precision};
 use tuneinfer::solvers::ck::catalogue;
-use tuneinfer::solvers::ck::catalogue351::{tuned_only_text, Index351, BUILTIN_TUNED_ONLY};
+use tuneinfer::solvers::ck::index::{tuned_only_text, CkIndex, BUILTIN_TUNED_ONLY};
 use tuneinfer::solvers::gtc_nhwc::catalogue as gtc;
 
 const DIRECTIONS: [Direction; 3] = [Direction::Forward, Direction::BackwardData, Direction::BackwardWeights];
@@ -64,7 +64,7 @@ fn the_ck_lists_built_in_are_the_composable_kernel_files() {
 #[test]
 fn the_miopen_351_catalogue_built_in_is_the_one_its_databases_give() {
     let data = common::miopen_dir();
-    let built = Index351::build(&data, &read_text).unwrap();
+    let built = CkIndex::build(&data, &read_text).unwrap();
     assert!(built.missing.is_empty(), "{:?}", built.missing);
     let text = tuned_only_text(&built);
     assert!(
@@ -73,7 +73,7 @@ fn the_miopen_351_catalogue_built_in_is_the_one_its_databases_give() {
     );
     // Every (solver, type) catalogue: the same instances in the same order (the models' token
     // ids are positions in it).
-    let builtin = Index351::builtin().unwrap();
+    let builtin = CkIndex::builtin().unwrap();
     assert_eq!(
         built.catalogues.keys().collect::<Vec<_>>(),
         builtin.catalogues.keys().collect::<Vec<_>>()

@@ -22,6 +22,9 @@ pub mod hip_igemm;
 pub mod hip_xdlops;
 pub mod mlir_igemm;
 pub mod tunable;
+pub mod version;
+
+pub use version::MiopenVersion;
 
 pub use tunable::{
     gpu_features, IntConstraint, IntRules, OwnModelsOnly, Tunable, GPU_FAMILIES, GPU_FEATURE_NAMES, NUM_FEATURES,
@@ -260,7 +263,7 @@ pub trait Solver: Send + Sync {
 
     /// The solver that serves tuneinfer's own models of this solver, where it is not this one:
     /// the 2-D CK solvers serve MIOpen's KTN models over the 2024 instance lists and tuneinfer's
-    /// own over MIOpen 3.5.1's catalogue ([`ck::tunable351`]). None: this one.
+    /// own over MIOpen 3.5.1's catalogue ([`ck::tunable`]). None: this one.
     fn own_model_solver(&self) -> Option<&'static dyn Solver> {
         None
     }
@@ -296,6 +299,19 @@ pub trait Solver: Send + Sync {
     /// (None: only MIOpen's models, e.g. the catalogue solvers).
     fn tunable(&self) -> Option<&dyn Tunable> {
         None
+    }
+
+    /// An answer's config as the perf db of MIOpen `version` holds it (None: a MIOpen of unknown
+    /// version, which gets only a form every known MIOpen reads alike), or why that MIOpen would
+    /// not run it. By default every MIOpen reads a config as tuneinfer writes it; the CK grouped
+    /// solvers' kernel ids differ by version ([`ck::versions::written_form`]).
+    fn written_form(
+        &self,
+        _problem: &ConvProblem,
+        config: &str,
+        _version: Option<MiopenVersion>,
+    ) -> std::result::Result<String, String> {
+        Ok(config.to_string())
     }
 }
 
@@ -353,9 +369,9 @@ pub fn all() -> Vec<&'static dyn Solver> {
         &ck::FWD,
         &ck::BWD,
         &ck::WRW,
-        &ck::tunable351::FWD_3D,
-        &ck::tunable351::BWD_3D,
-        &ck::tunable351::WRW_3D,
+        &ck::tunable::FWD_3D,
+        &ck::tunable::BWD_3D,
+        &ck::tunable::WRW_3D,
         &gtc_nhwc::FWD,
         &gtc_nhwc::BWD,
         &gtc_nhwc::WRW,

@@ -472,6 +472,16 @@ pub trait OwnModelsOnly: Tunable {
     fn table_key(&self, _target: &Target, _problem: &ConvProblem) -> Option<u64> {
         None
     }
+
+    /// See [`Solver::written_form`].
+    fn written_form(
+        &self,
+        _problem: &ConvProblem,
+        config: &str,
+        _version: Option<super::MiopenVersion>,
+    ) -> std::result::Result<String, String> {
+        Ok(config.to_string())
+    }
 }
 
 /// The most tables [`shared_table`] keeps (then it starts again empty).
@@ -678,6 +688,15 @@ impl<T: OwnModelsOnly> Solver for T {
 
     fn tunable(&self) -> Option<&dyn Tunable> {
         Some(self)
+    }
+
+    fn written_form(
+        &self,
+        problem: &ConvProblem,
+        config: &str,
+        version: Option<super::MiopenVersion>,
+    ) -> std::result::Result<String, String> {
+        OwnModelsOnly::written_form(self, problem, config, version)
     }
 }
 

@@ -2,7 +2,7 @@
 //! `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` on gfx90a and gfx942. MIOpen's 2024 KTN models
 //! take FP32 and FP16 NHWC problems over the 2024 instance lists ([`Solver::check_network`]);
 //! the solvers apply as MIOpen 3.5.1 applies them ([`Solver::check`]: NCHW and BF16 too, over
-//! the 3.5.1 catalogue, [`tunable351`]), and what the KTN does not take is served as a cell
+//! the 3.5.1 catalogue, [`tunable`]), and what the KTN does not take is served as a cell
 //! without a network (the nearest tuned neighbour or MIOpen 3.5.1's default).
 //!
 //! The model does not predict numbers that are checked by formulas: it spells a CK kernel
@@ -15,13 +15,19 @@
 //! (`ModelApplyToken`, `InitHeuristicKernelIDs`, `GetFeatures`) and `ai_heuristics.cpp`.
 
 pub mod catalogue;
-pub mod catalogue351;
 pub mod constraint;
 pub mod features;
+pub mod index;
 pub mod instance;
-pub mod rules351;
-pub mod tunable351;
+pub mod rules;
+pub mod tunable;
 pub mod versions;
+
+/// The old path of [`rules::CkSolver`], kept only for `src/method.rs`, `src/cli/userdb.rs` and
+/// `src/cli/predict.rs` until they call [`Solver::written_form`] (issue 52): delete it then.
+pub mod rules351 {
+    pub use super::rules::CkSolver;
+}
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -36,7 +42,9 @@ use crate::search::{Constraint, Vocabulary};
 pub const CATALOGUE_RULES: &str = "catalogue_rules";
 use crate::solvers::{Solver, Target, Tunable};
 
-use catalogue::{Catalogue, CkDims, Instance};
+use catalogue::Catalogue;
+use instance::CkInstance;
+use rules::{supports, CkProblem, CkVersion};
 use constraint::{CandidateTable, CatalogueConstraint, Lengths, MiopenFirst, NO_VALUE};
 
 /// GPU architectures MIOpen ships these models for.
@@ -127,7 +135,7 @@ impl Plan {
 
     /// Which template index (or other cell) decoder position `pos` reads for `inst`
     /// (MIOpen's `ModelApplyToken` index arithmetic).
-    pub fn cell(&self, pos: usize, inst: &Instance) -> Cell {
+    pub fn cell(&self, pos: usize, n_tokens: usize) -> Cell {
         match (self.direction, self.arch) {
             // MPerXDL and NPerXDL (indices 5, 6) are skipped.
             (Direction::Forward, Arch::Gfx90a) => Cell::Token(if pos >= 5 { pos + 2 } else { pos }),
@@ -147,7 +155,7 @@ impl Plan {
                 if idx >= 12 {
                     idx += 2;
                 }
-                if (idx == 15 && inst.tokens.len() == 15) || idx == 18 {
+                if (idx == 15 && n_tokens == 15) || idx == 18 {
                     Cell::SplitK
                 } else {
                     Cell::Token(idx)
@@ -166,7 +174,7 @@ impl Plan {
     }
 
     /// MIOpen's kernel id for `inst` with split-k `split_k`.
-    pub fn kernel_id(&self, inst: &Instance, split_k: u64) -> String {
+    pub fn kernel_id(&self, inst: &CkInstance, split_k: u64) -> String {
         match self.suffix {
             Suffix::None => inst.type_string.clone(),
             Suffix::PlusOne => format!("{}+1", inst.type_string),
@@ -205,14 +213,14 @@ impl CkGroupSolver {
         Plan::new(self.name, self.direction, &target.arch)
     }
 
-    /// The solver as MIOpen 3.5.1 has it, over its catalogue ([`tunable351`]): its
+    /// The solver as MIOpen 3.5.1 has it, over its catalogue ([`tunable`]): its
     /// applicability, rules, default and features (NCHW, BF16 and the instances the 2024 lists
     /// lack included).
-    pub fn tunable351(&self) -> &'static tunable351::CkTunable {
+    pub fn ck_tunable(&self) -> &'static tunable::CkTunable {
         match self.direction {
-            Direction::Forward => &tunable351::FWD_2D,
-            Direction::BackwardData => &tunable351::BWD_2D,
-            Direction::BackwardWeights => &tunable351::WRW_2D,
+            Direction::Forward => &tunable::FWD_2D,
+            Direction::BackwardData => &tunable::BWD_2D,
+            Direction::BackwardWeights => &tunable::WRW_2D,
         }
     }
 
@@ -238,7 +246,7 @@ impl CkGroupSolver {
     }
 
     /// Checks the problem and returns its CK view and catalogue.
-    fn prepare(&self, target: &Target, problem: &ConvProblem) -> Result<(Plan, CkDims, std::sync::Arc<Catalogue>)> {
+    fn prepare(&self, target: &Target, problem: &ConvProblem) -> Result<(Plan, CkProblem, std::sync::Arc<Catalogue>)> {
         crate::solvers::two_d_only(self.name(), problem)?;
         let plan = self.plan(target)?;
         if problem.direction != self.direction {
@@ -259,7 +267,7 @@ impl CkGroupSolver {
                 problem.layout
             )));
         }
-        let dims = CkDims::new(problem)?;
+        let dims = CkProblem::new(problem, problem.precision.into())?;
         let catalogue = catalogue::load_cached(catalogue_dir(target).as_deref(), self.direction, problem.precision)?;
         Ok((plan, dims, catalogue))
     }
@@ -354,7 +362,7 @@ impl PlanIndex {
         if width == 0 || width > 64 {
             return Err(meta_err(format!("sequence length {width} is out of range")));
         }
-        let split_values: Vec<(u64, u32)> = catalogue::SPLIT_K_VALUES
+        let split_values: Vec<(u64, u32)> = rules::SPLIT_K_VALUES
             .iter()
             .map(|&sk| (sk, value_id(&sk.to_string())))
             .filter(|&(_, id)| id != NO_VALUE)
@@ -362,15 +370,16 @@ impl PlanIndex {
         let mut rows = Vec::new();
         let mut answers: Vec<String> = Vec::new();
         for (n, inst) in catalogue.instances.iter().enumerate() {
+            let tokens = catalogue::kernel_tokens(&inst.type_string).unwrap_or_default();
             for (type_id, type_text, len) in &types {
                 if !inst.type_string.contains(type_text.as_str()) {
                     continue;
                 }
                 let mut split_pos = None;
                 let cells = (0..*len)
-                    .map(|pos| match plan.cell(pos, inst) {
+                    .map(|pos| match plan.cell(pos, tokens.len()) {
                         Cell::Type => *type_id,
-                        Cell::Token(i) => inst.tokens.get(i).map_or(NO_VALUE, |t| value_id(t)),
+                        Cell::Token(i) => tokens.get(i).map_or(NO_VALUE, |t| value_id(t)),
                         Cell::SplitK => {
                             split_pos = Some(pos);
                             NO_VALUE
@@ -463,9 +472,12 @@ impl PlanIndex {
 
     /// The candidate table and constraint of one problem: the rows of the instances that
     /// support it (wrw gfx942: one row per split-k value MIOpen accepts).
-    pub fn constraint(&self, dims: &CkDims) -> CatalogueConstraint {
+    pub fn constraint(&self, p: &CkProblem) -> CatalogueConstraint {
         let instances = &self.catalogue.instances;
-        let supported: Vec<bool> = instances.iter().map(|i| catalogue::supports(i, dims)).collect();
+        let supported: Vec<bool> = instances
+            .iter()
+            .map(|i| supports(i, p, None, CkVersion::Miopen2024).is_ok())
+            .collect();
         let mut table = CandidateTable::new(self.width);
         table.answers = self.answers.clone();
         let mut cells: Vec<u32> = Vec::with_capacity(self.width);
@@ -480,7 +492,7 @@ impl PlanIndex {
                     cells.clear();
                     cells.extend_from_slice(&row.cells);
                     for (j, &(sk, id)) in self.split_values.iter().enumerate() {
-                        if catalogue::supports_split_k(inst, dims, sk) {
+                        if supports(inst, p, Some(sk), CkVersion::Miopen2024).is_ok() {
                             cells[pos] = id;
                             table.push(&cells, row.answer + j as u32, Some(pos));
                         }
@@ -516,11 +528,11 @@ impl Solver for CkGroupSolver {
         Ok(Plan::new(self.name, self.direction, arch)?.model)
     }
 
-    /// MIOpen 3.5.1's applicability ([`tunable351::CkTunable::check_applicable`]: NHWC and NCHW,
+    /// MIOpen 3.5.1's applicability ([`tunable::CkTunable::check_applicable`]: NHWC and NCHW,
     /// FP32/FP16/BF16, some instance of its catalogue supporting the problem): what a cell
     /// without a network checks.
     fn check(&self, target: &Target, problem: &ConvProblem) -> Result<()> {
-        self.tunable351().check_applicable(target, problem)
+        self.ck_tunable().check_applicable(target, problem)
     }
 
     /// MIOpen's KTN models' own refusals ([`CkGroupSolver::check_ktn`]), with the messages they
@@ -556,11 +568,11 @@ impl Solver for CkGroupSolver {
     /// MIOpen's `Init`: the first supported instance (any operation), split-k 1. The single
     /// value is the kernel id. Over the 2024 instance lists where they apply (NHWC, FP32/FP16,
     /// an instance supporting the problem: the KTN's fallback as it always was), else over MIOpen
-    /// 3.5.1's catalogue ([`Tunable::static_default`] of [`CkGroupSolver::tunable351`]) where
+    /// 3.5.1's catalogue ([`Tunable::static_default`] of [`CkGroupSolver::ck_tunable`]) where
     /// 3.5.1 applies the solver.
     fn fallback(&self, target: &Target, problem: &ConvProblem) -> Result<Vec<String>> {
         if let Err(e) = self.check_ktn(target, problem) {
-            let t = self.tunable351();
+            let t = self.ck_tunable();
             if t.check_applicable(target, problem).is_err() {
                 return Err(e);
             }
@@ -596,20 +608,30 @@ impl Solver for CkGroupSolver {
         values.join(",")
     }
 
-    /// NCHW: MIOpen runs the NHWGC kernel between transposes ([`tunable351::CkTunable`]'s note).
+    /// NCHW: MIOpen runs the NHWGC kernel between transposes ([`tunable::CkTunable`]'s note).
     fn problem_note(&self, target: &Target, problem: &ConvProblem) -> Option<String> {
-        crate::solvers::OwnModelsOnly::problem_note(self.tunable351(), target, problem)
+        crate::solvers::OwnModelsOnly::problem_note(self.ck_tunable(), target, problem)
     }
 
-    /// MIOpen 3.5.1's side of the solver ([`CkGroupSolver::tunable351`]): its rules, default and
+    /// MIOpen 3.5.1's side of the solver ([`CkGroupSolver::ck_tunable`]): its rules, default and
     /// features, what `eval --no-model`, the nearest tuned neighbour and `userdb`'s checks read.
     fn tunable(&self) -> Option<&dyn crate::solvers::Tunable> {
-        Some(self.tunable351())
+        Some(self.ck_tunable())
     }
 
     /// tuneinfer's own models decode `[instance, split_k]` over MIOpen 3.5.1's catalogue, as the
     /// 3-D solvers' do.
     fn own_model_solver(&self) -> Option<&'static dyn Solver> {
-        Some(self.tunable351())
+        Some(self.ck_tunable())
+    }
+
+    /// A kernel id in the form MIOpen `version` reads ([`versions::written_form`]).
+    fn written_form(
+        &self,
+        problem: &ConvProblem,
+        config: &str,
+        version: Option<crate::solvers::MiopenVersion>,
+    ) -> std::result::Result<String, String> {
+        crate::solvers::OwnModelsOnly::written_form(self.ck_tunable(), problem, config, version)
     }
 }

@@ -7,70 +7,57 @@
 //!   no instance); the backward-weights value is `TYPE+split_k` (`:138-147`, the last `+`).
 //! - MIOpen 3.5 (3.5.1, `stulebaevLuxoft/MIOpen` 8c96f1c5d): backward data carries `+split_k`
 //!   too (`conv_hip_implicit_gemm_grouped_bwd_xdlops.cpp:226`), and its CK has the instances of
-//!   [`super::catalogue351`] (the 2024 lists and more).
+//!   [`super::index`] (the 2024 lists and more).
 //! - Other versions (3.4, or none known): only an id both forms write alike, of an instance
 //!   both have, is written.
 //!
 //! The 3-D solvers' instance lists of MIOpen 3.3 are not at hand: for it they write nothing.
 
-use std::fmt;
-
 use super::catalogue;
-use super::rules351::{CkSolver, CkType};
+use super::rules::{CkSolver, CkType, CkVersion};
 use crate::problem::Precision;
+pub use crate::solvers::MiopenVersion;
 
-/// A MIOpen version, as the user database's name says it (`HIP.3_3_0_2d1fd997a`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct MiopenVersion {
-    pub major: u32,
-    pub minor: u32,
-    pub patch: u32,
-}
-
-impl MiopenVersion {
-    /// From a user database's suffix (`HIP.3_3_0_2d1fd997a`, `HIP.3_2_0_36bb7fd4a-dirty`) or a
-    /// dotted version (`3.5.1`); None for anything else.
-    pub fn parse(text: &str) -> Option<MiopenVersion> {
-        let t = text.trim();
-        let t = t
-            .split_once('.')
-            .filter(|(b, _)| b.eq_ignore_ascii_case("hip") || b.eq_ignore_ascii_case("opencl"))
-            .map_or(t, |(_, r)| r);
-        let mut parts = t.split(['_', '.']);
-        let mut num = || parts.next().and_then(|p| p.parse::<u32>().ok());
-        Some(MiopenVersion {
-            major: num()?,
-            minor: num()?,
-            patch: num()?,
-        })
+impl CkVersion {
+    /// The CK side of a MIOpen version: 3.3 and older read [`CkVersion::Miopen2024`]'s ids, 3.5
+    /// and newer [`CkVersion::Miopen351`]'s; None for 3.4 (neither is at hand).
+    pub fn of(version: MiopenVersion) -> Option<CkVersion> {
+        match (version.major, version.minor) {
+            v if v <= (3, 3) => Some(CkVersion::Miopen2024),
+            v if v >= (3, 5) => Some(CkVersion::Miopen351),
+            _ => None,
+        }
     }
 }
 
-impl fmt::Display for MiopenVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
-    }
-}
-
-/// Which form of CK kernel ids a MIOpen reads.
+/// The old spelling of `Option<CkVersion>`, kept only for `src/method.rs` and
+/// `src/cli/userdb.rs` until they call [`crate::solvers::Solver::written_form`] (issue 52):
+/// delete it then, with [`written_id`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CkIdForm {
-    /// MIOpen 3.3 and older (2d1fd997a's).
     Miopen2024,
-    /// MIOpen 3.5 and newer (3.5.1's).
     Miopen351,
-    /// Unknown (3.4, or no version): what both forms write alike.
     Both,
 }
 
 impl CkIdForm {
     pub fn of(version: Option<MiopenVersion>) -> CkIdForm {
-        match version {
-            Some(v) if (v.major, v.minor) <= (3, 3) => CkIdForm::Miopen2024,
-            Some(v) if (v.major, v.minor) >= (3, 5) => CkIdForm::Miopen351,
-            _ => CkIdForm::Both,
+        match version.and_then(CkVersion::of) {
+            Some(CkVersion::Miopen2024) => CkIdForm::Miopen2024,
+            Some(_) => CkIdForm::Miopen351,
+            None => CkIdForm::Both,
         }
     }
+}
+
+/// [`written_form`] by the old spelling of the version (see [`CkIdForm`]).
+pub fn written_id(solver: CkSolver, dtype: CkType, id: &str, form: CkIdForm) -> Result<String, String> {
+    let version = match form {
+        CkIdForm::Miopen2024 => Some(CkVersion::Miopen2024),
+        CkIdForm::Miopen351 => Some(CkVersion::Miopen351),
+        CkIdForm::Both => None,
+    };
+    written_form(solver, dtype, id, version)
 }
 
 /// A kernel id split into its type string and split-k (`TYPE+4` -> (TYPE, Some(4))).
@@ -111,8 +98,9 @@ fn in_2024_list(solver: CkSolver, dtype: CkType, type_string: &str) -> Result<bo
 }
 
 /// `id` (a kernel id of either form, valid for MIOpen 3.5.1 as checked elsewhere) as the MIOpen
-/// of `form` reads it, or why that MIOpen would not accept it.
-pub fn written_id(solver: CkSolver, dtype: CkType, id: &str, form: CkIdForm) -> Result<String, String> {
+/// of `version` reads it (None: a version neither form is known for, which gets only an id both
+/// forms write alike), or why that MIOpen would not accept it.
+pub fn written_form(solver: CkSolver, dtype: CkType, id: &str, version: Option<CkVersion>) -> Result<String, String> {
     let (head, split) = split_id(id);
     let split = split.unwrap_or(1);
     let as_2024 = || -> Result<String, String> {
@@ -127,10 +115,10 @@ pub fn written_id(solver: CkSolver, dtype: CkType, id: &str, form: CkIdForm) -> 
             )),
         }
     };
-    match form {
-        CkIdForm::Miopen351 => Ok(to_351_form(solver, id)),
-        CkIdForm::Miopen2024 => as_2024(),
-        CkIdForm::Both => {
+    match version {
+        Some(CkVersion::Miopen2024) => as_2024(),
+        Some(_) => Ok(to_351_form(solver, id)),
+        None => {
             let old = as_2024()?;
             if old == to_351_form(solver, id) {
                 Ok(old)
@@ -158,9 +146,11 @@ mod tests {
         );
         assert_eq!(v("3.5.1").map(|v| v.to_string()).as_deref(), Some("3.5.1"));
         assert_eq!(v("HIP"), None);
+        let ck = |t: &str| v(t).and_then(CkVersion::of);
+        assert_eq!(ck("HIP.3_3_0_2d1fd997a"), Some(CkVersion::Miopen2024));
+        assert_eq!(ck("HIP.3_5_1_abc"), Some(CkVersion::Miopen351));
+        assert_eq!(ck("HIP.3_4_0_abc"), None);
         assert_eq!(CkIdForm::of(v("HIP.3_3_0_2d1fd997a")), CkIdForm::Miopen2024);
-        assert_eq!(CkIdForm::of(v("HIP.3_5_1_abc")), CkIdForm::Miopen351);
-        assert_eq!(CkIdForm::of(v("HIP.3_4_0_abc")), CkIdForm::Both);
         assert_eq!(CkIdForm::of(None), CkIdForm::Both);
     }
 
@@ -174,22 +164,22 @@ mod tests {
         assert_eq!(to_351_form(bwd, &format!("{ts}+1")), format!("{ts}+1"));
         // (The type string is on the bwd_f16 list of the composable_kernel MIOpen 3.3 pins.)
         assert!(in_2024_list(bwd, CkType::F16, ts).unwrap());
-        let old = written_id(bwd, CkType::F16, &format!("{ts}+1"), CkIdForm::Miopen2024);
+        let old = written_form(bwd, CkType::F16, &format!("{ts}+1"), Some(CkVersion::Miopen2024));
         assert_eq!(old.as_deref(), Ok(ts));
         // An instance only MIOpen 3.5.1's CK has is not in MIOpen 3.3.
-        let new_only = super::super::catalogue351::BUILTIN_TUNED_ONLY
+        let new_only = super::super::index::BUILTIN_TUNED_ONLY
             .lines()
             .find(|l| l.starts_with("ConvHipImplicitGemmGroupBwdXdlops\tFP16\t"))
             .and_then(|l| l.split('\t').nth(2))
             .expect("3.5.1 has bwd FP16 instances of its own");
-        assert!(written_id(bwd, CkType::F16, &format!("{new_only}+1"), CkIdForm::Miopen2024).is_err());
-        assert!(written_id(bwd, CkType::F16, &format!("{ts}+4"), CkIdForm::Miopen2024).is_err());
-        assert!(written_id(bwd, CkType::F16, &format!("{ts}+1"), CkIdForm::Both).is_err());
+        assert!(written_form(bwd, CkType::F16, &format!("{new_only}+1"), Some(CkVersion::Miopen2024)).is_err());
+        assert!(written_form(bwd, CkType::F16, &format!("{ts}+4"), Some(CkVersion::Miopen2024)).is_err());
+        assert!(written_form(bwd, CkType::F16, &format!("{ts}+1"), None).is_err());
         assert_eq!(
-            written_id(bwd, CkType::F16, ts, CkIdForm::Miopen351).as_deref(),
+            written_form(bwd, CkType::F16, ts, Some(CkVersion::Miopen351)).as_deref(),
             Ok(format!("{ts}+1").as_str())
         );
         // No 3-D list of MIOpen 3.3: nothing for it.
-        assert!(written_id(CkSolver::Fwd3d, CkType::F16, "X<1>", CkIdForm::Miopen2024).is_err());
+        assert!(written_form(CkSolver::Fwd3d, CkType::F16, "X<1>", Some(CkVersion::Miopen2024)).is_err());
     }
 }

@@ -4,9 +4,9 @@
 //! self-describing), deduplicated by type string; and the whole-corpus check of those rows
 //! against the parser, the catalogue and the rules ([`corpus_report`]).
 //!
-//! Answering uses the index built into tuneinfer ([`Index351::builtin`]: the reachable lists and
+//! Answering uses the index built into tuneinfer ([`CkIndex::builtin`]: the reachable lists and
 //! the instances only tuned rows name, `src/solvers/ck/data/`, written by `tools/gen_data.sh`
-//! with [`tuned_only_text`]). The full index with its tuned rows ([`Index351::build`], for the
+//! with [`tuned_only_text`]). The full index with its tuned rows ([`CkIndex::build`], for the
 //! corpus checks, evaluation and that tool) is built from `../shared/miopen` (or
 //! `$TUNEINFER_MIOPEN_DATA`). The solvers' layer knows no perf-db reader (`tests/layering.rs`),
 //! so the caller hands in the text reader (`tuneinfer::data::textdb::read_text`, which
@@ -21,9 +21,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::error::{Error, Result};
 use crate::problem::{Direction, Precision};
 
-use super::catalogue::Catalogue as TsvCatalogue;
+use super::catalogue::{file_name, Catalogue as TsvCatalogue};
 use super::instance::{parse_kernel_id, parse_type_string, CkInstance, DeviceOp};
-use super::rules351::{check_kernel, parse_db_key, CkProblem, CkSolver, CkType, Reject, RuleSet, SPLIT_K_VALUES};
+use super::rules::{check_kernel, parse_db_key, CkProblem, CkSolver, CkType, CkVersion, Reject, SPLIT_K_VALUES};
 
 /// MIOpen 3.5.1's text databases with CK rows (file name in `perfdb/`, the arch MIOpen reports).
 pub const DATABASES: [(&str, &str); 3] = [
@@ -49,7 +49,7 @@ pub struct TunedRow {
     pub line: usize,
     pub solver: CkSolver,
     pub key: String,
-    /// Index into [`Index351::values`] (the kernel id text).
+    /// Index into [`CkIndex::values`] (the kernel id text).
     pub value: u32,
     /// False for a later entry of the same solver in the same line (MIOpen reads the first;
     /// the later ones are still kernel ids 3.5.1 tuned, and are checked too).
@@ -68,21 +68,21 @@ pub struct Entry {
 
 /// Every instance MIOpen 3.5.1 can select for one (solver, data type).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Catalogue351 {
+pub struct SolverCatalogue {
     pub solver: CkSolver,
     pub dtype: CkType,
     pub entries: Vec<Entry>,
     by_type: HashMap<String, usize>,
 }
 
-impl Catalogue351 {
+impl SolverCatalogue {
     /// The entry of a type string.
     pub fn find(&self, type_string: &str) -> Option<&Entry> {
         self.by_type.get(type_string).map(|&i| &self.entries[i])
     }
 
     /// The kernel ids (instance, split-k) MIOpen 3.5.1 would accept for `p` on `arch`
-    /// ([`RuleSet::Miopen351`]), in catalogue order; split-k runs over MIOpen's values for the
+    /// ([`CkVersion::Miopen351`]), in catalogue order; split-k runs over MIOpen's values for the
     /// solvers that have one.
     pub fn supported<'a>(
         &'a self,
@@ -101,64 +101,39 @@ impl Catalogue351 {
                 splits.iter().map(|&s| Some(s)).collect()
             };
             ids.into_iter()
-                .filter(move |&sk| check_kernel(self.solver, &e.instance, sk, p, arch, RuleSet::Miopen351).is_ok())
+                .filter(move |&sk| check_kernel(self.solver, &e.instance, sk, p, arch, CkVersion::Miopen351).is_ok())
                 .map(move |sk| (e, sk))
         })
     }
 }
 
-/// The TSV file of a 2-D (direction, type), where one exists.
-fn tsv_name(solver: CkSolver, dtype: CkType) -> Option<(String, Direction, Precision)> {
-    if solver.spatial_dims() != 2 {
-        return None;
-    }
-    let (ty, precision) = match dtype {
-        CkType::F32 => ("f32", Precision::Fp32),
-        CkType::F16 => ("f16", Precision::Fp16),
+/// The (direction, precision) of the 2024 list of a 2-D (solver, type), where one exists.
+fn tsv_list(solver: CkSolver, dtype: CkType) -> Option<(Direction, Precision)> {
+    let precision = match dtype {
+        CkType::F32 => Precision::Fp32,
+        CkType::F16 => Precision::Fp16,
         _ => return None,
     };
-    let dir = match solver.direction() {
-        Direction::Forward => "fwd",
-        Direction::BackwardData => "bwd",
-        Direction::BackwardWeights => "wrw",
-    };
-    Some((format!("{dir}_{ty}.tsv"), solver.direction(), precision))
+    (solver.spatial_dims() == 2).then_some((solver.direction(), precision))
 }
 
-/// The reachable list's instances of (solver, type), parsed from their type strings, with the
-/// bwd-data CDE store vector (unprinted) taken from the list's `all_params`: the list in
-/// `data_dir/ck/` (MIOpen's data beside the checkout).
+/// The reachable list's instances of (solver, type) (the bwd-data CDE store vector, unprinted,
+/// from the list's `all_params`): the list in `data_dir/ck/` (MIOpen's data beside the checkout).
 pub fn tsv_instances(data_dir: &Path, solver: CkSolver, dtype: CkType) -> Result<Vec<CkInstance>> {
-    let Some((name, direction, precision)) = tsv_name(solver, dtype) else {
+    let Some((direction, precision)) = tsv_list(solver, dtype) else {
         return Ok(Vec::new());
     };
-    instances_of(&TsvCatalogue::load(
-        &data_dir.join("ck").join(name),
-        direction,
-        precision,
-    )?)
+    let path = data_dir.join("ck").join(file_name(direction, precision)?);
+    Ok(TsvCatalogue::load(&path, direction, precision)?.instances)
 }
 
 /// [`tsv_instances`] of the lists built into tuneinfer ([`super::catalogue::builtin_text`]).
 pub fn builtin_tsv_instances(solver: CkSolver, dtype: CkType) -> Result<Vec<CkInstance>> {
-    let Some((_, direction, precision)) = tsv_name(solver, dtype) else {
+    let Some((direction, precision)) = tsv_list(solver, dtype) else {
         return Ok(Vec::new());
     };
     // The list answering parses anyway (the 2-D solvers' catalogue), parsed once.
-    instances_of(&*super::catalogue::load_cached(None, direction, precision)?)
-}
-
-fn instances_of(tsv: &TsvCatalogue) -> Result<Vec<CkInstance>> {
-    tsv.instances
-        .iter()
-        .map(|i| {
-            let mut inst = parse_type_string(&i.type_string)?;
-            if inst.op == DeviceOp::BwdDataV1 {
-                inst.printed.e_vec = Some(i.params.e_scalar_per_vector);
-            }
-            Ok(inst)
-        })
-        .collect()
+    Ok(super::catalogue::load_cached(None, direction, precision)?.instances.clone())
 }
 
 /// The instances only MIOpen 3.5.1's tuned rows name (not on the reachable lists), built into
@@ -177,7 +152,7 @@ const TUNED_ONLY_HEADER: &str = "solver\tdata_type\ttype_string";
 /// The instances of `index`'s catalogues that are on no reachable list, one line each (solver,
 /// data type, type string) in catalogue order, after a header: the text of
 /// [`BUILTIN_TUNED_ONLY`].
-pub fn tuned_only_text(index: &Index351) -> String {
+pub fn tuned_only_text(index: &CkIndex) -> String {
     let mut out = format!("{TUNED_ONLY_HEADER}\n");
     for ((solver, dtype), c) in &index.catalogues {
         for e in c.entries.iter().filter(|e| e.tsv_index.is_none()) {
@@ -202,7 +177,7 @@ pub struct Unparsed {
 
 /// The tuned CK rows of MIOpen 3.5.1's databases and the catalogues built from them.
 #[derive(Debug)]
-pub struct Index351 {
+pub struct CkIndex {
     pub data_dir: PathBuf,
     /// Rows per database (missing databases have none; see `missing`).
     pub rows: Vec<TunedRow>,
@@ -212,13 +187,13 @@ pub struct Index351 {
     pub missing: Vec<PathBuf>,
     /// Lines of the databases that are not `KEY=entries` or whose CK entry has no ':'.
     pub malformed_lines: u64,
-    pub catalogues: BTreeMap<(CkSolver, CkType), Catalogue351>,
+    pub catalogues: BTreeMap<(CkSolver, CkType), SolverCatalogue>,
 }
 
-impl Index351 {
+impl CkIndex {
     /// Reads the databases (with `read_text`: the whole text, decompressed) and TSVs under
     /// `data_dir` (`perfdb/`, `ck/`).
-    pub fn build(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Index351> {
+    pub fn build(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<CkIndex> {
         let mut rows = Vec::new();
         let mut values: Vec<String> = Vec::new();
         let mut value_ids: HashMap<String, u32> = HashMap::new();
@@ -298,7 +273,7 @@ impl Index351 {
             },
             named,
         )?;
-        Ok(Index351 {
+        Ok(CkIndex {
             data_dir: data_dir.to_path_buf(),
             rows,
             values,
@@ -309,15 +284,15 @@ impl Index351 {
     }
 
     /// The index of `data_dir`, built once per process and shared.
-    pub fn cached(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
-        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Index351>>>> = OnceLock::new();
+    pub fn cached(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<CkIndex>> {
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<CkIndex>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
         if let Ok(map) = cache.lock() {
             if let Some(found) = map.get(data_dir) {
                 return Ok(found.clone());
             }
         }
-        let index = Arc::new(Index351::build(data_dir, read_text)?);
+        let index = Arc::new(CkIndex::build(data_dir, read_text)?);
         if let Ok(mut map) = cache.lock() {
             map.insert(data_dir.to_path_buf(), index.clone());
         }
@@ -325,7 +300,7 @@ impl Index351 {
     }
 
     /// The catalogue of (solver, type), if any instance is known for it.
-    pub fn catalogue(&self, solver: CkSolver, dtype: CkType) -> Option<&Catalogue351> {
+    pub fn catalogue(&self, solver: CkSolver, dtype: CkType) -> Option<&SolverCatalogue> {
         self.catalogues.get(&(solver, dtype))
     }
 
@@ -341,7 +316,7 @@ impl Index351 {
 fn assemble(
     tsv: impl Fn(CkSolver, CkType) -> Result<Vec<CkInstance>>,
     mut named: BTreeMap<(CkSolver, CkType), BTreeMap<String, u64>>,
-) -> Result<BTreeMap<(CkSolver, CkType), Catalogue351>> {
+) -> Result<BTreeMap<(CkSolver, CkType), SolverCatalogue>> {
     let mut catalogues = BTreeMap::new();
     for solver in CkSolver::ALL {
         for dtype in CkType::ALL {
@@ -375,7 +350,7 @@ fn assemble(
             if !entries.is_empty() {
                 catalogues.insert(
                     (solver, dtype),
-                    Catalogue351 {
+                    SolverCatalogue {
                         solver,
                         dtype,
                         entries,
@@ -388,10 +363,10 @@ fn assemble(
     Ok(catalogues)
 }
 
-impl Index351 {
+impl CkIndex {
     /// The catalogues built into tuneinfer (the reachable lists and [`BUILTIN_TUNED_ONLY`]),
     /// without tuned rows (`rows` empty, `tuned_rows` 0): what answering needs, no file read.
-    pub fn builtin() -> Result<Index351> {
+    pub fn builtin() -> Result<CkIndex> {
         let mut named: BTreeMap<(CkSolver, CkType), BTreeMap<String, u64>> = BTreeMap::new();
         let path = builtin_tuned_only_path();
         let mut lines = BUILTIN_TUNED_ONLY.lines().enumerate();
@@ -413,7 +388,7 @@ impl Index351 {
             };
             named.entry((solver, dtype)).or_default().insert(ts.to_string(), 0);
         }
-        Ok(Index351 {
+        Ok(CkIndex {
             data_dir: PathBuf::from(crate::format::bundle::ROOT),
             rows: Vec::new(),
             values: Vec::new(),
@@ -423,11 +398,11 @@ impl Index351 {
         })
     }
 
-    /// [`Index351::builtin`], built once per process and shared.
-    pub fn builtin_cached() -> Result<Arc<Index351>> {
-        static CACHE: OnceLock<std::result::Result<Arc<Index351>, String>> = OnceLock::new();
+    /// [`CkIndex::builtin`], built once per process and shared.
+    pub fn builtin_cached() -> Result<Arc<CkIndex>> {
+        static CACHE: OnceLock<std::result::Result<Arc<CkIndex>, String>> = OnceLock::new();
         CACHE
-            .get_or_init(|| Index351::builtin().map(Arc::new).map_err(|e| e.to_string()))
+            .get_or_init(|| CkIndex::builtin().map(Arc::new).map_err(|e| e.to_string()))
             .clone()
             .map_err(|e| Error::format(builtin_tuned_only_path(), e))
     }
@@ -448,10 +423,10 @@ pub struct OpCounts {
     pub in_catalogue: u64,
     /// Rows whose instance is on the reachable (2024) list.
     pub in_reachable_list: u64,
-    /// Rules of [`RuleSet::Miopen351`].
+    /// Rules of [`CkVersion::Miopen351`].
     pub pass: u64,
     pub fail: BTreeMap<Reject, u64>,
-    /// Rules of [`RuleSet::ReachableCk`].
+    /// Rules of [`CkVersion::Develop2025`].
     pub pass_reachable: u64,
     pub fail_reachable: BTreeMap<Reject, u64>,
     /// Passing rows whose check skipped an unprinted argument (bwd data CDE vector outside the
@@ -474,7 +449,7 @@ pub struct CorpusReport {
     /// Rows counted apart per (solver, what, first detail).
     pub unparsed: BTreeMap<(CkSolver, &'static str), (u64, String)>,
     pub by_op: BTreeMap<(CkSolver, DeviceOp), OpCounts>,
-    /// Failing rows ([`RuleSet::Miopen351`]), first few per (solver, op, reason): (database,
+    /// Failing rows ([`CkVersion::Miopen351`]), first few per (solver, op, reason): (database,
     /// line, key, kernel id).
     pub examples: BTreeMap<(CkSolver, DeviceOp, Reject), Vec<ExampleRow>>,
     /// Catalogue sizes per (solver, type): (entries, of them on the reachable list).
@@ -483,7 +458,7 @@ pub struct CorpusReport {
 }
 
 /// Checks every tuned CK row of the index: parsed, in the catalogue, supported by the rules.
-pub fn corpus_report(index: &Index351) -> CorpusReport {
+pub fn corpus_report(index: &CkIndex) -> CorpusReport {
     let mut report = CorpusReport {
         missing: index.missing.clone(),
         ..CorpusReport::default()
@@ -545,11 +520,11 @@ pub fn corpus_report(index: &Index351) -> CorpusReport {
         }
         // The catalogue's instance carries what the list knows beyond the print.
         let inst = entry.map_or(&id.instance, |e| &e.instance);
-        match check_kernel(row.solver, inst, id.split_k, &p, arch, RuleSet::ReachableCk) {
+        match check_kernel(row.solver, inst, id.split_k, &p, arch, CkVersion::Develop2025) {
             Ok(()) => counts.pass_reachable += 1,
             Err(why) => *counts.fail_reachable.entry(why).or_insert(0) += 1,
         }
-        match check_kernel(row.solver, inst, id.split_k, &p, arch, RuleSet::Miopen351) {
+        match check_kernel(row.solver, inst, id.split_k, &p, arch, CkVersion::Miopen351) {
             Ok(()) => {
                 counts.pass += 1;
                 if inst.op == DeviceOp::BwdDataV1 {
@@ -584,9 +559,9 @@ pub fn corpus_report(index: &Index351) -> CorpusReport {
     report
 }
 
-/// A data directory's index (built once per process, see [`Index351::build`]), or an error
+/// A data directory's index (built once per process, see [`CkIndex::build`]), or an error
 /// naming where the data was looked for.
-pub fn load_index(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<Index351>> {
+pub fn load_index(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) -> Result<Arc<CkIndex>> {
     if !data_dir.join("perfdb").is_dir() {
         return Err(Error::format(
             data_dir.display().to_string(),
@@ -594,7 +569,7 @@ pub fn load_index(data_dir: &Path, read_text: &dyn Fn(&Path) -> Result<String>) 
              (set TUNEINFER_MIOPEN_DATA to the folder holding perfdb/ and ck/)",
         ));
     }
-    Index351::cached(data_dir, read_text)
+    CkIndex::cached(data_dir, read_text)
 }
 
 /// How much the rules narrow a catalogue, over a sample of tuned rows.
@@ -604,13 +579,13 @@ pub struct Narrowing {
     pub rows: u64,
     /// Kernel ids (instance, split-k) of their catalogues, summed over the rows.
     pub ids: u64,
-    /// Of them, the ids [`Catalogue351::supported`] keeps, summed over the rows.
+    /// Of them, the ids [`SolverCatalogue::supported`] keeps, summed over the rows.
     pub supported: u64,
 }
 
 /// For every `every`-th row whose key parses (in index order): the catalogue's kernel ids and
 /// how many the rules keep, per solver. A rule set that rejects nothing would keep them all.
-pub fn narrowing(index: &Index351, every: usize) -> BTreeMap<CkSolver, Narrowing> {
+pub fn narrowing(index: &CkIndex, every: usize) -> BTreeMap<CkSolver, Narrowing> {
     let mut out: BTreeMap<CkSolver, Narrowing> = BTreeMap::new();
     for row in index.rows.iter().step_by(every.max(1)) {
         let Ok((problem, dtype)) = parse_db_key(&row.key) else {

@@ -5,20 +5,20 @@
 //! **A config is two integers, `[instance, split_k]`**: the instance as one unit, then the
 //! split (1 where the solver has none: 3-D fwd and bwd). The instance is an index into the
 //! solver's instances over every data type ([`SolverInstances`]: the catalogues of
-//! [`super::catalogue351`] for FP32, FP16, BF16 and INT8 in that order, deduplicated by type
+//! [`super::index`] for FP32, FP16, BF16 and INT8 in that order, deduplicated by type
 //! string). One index per type string, whatever the data type, because a kernel id does not name
 //! its data type (`parse_params` has no problem to read it from) and the same type string is on
 //! several types' lists; the rules then accept an instance only when the problem's data type's
 //! catalogue holds it. So a decoded or neighbour config is valid by construction when [`CkRules`]
 //! accept it: in the catalogue of the problem's type, supported for the problem (CK's
-//! `IsSupportedArgument` as MIOpen 3.5.1's CK has it, [`RuleSet::Miopen351`]), and the split one
+//! `IsSupportedArgument` as MIOpen 3.5.1's CK has it, [`CkVersion::Miopen351`]), and the split one
 //! of MIOpen's values where the solver has one.
 //!
 //! `format_params` prints MIOpen's kernel id (the type string, plus `+split_k` for 3-D wrw);
 //! `parse_params` reads one back through the catalogue: an instance the catalogue does not hold
 //! is an error, so such an id is never written.
 //!
-//! The catalogue is built into tuneinfer (`src/solvers/ck/data/`, [`Index351::builtin`]) and
+//! The catalogue is built into tuneinfer (`src/solvers/ck/data/`, [`CkIndex::builtin`]) and
 //! parsed at first use, once per process; no file is read.
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,9 +29,9 @@ use crate::problem::{ConvProblem, Direction, Layout};
 use crate::solvers::tunable::{log2_feature, precision_feature, product_below};
 use crate::solvers::{IntRules, OwnModelsOnly, Target, Tunable, NUM_FEATURES};
 
-use super::catalogue351::{Catalogue351, Entry, Index351};
+use super::index::{SolverCatalogue, Entry, CkIndex};
 use super::instance::parse_kernel_id;
-use super::rules351::{applicable, check_kernel, CkProblem, CkSolver, CkType, RuleSet, SPLIT_K_VALUES};
+use super::rules::{applicable, check_kernel, CkProblem, CkSolver, CkType, CkVersion, SPLIT_K_VALUES};
 
 /// The two decoded parameters.
 pub const PARAM_NAMES: [&str; 2] = ["instance", "split_k"];
@@ -52,7 +52,7 @@ pub static WRW_3D: CkTunable = CkTunable {
 };
 
 /// The 2-D solvers through the same catalogue: the [`Tunable`] side of the registered
-/// `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` ([`super::CkGroupSolver::tunable351`], not
+/// `ConvHipImplicitGemmGroup{Fwd,Bwd,Wrw}Xdlops` ([`super::CkGroupSolver::ck_tunable`], not
 /// registered themselves). Their applicability (NHWC and NCHW, FP32/FP16/BF16) is the solvers'
 /// `check`; MIOpen's 2024 KTN models, where found, answer the problems they take (NHWC,
 /// FP32/FP16, the 2024 lists), the nearest tuned neighbour or MIOpen 3.5.1's default the others
@@ -79,7 +79,7 @@ pub fn arch_served(arch: &str) -> bool {
 /// types).
 #[derive(Debug)]
 pub struct SolverInstances {
-    pub index: Arc<Index351>,
+    pub index: Arc<CkIndex>,
     pub solver: CkSolver,
     /// Index -> type string: FP32's catalogue first, then the type strings FP16's adds, BF16's,
     /// INT8's (each in its catalogue's order).
@@ -88,7 +88,7 @@ pub struct SolverInstances {
 }
 
 impl SolverInstances {
-    fn build(index: Arc<Index351>, solver: CkSolver) -> SolverInstances {
+    fn build(index: Arc<CkIndex>, solver: CkSolver) -> SolverInstances {
         let mut type_strings = Vec::new();
         let mut by_type = HashMap::new();
         for dtype in CkType::ALL {
@@ -113,7 +113,7 @@ impl SolverInstances {
     }
 
     /// The catalogue of a data type.
-    pub fn catalogue(&self, dtype: CkType) -> Option<&Catalogue351> {
+    pub fn catalogue(&self, dtype: CkType) -> Option<&SolverCatalogue> {
         self.index.catalogue(self.solver, dtype)
     }
 
@@ -125,14 +125,14 @@ impl SolverInstances {
 }
 
 /// The instances of `solver`, built once per process from the catalogues built into tuneinfer
-/// ([`Index351::builtin`]).
+/// ([`CkIndex::builtin`]).
 pub fn solver_instances(solver: CkSolver) -> Result<Arc<SolverInstances>> {
     static CACHE: OnceLock<Mutex<BTreeMap<CkSolver, Arc<SolverInstances>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&solver) {
         return Ok(found.clone());
     }
-    let index = Index351::builtin_cached()?;
+    let index = CkIndex::builtin_cached()?;
     let built = Arc::new(SolverInstances::build(index, solver));
     cache
         .lock()
@@ -187,7 +187,7 @@ impl CkRules {
             (false, Ok(1)) => None,
             _ => return false,
         };
-        check_kernel(self.solver, &entry.instance, split_k, p, &self.arch, RuleSet::Miopen351).is_ok()
+        check_kernel(self.solver, &entry.instance, split_k, p, &self.arch, CkVersion::Miopen351).is_ok()
     }
 
     /// The instances of the problem's data type, in catalogue order, as indices.
@@ -427,6 +427,17 @@ impl CkTunable {
 impl OwnModelsOnly for CkTunable {
     fn table_constraint(&self) -> bool {
         true
+    }
+
+    /// A kernel id in the form MIOpen `version` reads ([`super::versions::written_form`]).
+    fn written_form(
+        &self,
+        problem: &ConvProblem,
+        config: &str,
+        version: Option<crate::solvers::MiopenVersion>,
+    ) -> std::result::Result<String, String> {
+        let version = version.and_then(CkVersion::of);
+        super::versions::written_form(self.solver, problem.precision.into(), config, version)
     }
 
     fn problem_note(&self, _target: &Target, problem: &ConvProblem) -> Option<String> {

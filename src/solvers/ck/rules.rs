@@ -212,6 +212,11 @@ impl CkProblem {
         self.filter_1x1_pad0() && self.stride.iter().all(|&s| s == 1)
     }
 
+    /// MIOpen's `CKWrwRequireWorkspace` (default alpha/beta): fp16 with an odd C or K per group.
+    pub fn requires_workspace(&self) -> bool {
+        self.dtype == CkType::F16 && (!self.c.is_multiple_of(2) || !self.k.is_multiple_of(2))
+    }
+
     /// Output pixels of one image (`Do * Ho * Wo`).
     fn out_pixels(&self) -> u64 {
         self.output.iter().product()
@@ -249,13 +254,24 @@ pub fn parse_db_key(key: &str) -> Result<(ConvProblem, CkType)> {
     Ok((problem, dtype))
 }
 
-/// Which CK the rules follow.
+/// Which MIOpen (with the composable_kernel it pins) the rules, the catalogue and the kernel
+/// ids follow: one version, ordered oldest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuleSet {
-    /// CK `develop` bcf7f811 as read, rule for rule.
-    ReachableCk,
-    /// The CK MIOpen 3.5.1 pins (b7a806f2, not reachable): the reachable rules less two that
-    /// 3.5.1's own kernel ids and tuned rows show it changed:
+pub enum CkVersion {
+    /// MIOpen 3.3 and older: `ROCm/MIOpen` 2d1fd997a (late 2024) with the CK it pins
+    /// (421588131): the 2024 instance lists (`../shared/miopen/ck`), MIOpen's KTN models.
+    /// Against [`CkVersion::Develop2025`], the two-stage wrw op (`../shared/miopen/ck/README.md`
+    /// Q3): merged groups need K*NGM <= MPerBlock and C*Y*X*NGM <= NPerBlock, the vector rule has
+    /// no `X*C` path and lets C == K == 1 through without merged groups; and MIOpen sets CK's
+    /// workspace for a split-k id only when `CKWrwRequireWorkspace`
+    /// (`conv_hip_implicit_gemm_grouped_wrw_xdlops.cpp` `IsSupportedBySplitK`).
+    Miopen2024,
+    /// CK `develop` bcf7f811 (2025-02-18, the newest reachable) as read, rule for rule, under
+    /// MIOpen 3.5.1's solvers: no MIOpen release runs it; the corpus report's comparison.
+    Develop2025,
+    /// MIOpen 3.5 and newer (3.5.1, `stulebaevLuxoft/MIOpen` c84b5d0) with the CK it pins
+    /// (b7a806f2, not reachable): [`CkVersion::Develop2025`] less two rules that 3.5.1's own
+    /// kernel ids and tuned rows show it changed:
     /// * pipeline v4's PrefetchStages is 3, not 4: 3.5.1's explicit-GEMM ids print
     ///   `BlkGemmPipelineVersion: v4, BlkGemmPipelinePrefetchStages: 3`, and 30 tuned fwd `_V3`
     ///   v4 rows run with exactly 4 K-loop iterations;
@@ -286,6 +302,9 @@ pub enum Reject {
     GemmTile(&'static str),
     /// The bwd-data 1x1 stride-1 GEMM's K tile: `ceil(K/AK1)*AK1 % KPerBlock` (K is not padded).
     BwdDataKTile,
+    /// The two-stage op needs CK's workspace, which MIOpen 2024 sets for a split-k id only when
+    /// `CKWrwRequireWorkspace` (fp16 with an odd C or K per group).
+    Workspace,
 }
 
 impl std::fmt::Display for Reject {
@@ -300,6 +319,7 @@ impl std::fmt::Display for Reject {
             Reject::Pipeline => f.write_str("K-loop count <= the pipeline's PrefetchStages"),
             Reject::GemmTile(what) => write!(f, "explicit GEMM (Default, no padding): {what}"),
             Reject::BwdDataKTile => f.write_str("1x1 stride-1 bwd data: ceil(K/AK1)*AK1 % KPerBlock (K not padded)"),
+            Reject::Workspace => f.write_str("no workspace (MIOpen 2024 sets one for a split-k id only when CK requires it)"),
         }
     }
 }
@@ -330,13 +350,14 @@ pub fn applicable(solver: CkSolver, p: &CkProblem, arch: &str) -> std::result::R
     Ok(())
 }
 
-/// PrefetchStages of CK's blockwise GEMM pipelines at bcf7f811
+/// PrefetchStages of CK's blockwise GEMM pipelines, the same at 421588131 (2024) and bcf7f811
 /// (`include/ck/tensor_operation/gpu/block/blockwise_gemm_pipeline_xdlops_v{1..5}.hpp`: v1 `:143` 1,
-/// v2 `:145-150` the formula below with warpSize 64, v3 `:145` 2, v4 `:145` 4, v5 `:147` 3). The
-/// K-loop must exceed it for every version but v1 (e.g. the fwd V3 op's `CheckValidity`,
+/// v2 `:145-150` the formula below with warpSize 64, v3 `:145` 2, v4 `:145` 4, v5 `:147` 3); v4 is
+/// 3 in MIOpen 3.5.1's CK ([`CkVersion::Miopen351`]). The K-loop must exceed it for every
+/// pipeline but v1, which no version checks (e.g. the fwd V3 op's `CheckValidity`,
 /// `gridwise_gemm_xdl_cshuffle_v3.hpp`, "check gridwise gemm pipeline").
 pub fn prefetch_stages(
-    rules: RuleSet,
+    rules: CkVersion,
     version: u32,
     block_size: u64,
     m_per_block: u64,
@@ -355,10 +376,8 @@ pub fn prefetch_stages(
             (32768 / wgp_per_cu).div_ceil(per_k).clamp(2, 8)
         }
         3 => 2,
-        4 => match rules {
-            RuleSet::ReachableCk => 4,
-            RuleSet::Miopen351 => 3,
-        },
+        4 if rules >= CkVersion::Miopen351 => 3,
+        4 => 4,
         5 => 3,
         _ => 1,
     }
@@ -395,10 +414,17 @@ fn k_loops(gemm_k: u64, k_batch: u64, k_per_block: u64) -> u64 {
     gemm_k.div_ceil(k_batch.max(1).saturating_mul(k_per_block).max(1))
 }
 
-/// CK's `IsSupportedArgument` of `inst` for `p` with split-k `k_batch` (1 where the solver has
-/// none), after MIOpen's `IsApplicable` ([`applicable`]).
-pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) -> std::result::Result<(), Reject> {
+/// CK's `IsSupportedArgument` of `inst` for `p` as MIOpen `rules` calls it, after its
+/// `IsApplicable` ([`applicable`]): `split_k` None for the `valid_kernels` list (`IsSupportedBy`:
+/// split-k 1, a workspace set), Some for a kernel id's `+split_k` (`IsSupportedBySplitK`).
+pub fn supports(
+    inst: &CkInstance,
+    p: &CkProblem,
+    split_k: Option<u64>,
+    rules: CkVersion,
+) -> std::result::Result<(), Reject> {
     let q = &inst.printed;
+    let k_batch = split_k.unwrap_or(1);
     if inst.op.direction() != p.direction {
         return Err(Reject::WrongDirection);
     }
@@ -476,7 +502,7 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
             // The 1x1 stride-1 transform unmerges K into (ceil(K/AK1), AK1) without padding K
             // (`transform_conv_bwd_data_to_gemm_v1.hpp:616-632`), and the GEMM's CheckValidity
             // wants AK % KPerBlock == 0 (`gridwise_gemm_multiple_d_xdl_cshuffle.hpp:363`).
-            if rules == RuleSet::ReachableCk && q.spec == ConvSpec::Filter1x1Stride1Pad0 {
+            if rules < CkVersion::Miopen351 && q.spec == ConvSpec::Filter1x1Stride1Pad0 {
                 let ak1 = q.ak1.unwrap_or(1);
                 if !(p.k.div_ceil(ak1) * ak1).is_multiple_of(q.k_per_block) {
                     return Err(Reject::BwdDataKTile);
@@ -524,23 +550,36 @@ pub fn supports(inst: &CkInstance, p: &CkProblem, k_batch: u64, rules: RuleSet) 
             if version != 1 && k_loops(p.n.saturating_mul(p.out_pixels()), k_batch, q.k_per_block) <= stages {
                 return Err(Reject::Pipeline);
             }
-            // `:1496` workspace: MIOpen sets it (grouped_wrw:169-181).
-            // `:1546-1562` merged groups: the whole GEMM in one block, C == K == 1, G % NGM.
+            // `:1496` workspace: MIOpen 3.5.1 always sets it (grouped_wrw:169-181), MIOpen 2024
+            // for a split-k id only when CK requires it.
+            if split_k.is_some() && rules == CkVersion::Miopen2024 && !p.requires_workspace() {
+                return Err(Reject::Workspace);
+            }
+            // `:1546-1562` merged groups: the whole GEMM in one block, C == K == 1, G % NGM; at
+            // 421588131 (2024) the GEMM's M and N are K and C*Y*X times NGM.
             let ngm = q.groups_to_merge;
+            let newer = rules > CkVersion::Miopen2024;
             if ngm > 1 {
-                let gemm_n = p.c.saturating_mul(p.filter.iter().product::<u64>());
-                if !(p.k <= q.m_per_block && gemm_n <= q.n_per_block && p.c == 1 && p.k == 1 && p.g.is_multiple_of(ngm))
+                let per_block = if newer { 1 } else { ngm };
+                let gemm_m = p.k.saturating_mul(per_block);
+                let gemm_n = p.c.saturating_mul(p.filter.iter().product::<u64>()).saturating_mul(per_block);
+                if !(gemm_m <= q.m_per_block
+                    && gemm_n <= q.n_per_block
+                    && p.c == 1
+                    && p.k == 1
+                    && p.g.is_multiple_of(ngm))
                 {
                     return Err(Reject::MergedGroups);
                 }
             }
             // `:1564-1583`: B along C, or along X*C when G == 1 and the W pads are 0; A along K;
             // else C == K == 1 with merged groups (batch strides 1).
+            // At 421588131 (2024): B along C only, and C == K == 1 with or without merged groups.
             let x = p.filter[2];
             let w_pad0 = p.pad[2] == 0;
-            let xc_ok = p.g == 1 && (p.c.saturating_mul(x)).is_multiple_of(q.b_vec) && w_pad0;
+            let xc_ok = newer && p.g == 1 && (p.c.saturating_mul(x)).is_multiple_of(q.b_vec) && w_pad0;
             let vec_ok = (p.c.is_multiple_of(q.b_vec) || xc_ok) && p.k.is_multiple_of(q.a_vec);
-            if !(vec_ok || (ngm > 1 && p.c == 1 && p.k == 1)) {
+            if !(vec_ok || ((ngm > 1 || !newer) && p.c == 1 && p.k == 1)) {
                 return Err(Reject::Vector(
                     "C (or X*C) % BSrcScalarPerVector, K % ASrcScalarPerVector",
                 ));
@@ -599,7 +638,7 @@ pub fn check_kernel(
     split_k: Option<u64>,
     p: &CkProblem,
     arch: &str,
-    rules: RuleSet,
+    rules: CkVersion,
 ) -> std::result::Result<(), Reject> {
     applicable(solver, p, arch)?;
     if !solver.tunes(inst.op) {
@@ -613,6 +652,6 @@ pub fn check_kernel(
         (false, Some(_)) => return Err(Reject::SplitK("present (this solver's ids have none)")),
     };
     // The bwd-data op has no k_batch in the reachable CK: its rules are checked at split-k 1.
-    let k_batch = if inst.op == DeviceOp::BwdDataV1 { 1 } else { k_batch };
-    supports(inst, p, k_batch, rules)
+    let split_k = (solver.has_split_k() && inst.op != DeviceOp::BwdDataV1).then_some(k_batch);
+    supports(inst, p, split_k, rules)
 }
