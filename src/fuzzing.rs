@@ -1,6 +1,6 @@
 //! Fuzz harnesses: one function per parser of outside input, shared by the cargo-fuzz targets
 //! (`fuzz/fuzz_targets/*.rs`, libFuzzer) and the seeded mutation tests of `cargo test`
-//! (`tests/fuzz_parsers.rs`).
+//! (`tests/frontends/fuzz_parsers.rs`).
 //!
 //! Each harness takes arbitrary bytes, hands them to the parser and checks what must hold for
 //! any input: the parser returns (an answer or an [`Error`](crate::Error)) and never panics,

@@ -24,7 +24,7 @@ use crate::models::Located;
 use crate::neighbour::{Neighbours, Variant};
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
-use crate::solvers::Tunable;
+use crate::solvers::{MiopenVersion, Tunable};
 
 /// Per problem, one answer per engine and whether it is the system perf db's tuned value.
 pub type Answers = Vec<Vec<(SolverAnswer, bool)>>;
@@ -426,32 +426,25 @@ pub fn answers_with_perf_db(
 /// How a CK answer the target MIOpen would not accept starts (then the version, `: ` and why).
 pub const NOT_IN_VERSION: &str = "not in MIOpen ";
 
-/// The CK answers of `answers` in the form MIOpen `version` reads; one it would not accept
-/// becomes not applicable, saying why (the other answers of that solver are dropped with it).
-fn for_version(
-    (form, label): &(crate::solvers::ck::versions::CkIdForm, String),
-    engines: &[Engine],
-    problems: &[ConvProblem],
-    answers: &mut Answers,
-) {
-    use crate::solvers::ck::rules351::CkSolver;
-    use crate::solvers::ck::versions::written_id;
-    let form = *form;
+/// The answers of `answers` in the form the MIOpen of `version` reads (None: a MIOpen of
+/// unknown version, which gets only a form every known MIOpen reads alike;
+/// [`crate::solvers::Solver::written_form`]). An answer it would not accept is dropped; a solver
+/// left with none becomes not applicable, saying why.
+fn for_version(version: Option<MiopenVersion>, engines: &[Engine], problems: &[ConvProblem], answers: &mut Answers) {
+    let label = version.map_or_else(|| "(version unknown)".to_string(), |v| v.to_string());
     for (problem, slots) in problems.iter().zip(answers.iter_mut()) {
         for (engine, (answer, _)) in engines.iter().zip(slots.iter_mut()) {
-            let Some(solver) = CkSolver::from_name(engine.host().solver.name()) else {
-                continue;
-            };
             let SolverAnswer::Predicted(list) = answer else {
                 continue;
             };
+            let solver = &engine.host().solver;
             let mut out = Vec::with_capacity(list.len());
             let mut refused = None;
             for p in list.iter() {
-                match written_id(solver, problem.precision.into(), &p.config, form) {
-                    Ok(id) => {
+                match solver.written_form(problem, &p.config, version) {
+                    Ok(config) => {
                         let mut p = p.clone();
-                        p.config = id;
+                        p.config = config;
                         out.push(p);
                     }
                     Err(why) => {
@@ -517,9 +510,9 @@ pub fn system_db(arch: &str, cu: Option<u32>, choice: Option<&str>) -> Result<cr
 /// and Rust programs all answer through it.
 pub struct Answering {
     plans: Vec<Plan>,
-    /// The form of CK kernel ids the answers are for, and the MIOpen it names; None: as the
-    /// models answer (MIOpen 3.5's form).
-    miopen: Option<(crate::solvers::ck::versions::CkIdForm, String)>,
+    /// The MIOpen the answers are written for (`Some(None)`: one of unknown version); None: as
+    /// the models answer.
+    miopen: Option<Option<MiopenVersion>>,
     /// Behind a lock: a sqlite connection is used by one thread at a time (the C ABI's
     /// predictors are shared between threads); held for one lookup at a time.
     system: Option<std::sync::Mutex<crate::userdb::system::SystemDb>>,
@@ -552,27 +545,18 @@ impl Answering {
         })
     }
 
-    /// Answers for the MIOpen `version`: composable_kernel kernel ids in its form, and an
-    /// answer it would not accept turned into "not applicable" with the reason
-    /// ([`crate::solvers::ck::versions`]). None: as the models answer.
-    pub fn for_miopen(mut self, version: Option<crate::solvers::ck::versions::MiopenVersion>) -> Answering {
-        use crate::solvers::ck::versions::CkIdForm;
-        self.miopen = version.map(|v| (CkIdForm::of(Some(v)), v.to_string()));
+    /// Answers for the MIOpen `version` ([`crate::solvers::Solver::written_form`]: e.g.
+    /// composable_kernel kernel ids in its form), an answer it would not accept turned into "not
+    /// applicable" with the reason. None: as the models answer.
+    pub fn for_miopen(mut self, version: Option<MiopenVersion>) -> Answering {
+        self.miopen = version.map(Some);
         self
     }
 
-    /// Answers with CK kernel ids in `form` (None: as the models answer); `userdb` writes for a
-    /// MIOpen whose version may be unknown ([`crate::solvers::ck::versions::CkIdForm::Both`]).
-    pub fn for_ck_form(mut self, form: Option<crate::solvers::ck::versions::CkIdForm>) -> Answering {
-        use crate::solvers::ck::versions::CkIdForm;
-        self.miopen = form.map(|f| {
-            let label = match f {
-                CkIdForm::Miopen2024 => "3.3",
-                CkIdForm::Miopen351 => "3.5",
-                CkIdForm::Both => "(version unknown)",
-            };
-            (f, label.to_string())
-        });
+    /// Answers as a perf db is written for a MIOpen of `version`, where None is a MIOpen of
+    /// unknown version (only forms every known MIOpen reads alike): `userdb`.
+    pub fn written_for(mut self, version: Option<MiopenVersion>) -> Answering {
+        self.miopen = Some(version);
         self
     }
 
@@ -592,8 +576,8 @@ impl Answering {
     ) -> (Answers, Vec<Vec<Option<String>>>) {
         let mut answers = answers_with_perf_db(engines, problems, mode, self.system.as_ref());
         let why = apply(&self.plans, engines, problems, &mut answers);
-        if let Some(form) = &self.miopen {
-            for_version(form, engines, problems, &mut answers);
+        if let Some(version) = self.miopen {
+            for_version(version, engines, problems, &mut answers);
         }
         (answers, why)
     }

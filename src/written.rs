@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::method::{Answering, Method};
 use crate::predict::Source;
 use crate::problem::ConvProblem;
-use crate::solvers::ck::versions::CkIdForm;
+use crate::solvers::MiopenVersion;
 use crate::userdb::system::SystemDb;
 use crate::userdb::Entry;
 
@@ -74,9 +74,10 @@ pub fn methods(engines: &[Engine], include_unproven: bool) -> Vec<Method> {
 
 impl Planner {
     /// A planner for `engines` with MIOpen's system perf db `system` (its tuned values are not
-    /// written; its rows are the neighbours'), writing CK kernel ids in `form`.
-    pub fn new(engines: &[Engine], methods: &[Method], system: Option<SystemDb>, form: CkIdForm) -> Result<Planner> {
-        let answering = Answering::new_each(methods, engines, system)?.for_ck_form(Some(form));
+    /// written; its rows are the neighbours'), writing for the MIOpen of `version` (None: one of
+    /// unknown version).
+    pub fn new(engines: &[Engine], methods: &[Method], system: Option<SystemDb>, version: Option<MiopenVersion>) -> Result<Planner> {
+        let answering = Answering::new_each(methods, engines, system)?.written_for(version);
         Ok(Planner {
             answering,
             names: engines.iter().map(|e| e.host().solver.name()).collect(),
@@ -105,7 +106,7 @@ impl Planner {
                         match reason.strip_prefix(crate::method::NOT_IN_VERSION) {
                             Some(rest) => {
                                 if c.not_in_version.0 == 0 {
-                                    // After "3.3: ", the reason itself.
+                                    // After "3.3.0: ", the reason itself.
                                     c.not_in_version.1 = rest.split_once(": ").map_or(rest, |(_, why)| why).to_string();
                                 }
                                 c.not_in_version.0 += 1;
@@ -177,7 +178,7 @@ impl Planner {
 /// target MIOpen's form, is checked in MIOpen 3.5.1's, the form of the rules.
 fn valid(engine: &Engine, problem: &ConvProblem, config: &str) -> bool {
     let host = engine.host();
-    let config = match crate::solvers::ck::rules351::CkSolver::from_name(host.solver.name()) {
+    let config = match crate::solvers::ck::rules::CkSolver::from_name(host.solver.name()) {
         Some(ck) => crate::solvers::ck::versions::to_351_form(ck, config),
         None => config.to_string(),
     };

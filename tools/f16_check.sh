@@ -5,4 +5,4 @@
 # Usage: tools/f16_check.sh   (takes minutes: the default decoding is a beam of 16 over 5 members)
 set -e
 cd "$(dirname "$0")/.."
-exec cargo test --release --test f16_weights -- --ignored --nocapture
+exec cargo test --release --test gpu f16_weights:: -- --ignored --nocapture

@@ -5,7 +5,7 @@
 # libFuzzer with coverage feedback and AddressSanitizer over fuzz/corpus/TARGET, seeded from
 # ../shared/miopen and weights/; crashes land in fuzz/artifacts/TARGET. Without it, the fallback
 # loops the same harness over random mutations of the same seeds in a plain release test
-# binary (tests/fuzz_parsers.rs, `fuzz_loop`): no coverage feedback, no sanitizer.
+# binary (tests/frontends/fuzz_parsers.rs, `fuzz_loop`): no coverage feedback, no sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -39,7 +39,7 @@ seed_corpus() {
         sqlite_perfdb) cp "$data"/perfdb/gfx1030_36.db "$dir"/ ;;
         ck_catalogue) for f in "$data"/ck/*.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
         onnx_model) TUNEINFER_ONNX_SEED="$root/$dir/seed.onnx" cargo test --release --no-default-features \
-                --test onnx -- --ignored --exact write_fuzz_seed ;;
+                --test frontends -- --ignored --exact onnx::write_fuzz_seed ;;
         gtc_catalogue) for f in "$data"/solvers/gtc_*_nhwc.tsv; do head -n 20 "$f" > "$dir/$(basename "$f")"; done ;;
     esac
 }
@@ -56,5 +56,5 @@ if command -v cargo-fuzz >/dev/null 2>&1; then
 else
     echo "cargo-fuzz not installed: running the plain mutation loop (no coverage feedback)" >&2
     TUNEINFER_FUZZ_TARGET=$target TUNEINFER_FUZZ_SECONDS=$seconds \
-        cargo test --release --test fuzz_parsers -- --ignored --exact fuzz_loop --nocapture
+        cargo test --release --test frontends -- --ignored --exact fuzz_parsers::fuzz_loop --nocapture
 fi

@@ -6,5 +6,5 @@
 #   tools/gpu_hard_all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TUNEINFER_ALL_HARD=1 cargo test --release --test gpu_single --test gpu_fused --test gpu_hard_classes -- --nocapture 2>&1 \
+TUNEINFER_ALL_HARD=1 cargo test --release --test gpu gpu_single:: --test gpu gpu_fused:: --test gpu gpu_hard_classes:: -- --nocapture 2>&1 \
   | grep -E "identical|single dispatch|fused step|hard|panicked|skipped|test result"

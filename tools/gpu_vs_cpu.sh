@@ -12,5 +12,5 @@ cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then export TUNEINFER_CORPUS_SOLVER="$1"; fi
 if [ $# -gt 1 ]; then export TUNEINFER_CORPUS_MODES="$2"; fi
 if [ $# -gt 2 ]; then export TUNEINFER_CORPUS_ARCHES="$3"; fi
-cargo test --release --test corpus_gpu_cpu -- --ignored --nocapture 2>&1 \
+cargo test --release --test gpu corpus_gpu_cpu:: -- --ignored --nocapture 2>&1 \
   | grep -E "problems identical|differs:|near-tie order:|panicked|skipped|test result"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent numpy run of MIOpen's TunaNet, for the goldens of tests/tunanet.rs.
+"""An independent numpy run of MIOpen's TunaNet, for the goldens of tests/frontends/tunanet.rs.
 
     tools/tunanet_check.py [--models DIR]
 
@@ -12,7 +12,7 @@ written again here from the C++ source.
 
 It first checks the numpy forward pass against the test vectors embedded in the gfx90a and
 gfx942 files (Keras's own outputs), then prints, for each problem of PROBLEMS, the normalised
-features and the solver order with scores. tests/tunanet.rs holds these numbers as goldens
+features and the solver order with scores. tests/frontends/tunanet.rs holds these numbers as goldens
 (produced with this script, numpy 2.4, on the models of 2d1fd997a). Exit status 1 when an
 embedded test is not reproduced within 1e-4.
 """

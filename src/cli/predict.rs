@@ -397,8 +397,8 @@ pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> 
 }
 
 /// `--miopen-version` (a version or a user db suffix), else the installed MIOpen's version.
-pub(super) fn miopen_version(args: &Args) -> Result<Option<crate::solvers::ck::versions::MiopenVersion>> {
-    use crate::solvers::ck::versions::MiopenVersion;
+pub(super) fn miopen_version(args: &Args) -> Result<Option<crate::solvers::MiopenVersion>> {
+    use crate::solvers::MiopenVersion;
     match args.value("miopen-version") {
         Some(text) => MiopenVersion::parse(text).map(Some).ok_or_else(|| {
             Error::Usage(format!(
@@ -411,11 +411,11 @@ pub(super) fn miopen_version(args: &Args) -> Result<Option<crate::solvers::ck::v
 }
 
 /// Which MIOpen the composable_kernel answers are for, when a CK solver is among the engines.
-fn ck_version_note(engines: &Engines, version: Option<crate::solvers::ck::versions::MiopenVersion>) {
+fn ck_version_note(engines: &Engines, version: Option<crate::solvers::MiopenVersion>) {
     let ck = engines
         .engines
         .iter()
-        .any(|e| crate::solvers::ck::rules351::CkSolver::from_name(e.host().solver.name()).is_some());
+        .any(|e| crate::solvers::ck::rules::CkSolver::from_name(e.host().solver.name()).is_some());
     if ck {
         match version {
             Some(v) => eprintln!("note: composable_kernel kernel ids in the form MIOpen {v} reads"),

@@ -210,16 +210,12 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // The MIOpen the database is for decides the form of CK kernel ids (issue 47): the text
     // file's suffix, else (sqlite) the installed MIOpen's.
     let miopen_version = match format {
-        Format::Text => crate::solvers::ck::versions::MiopenVersion::parse(&suffix),
+        Format::Text => crate::solvers::MiopenVersion::parse(&suffix),
         Format::Sqlite => userdb::naming::installed_version(),
     };
-    let ck_form = crate::solvers::ck::versions::CkIdForm::of(miopen_version);
-    let ck_form_label = match (miopen_version, ck_form) {
-        (Some(v), crate::solvers::ck::versions::CkIdForm::Both) => {
-            format!("MIOpen {v}: only kernel ids MIOpen 3.3 and 3.5 both read are written")
-        }
-        (Some(v), _) => format!("MIOpen {v}"),
-        (None, _) => "MIOpen's version unknown: only kernel ids MIOpen 3.3 and 3.5 both read are written".to_string(),
+    let version_label = match miopen_version {
+        Some(v) => format!("MIOpen {v}"),
+        None => "MIOpen's version unknown: only forms every known MIOpen reads alike are written".to_string(),
     };
     let dry_run = args.flag("dry-run");
     let replace = args.flag("replace");
@@ -281,7 +277,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let names = engines.solver_names();
     let rows_db = system.db.as_ref().map(|d| d.path.clone());
     let methods = crate::written::methods(&engines.engines, include_unproven);
-    let mut planner = crate::written::Planner::new(&engines.engines, &methods, system.db.take(), ck_form)?;
+    let mut planner = crate::written::Planner::new(&engines.engines, &methods, system.db.take(), miopen_version)?;
 
     // --- Read, predict, collect, a chunk at a time.
     let input_label = if input_name == "-" { "<stdin>" } else { input_name };
@@ -445,7 +441,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         if *n > 0 {
             say!(
                 "{name}: {n} answer(s) not written: not in this MIOpen ({}; the first: {why})",
-                ck_form_label
+                version_label
             );
         }
     }

@@ -14,7 +14,7 @@
 //!   (a double free is [`TUNEINFER_ERR_HANDLE`] as long as the address was not reused by a
 //!   later result).
 //!
-//! The Rust types here mirror the header's; `tests/ffi_c.rs` compares their sizes and field
+//! The Rust types here mirror the header's; `tests/frontends/ffi_c.rs` compares their sizes and field
 //! offsets with what the C compiler makes of the header.
 
 #![allow(non_camel_case_types)]

@@ -522,7 +522,7 @@ impl Rules {
     ///   number a larger one divides, negative ones too), vgprs in 8: smaller.
     /// - waves_c_in_group: rule 8 (`waves_c*waves_k <= 16`, `<= (256 / vgprs)*4`): smaller.
     ///
-    /// `tests/conv_asm_1x1u_rules.rs` checks the answer against an exhaustive search over the
+    /// `tests/solvers/conv_asm_1x1u_rules.rs` checks the answer against an exhaustive search over the
     /// plain rules on every prefix of many problems.
     pub fn completable(&self, prefix: &[i64], domain: &[i64]) -> bool {
         if !self.prefix_valid(prefix) {

@@ -237,7 +237,7 @@ impl Rules {
     }
 
     /// Is there a completion of the valid prefix, each later value drawn from `domain`, that is
-    /// fully valid? A bounded check equal to the depth-first search (tests/conv_ocl_bwd_wrw2.rs
+    /// fully valid? A bounded check equal to the depth-first search (tests/solvers/conv_ocl_bwd_wrw2.rs
     /// compares them): n_out_channels_per_tile enters only rules 3 and 4 (a smaller value only
     /// loosens them) and the LDS grows with n_out_channels_tiles (in_lcl does not read it,
     /// out_lcl and wei_lcl are proportional to it) and with n_out_rows_in_lcl (in_lcl_height

@@ -29,11 +29,11 @@ pub use crate::solvers::db_basename;
 
 /// The version of the MIOpen installed under the first of [`rocm_roots`] that has one
 /// ([`installed_suffix`]), if tuneinfer can tell it.
-pub fn installed_version() -> Option<crate::solvers::ck::versions::MiopenVersion> {
+pub fn installed_version() -> Option<crate::solvers::MiopenVersion> {
     rocm_roots()
         .iter()
         .find_map(|r| installed_suffix(r))
-        .and_then(|(s, _)| crate::solvers::ck::versions::MiopenVersion::parse(&s))
+        .and_then(|(s, _)| crate::solvers::MiopenVersion::parse(&s))
 }
 
 /// The file name of the user perf database.

@@ -511,3 +511,12 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The name the test harness gives test `function` of the module at `module` (`module_path!()`):
+/// the path without the binary's crate, for `--exact` when a test re-runs its own binary.
+pub fn test_name(module: &str, function: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{function}"),
+        None => function.to_string(),
+    }
+}

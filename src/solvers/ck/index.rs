@@ -8,7 +8,7 @@
 //! the instances only tuned rows name, `src/solvers/ck/data/`, written by `tools/gen_data.sh`
 //! with [`tuned_only_text`]). The full index with its tuned rows ([`CkIndex::build`], for the
 //! corpus checks, evaluation and that tool) is built from `../shared/miopen` (or
-//! `$TUNEINFER_MIOPEN_DATA`). The solvers' layer knows no perf-db reader (`tests/layering.rs`),
+//! `$TUNEINFER_MIOPEN_DATA`). The solvers' layer knows no perf-db reader (`tests/frontends/layering.rs`),
 //! so the caller hands in the text reader (`tuneinfer::data::textdb::read_text`, which
 //! decompresses bzip2). The three `perfdb/*.db.txt.bz2` files are read in a fixed order, so the
 //! catalogue's order is deterministic: the TSV's factory order first, then the instances only

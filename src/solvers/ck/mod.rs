@@ -23,12 +23,6 @@ pub mod rules;
 pub mod tunable;
 pub mod versions;
 
-/// The old path of [`rules::CkSolver`], kept only for `src/method.rs`, `src/cli/userdb.rs` and
-/// `src/cli/predict.rs` until they call [`Solver::written_form`] (issue 52): delete it then.
-pub mod rules351 {
-    pub use super::rules::CkSolver;
-}
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -30,36 +30,6 @@ impl CkVersion {
     }
 }
 
-/// The old spelling of `Option<CkVersion>`, kept only for `src/method.rs` and
-/// `src/cli/userdb.rs` until they call [`crate::solvers::Solver::written_form`] (issue 52):
-/// delete it then, with [`written_id`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CkIdForm {
-    Miopen2024,
-    Miopen351,
-    Both,
-}
-
-impl CkIdForm {
-    pub fn of(version: Option<MiopenVersion>) -> CkIdForm {
-        match version.and_then(CkVersion::of) {
-            Some(CkVersion::Miopen2024) => CkIdForm::Miopen2024,
-            Some(_) => CkIdForm::Miopen351,
-            None => CkIdForm::Both,
-        }
-    }
-}
-
-/// [`written_form`] by the old spelling of the version (see [`CkIdForm`]).
-pub fn written_id(solver: CkSolver, dtype: CkType, id: &str, form: CkIdForm) -> Result<String, String> {
-    let version = match form {
-        CkIdForm::Miopen2024 => Some(CkVersion::Miopen2024),
-        CkIdForm::Miopen351 => Some(CkVersion::Miopen351),
-        CkIdForm::Both => None,
-    };
-    written_form(solver, dtype, id, version)
-}
-
 /// A kernel id split into its type string and split-k (`TYPE+4` -> (TYPE, Some(4))).
 fn split_id(id: &str) -> (&str, Option<u64>) {
     let id = id.trim();
@@ -150,8 +120,6 @@ mod tests {
         assert_eq!(ck("HIP.3_3_0_2d1fd997a"), Some(CkVersion::Miopen2024));
         assert_eq!(ck("HIP.3_5_1_abc"), Some(CkVersion::Miopen351));
         assert_eq!(ck("HIP.3_4_0_abc"), None);
-        assert_eq!(CkIdForm::of(v("HIP.3_3_0_2d1fd997a")), CkIdForm::Miopen2024);
-        assert_eq!(CkIdForm::of(None), CkIdForm::Both);
     }
 
     #[test]

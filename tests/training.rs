@@ -1,0 +1,8 @@
+//! train and eval end to end on small models.
+//! One test binary per area (issue 52 item 6): each file of tests/training/ is a module.
+
+#[allow(dead_code)]
+mod common;
+
+mod hybrid_train;
+mod train_eval;
