@@ -2,6 +2,7 @@
 //! One test binary per area (issue 52 item 6): each file of tests/solvers/ is a module.
 
 #[allow(dead_code)]
+#[path = "../common/mod.rs"]
 mod common;
 
 mod asm1x1u_lookahead;
