@@ -150,9 +150,11 @@ fn axis(a: i64, rank: usize) -> Rule<usize> {
 mod testing {
     use std::rc::Rc;
 
-    use super::super::graph::{Info, Tensor, Unknown};
+    use super::super::graph::{Tensor, Unknown};
     use super::super::proto::{tensor_proto::DataType, AttributeProto, NodeProto};
     use super::{rule, Fail};
+
+    pub(in crate::onnx) use super::super::graph::Info;
 
     pub const FLOAT: i32 = DataType::Float as i32;
     pub const INT64: i32 = DataType::Int64 as i32;

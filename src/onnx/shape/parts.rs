@@ -235,13 +235,7 @@ mod tests {
         assert_eq!(run(&n, &[ints(&[1, 2]), t(&[1])], 17)[0].ints, None);
     }
 
-    fn split_of(
-        x: &[u64],
-        outputs: usize,
-        attrs: &[(&str, A)],
-        inputs: &[Option<super::super::super::graph::Info>],
-        opset: i64,
-    ) -> Vec<Vec<u64>> {
+    fn split_of(x: &[u64], outputs: usize, attrs: &[(&str, A)], inputs: &[Option<Info>], opset: i64) -> Vec<Vec<u64>> {
         let mut all = vec![t(x)];
         all.extend_from_slice(inputs);
         run(&node("Split", outputs, attrs), &all, opset)
@@ -425,7 +419,7 @@ mod tests {
 
     #[test]
     fn slices_that_cannot_be_are_refused() {
-        let f = |inputs: &[Option<super::super::super::graph::Info>]| fails(&node("Slice", 1, &[]), inputs, 13);
+        let f = |inputs: &[Option<Info>]| fails(&node("Slice", 1, &[]), inputs, 13);
         assert!(f(&[t(&[4]), ints(&[0]), ints(&[2]), None, ints(&[0])]).contains("step 0"));
         assert!(f(&[t(&[4]), ints(&[0, 0]), ints(&[2])]).contains("different lengths"));
         assert!(f(&[t(&[4]), ints(&[0]), ints(&[2]), ints(&[1])]).contains("axis 1 out of range for rank 1"));
