@@ -38,7 +38,7 @@ impl From<&str> for Fail {
     }
 }
 
-pub(super) type Rule<T> = std::result::Result<T, Fail>;
+type Rule<T> = std::result::Result<T, Fail>;
 
 /// The output tensors of a (non-convolution) node, from its inputs.
 pub(super) fn rule(node: &NodeProto, op: &str, inputs: &[Option<Info>], opset: i64) -> Rule<Vec<Tensor>> {
