@@ -278,7 +278,7 @@ pub(super) fn map(node: &NodeProto, label: &str, x: &Tensor, w: &Tensor, options
             c_per_group.saturating_mul(group)
         )));
     }
-    if c % group != 0 || k % group != 0 {
+    if !c.is_multiple_of(group) || !k.is_multiple_of(group) {
         return Err(bad(format!(
             "group {group} does not divide the channels ({c} in, {k} out)"
         )));

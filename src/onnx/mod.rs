@@ -16,6 +16,7 @@
 mod conv;
 mod dims;
 mod graph;
+mod shape;
 #[rustfmt::skip]
 #[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 pub mod proto;
