@@ -19,7 +19,7 @@ if [ ! -d "$tree" ]; then
 fi
 # The dump test and its helpers as they are now, so that old revisions write the same format.
 # (a test binary of its own there, whatever BASE's grouping of the tests).
-sed 's/^use crate::common;/mod common;/' tests/solvers/corpus_cpu_dump.rs > "$tree/tests/solvers/corpus_cpu_dump.rs"
+sed 's/^use crate::common;/mod common;/' tests/solvers/corpus_cpu_dump.rs > "$tree/tests/corpus_cpu_dump.rs"
 mkdir -p "$tree/tests/common" && cp tests/common/*.rs "$tree/tests/common/"
 run() { # dir target out test-args...
   local dir=$1 target=$2 out=$3; shift 3
