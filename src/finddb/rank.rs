@@ -1,0 +1,340 @@
+//! The solver ranking: k nearest neighbours over a find-db's records.
+//!
+//! A record lists, for each algorithm, the fastest solver MIOpen measured (a censored list: a
+//! solver absent from a record lost within its algorithm or does not apply). For a problem, the
+//! ranking takes the `K` records of the same class (direction, data type, layout, 2-D/3-D) closest
+//! in log-geometry, and scores every solver they list by the weighted mean of its time over each
+//! neighbour's fastest runnable entry, in log space; a neighbour that does not list the solver
+//! counts [`Params::absent`] (the solver lost there or did not apply). Weights fall off as
+//! `exp(-(d - d_min) / tau)` with the squared log-distance `d`. The candidates are the solvers the
+//! neighbours list that MIOpen would run on the problem ([`super::rules::runs`]). The predicted
+//! time of a solver is the neighbours' fastest time scaled by the problem's FLOPs over theirs,
+//! times the solver's score, so the order is the order of the times.
+//! docs/finddb.md gives the held-out figures and why this and not a network.
+
+use std::collections::HashMap;
+
+use super::record::{Entry, Record};
+use super::rules;
+use crate::error::Result;
+use crate::problem::{ConvProblem, Direction, Layout, Precision};
+use crate::solvers::Target;
+
+/// The k-NN's settings (chosen on MI100's held-out fifth by tools/finddb_analysis.py: K 4-16,
+/// tau 0.3-3 and the absence penalty 0.3-1 all land within a point of each other).
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    pub k: usize,
+    pub tau: f64,
+    pub absent: f64,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params { k: 8, tau: 1.0, absent: 0.3 }
+    }
+}
+
+/// Where a ranked solver's time comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The find-db's own record of this problem: MIOpen's measured time.
+    Measured,
+    /// Predicted from the nearest records.
+    Neighbours,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Measured => "finddb",
+            Source::Neighbours => "knn",
+        }
+    }
+}
+
+/// One solver of a ranking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub solver: String,
+    /// Measured ([`Source::Measured`]) or predicted time in ms.
+    pub time_ms: f64,
+    /// Workspace bytes: measured, or the largest of the neighbours' scaled by the problem's
+    /// tensor sizes over theirs (an over-estimate, so that MIOpen's workspace check errs on the
+    /// side of skipping the entry).
+    pub workspace: u64,
+    pub algorithm: String,
+    pub source: Source,
+}
+
+impl Ranked {
+    /// The find-db entry of this solver.
+    pub fn entry(&self) -> Entry {
+        Entry {
+            solver: self.solver.clone(),
+            time_ms: self.time_ms,
+            workspace: self.workspace,
+            algorithm: self.algorithm.clone(),
+        }
+    }
+}
+
+/// A problem's class: the records a neighbour may come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Class {
+    pub direction: Direction,
+    pub precision: Precision,
+    pub layout: Layout,
+    pub three_d: bool,
+}
+
+impl Class {
+    pub fn of(p: &ConvProblem) -> Class {
+        Class {
+            direction: p.direction,
+            precision: p.precision,
+            layout: p.layout,
+            three_d: p.is_3d(),
+        }
+    }
+}
+
+const FEATURES: usize = 21;
+
+/// The log2 geometry the distance is taken over.
+pub fn features(p: &ConvProblem) -> [f64; FEATURES] {
+    let d = p.depth;
+    let v: [u64; FEATURES] = [
+        p.c,
+        p.k,
+        p.n,
+        p.in_h,
+        p.in_w,
+        p.out_h,
+        p.out_w,
+        p.filter_h,
+        p.filter_w,
+        p.stride_h,
+        p.stride_w,
+        p.pad_h + 1,
+        p.pad_w + 1,
+        p.dilation_h,
+        p.dilation_w,
+        p.groups,
+        d.map_or(1, |d| d.in_d),
+        d.map_or(1, |d| d.out_d),
+        d.map_or(1, |d| d.filter_d),
+        d.map_or(1, |d| d.stride_d),
+        d.map_or(1, |d| d.pad_d + 1),
+    ];
+    v.map(|x| (x.max(1) as f64).log2())
+}
+
+/// log2 of the multiply-accumulates of the convolution.
+fn log_flops(p: &ConvProblem) -> f64 {
+    let depth = p.depth.map_or(1.0, |d| (d.out_d * d.filter_d) as f64);
+    let macs = p.n as f64 * p.c as f64 * (p.k as f64 / p.groups.max(1) as f64)
+        * p.out_h as f64
+        * p.out_w as f64
+        * p.filter_h as f64
+        * p.filter_w as f64
+        * depth;
+    macs.max(1.0).log2()
+}
+
+/// Elements of x, w and y together.
+fn tensor_elements(p: &ConvProblem) -> f64 {
+    let (din, dout, dfil) = p.depth.map_or((1, 1, 1), |d| (d.in_d, d.out_d, d.filter_d));
+    let x = p.n * p.c * p.in_h * p.in_w * din;
+    let y = p.n * p.k * p.out_h * p.out_w * dout;
+    let w = p.k * (p.c / p.groups.max(1)) * p.filter_h * p.filter_w * dfil;
+    (x + y + w) as f64
+}
+
+struct Neighbour {
+    log_flops: f64,
+    elements: f64,
+    /// (solver index, time ms, workspace), the entries MIOpen runs on this class.
+    entries: Vec<(u32, f64, u64)>,
+    best: f64,
+}
+
+/// A ranking model: the records of one GPU's find-db, by class.
+pub struct Ranker {
+    target: Target,
+    params: Params,
+    names: Vec<String>,
+    algorithms: Vec<String>,
+    classes: HashMap<Class, (Vec<[f64; FEATURES]>, Vec<Neighbour>)>,
+    exact: HashMap<String, (Class, usize)>,
+}
+
+/// Times of 0 (a few records hold them) are floored so the log ratios stay finite.
+const MIN_TIME_MS: f64 = 1e-6;
+
+impl Ranker {
+    /// The ranker of the GPU `arch` (`gfx90a`, or a database name such as `gfx90a68`) over these
+    /// records; records whose key does not parse (mixed layouts, FP8 types) are skipped.
+    pub fn new(arch: &str, records: impl IntoIterator<Item = Record>, params: Params) -> Ranker {
+        let target = Target::new(arch);
+        let mut ranker = Ranker {
+            target,
+            params,
+            names: Vec::new(),
+            algorithms: Vec::new(),
+            classes: HashMap::new(),
+            exact: HashMap::new(),
+        };
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        for r in records {
+            let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else { continue };
+            let mut entries = Vec::new();
+            for e in &r.entries {
+                if rules::debug_switch_refusal(&e.solver, &ranker.target.arch, &p).is_some() {
+                    continue;
+                }
+                let id = *ids.entry(e.solver.clone()).or_insert_with(|| {
+                    ranker.names.push(e.solver.clone());
+                    ranker.algorithms.push(e.algorithm.clone());
+                    (ranker.names.len() - 1) as u32
+                });
+                entries.push((id, e.time_ms.max(MIN_TIME_MS), e.workspace));
+            }
+            if entries.is_empty() {
+                continue;
+            }
+            let best = entries.iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
+            let class = Class::of(&p);
+            let slot = ranker.classes.entry(class).or_default();
+            ranker.exact.insert(super::key_of(&p), (class, slot.1.len()));
+            slot.0.push(features(&p));
+            slot.1.push(Neighbour {
+                log_flops: log_flops(&p),
+                elements: tensor_elements(&p),
+                entries,
+                best,
+            });
+        }
+        ranker
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Records the ranker holds.
+    pub fn len(&self) -> usize {
+        self.classes.values().map(|c| c.1.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the ranker holds a record of exactly this problem (MIOpen's own record).
+    pub fn has_record(&self, p: &ConvProblem) -> bool {
+        self.exact.contains_key(&super::key_of(p))
+    }
+
+    /// The solvers MIOpen would run on `p`, fastest first: the find-db's own record where it has
+    /// one (measured), else the k-NN's prediction. Empty when no record of the problem's class
+    /// is known (MIOpen's Find then decides).
+    pub fn rank(&self, p: &ConvProblem) -> Result<Vec<Ranked>> {
+        if let Some((class, i)) = self.exact.get(&super::key_of(p)) {
+            let nb = &self.classes[class].1[*i];
+            let mut out: Vec<Ranked> = nb
+                .entries
+                .iter()
+                .filter(|(id, _, _)| rules::runs(&self.names[*id as usize], &self.target, p))
+                .map(|&(id, t, ws)| Ranked {
+                    solver: self.names[id as usize].clone(),
+                    time_ms: t,
+                    workspace: ws,
+                    algorithm: self.algorithms[id as usize].clone(),
+                    source: Source::Measured,
+                })
+                .collect();
+            out.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+            return Ok(out);
+        }
+        Ok(self.predict(p))
+    }
+
+    /// The k-NN's ranking of `p` (never the exact record).
+    pub fn predict(&self, p: &ConvProblem) -> Vec<Ranked> {
+        let Some((feats, nbs)) = self.classes.get(&Class::of(p)) else {
+            return Vec::new();
+        };
+        let f = features(p);
+        let mut dist: Vec<(f64, usize)> = feats
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.iter().zip(&f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(), i))
+            .collect();
+        let k = self.params.k.min(dist.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        dist.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0));
+        dist.truncate(k);
+        dist.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let d0 = dist[0].0;
+        let lf = log_flops(p);
+        let el = tensor_elements(p);
+        let mut total_w = 0.0;
+        let mut best_log = 0.0;
+        // solver -> (weighted log ratio, weight, workspace)
+        let mut acc: HashMap<u32, (f64, f64, u64)> = HashMap::new();
+        for &(d, i) in &dist {
+            let w = (-(d - d0) / self.params.tau).exp();
+            let nb = &nbs[i];
+            total_w += w;
+            best_log += w * (nb.best.ln() + (lf - nb.log_flops) * std::f64::consts::LN_2);
+            let scale = (el / nb.elements).max(1.0);
+            for &(id, t, ws) in &nb.entries {
+                let a = acc.entry(id).or_insert((0.0, 0.0, 0));
+                a.0 += w * (t / nb.best).ln();
+                a.1 += w;
+                a.2 = a.2.max((ws as f64 * scale).ceil() as u64);
+            }
+        }
+        let best_time = (best_log / total_w).exp();
+        let mut out: Vec<(f64, Ranked)> = acc
+            .into_iter()
+            .filter(|(id, _)| rules::runs(&self.names[*id as usize], &self.target, p))
+            .map(|(id, (sum, w, ws))| {
+                let score = (sum + (total_w - w) * self.params.absent) / total_w;
+                (
+                    score,
+                    Ranked {
+                        solver: self.names[id as usize].clone(),
+                        time_ms: best_time * score.exp(),
+                        workspace: ws,
+                        algorithm: self.algorithms[id as usize].clone(),
+                        source: Source::Neighbours,
+                    },
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.solver.cmp(&b.1.solver)));
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The plain nearest neighbour's pick: the fastest runnable entry of the closest record of
+    /// the class (a baseline).
+    pub fn nearest_pick(&self, p: &ConvProblem) -> Option<String> {
+        let (feats, nbs) = self.classes.get(&Class::of(p))?;
+        let f = features(p);
+        let (i, _) = feats
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (i, g.iter().zip(&f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>()))
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        nbs[i]
+            .entries
+            .iter()
+            .filter(|(id, _, _)| rules::runs(&self.names[*id as usize], &self.target, p))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(id, _, _)| self.names[*id as usize].clone())
+    }
+}
