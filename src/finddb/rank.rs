@@ -42,6 +42,8 @@ pub enum Source {
     Measured,
     /// Predicted from the nearest records.
     Neighbours,
+    /// The closest record's order and times (the plain nearest-neighbour baseline).
+    Nearest,
 }
 
 impl Source {
@@ -49,6 +51,7 @@ impl Source {
         match self {
             Source::Measured => "finddb",
             Source::Neighbours => "knn",
+            Source::Nearest => "nearest",
         }
     }
 }
@@ -320,21 +323,39 @@ impl Ranker {
         out.into_iter().map(|(_, r)| r).collect()
     }
 
-    /// The plain nearest neighbour's pick: the fastest runnable entry of the closest record of
-    /// the class (a baseline).
-    pub fn nearest_pick(&self, p: &ConvProblem) -> Option<String> {
-        let (feats, nbs) = self.classes.get(&Class::of(p))?;
+    /// The plain nearest neighbour's order: the runnable entries of the closest record of the
+    /// class, fastest first, with that record's times (a baseline).
+    pub fn nearest_order(&self, p: &ConvProblem) -> Vec<Ranked> {
+        let Some((feats, nbs)) = self.classes.get(&Class::of(p)) else {
+            return Vec::new();
+        };
         let f = features(p);
-        let (i, _) = feats
+        let Some((i, _)) = feats
             .iter()
             .enumerate()
             .map(|(i, g)| (i, g.iter().zip(&f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>()))
-            .min_by(|a, b| a.1.total_cmp(&b.1))?;
-        nbs[i]
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return Vec::new();
+        };
+        let mut out: Vec<Ranked> = nbs[i]
             .entries
             .iter()
             .filter(|(id, _, _)| rules::runs(&self.names[*id as usize], &self.target, p))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(id, _, _)| self.names[*id as usize].clone())
+            .map(|&(id, t, ws)| Ranked {
+                solver: self.names[id as usize].clone(),
+                time_ms: t,
+                workspace: ws,
+                algorithm: self.algorithms[id as usize].clone(),
+                source: Source::Nearest,
+            })
+            .collect();
+        out.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+        out
+    }
+
+    /// The plain nearest neighbour's pick (the first of [`Ranker::nearest_order`]).
+    pub fn nearest_pick(&self, p: &ConvProblem) -> Option<String> {
+        self.nearest_order(p).into_iter().next().map(|r| r.solver)
     }
 }
