@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let validation = args.iter().any(|a| a == "--validation");
+    args.retain(|a| a != "--validation");
     let dir = PathBuf::from(args.first().map(String::as_str).unwrap_or("../shared/miopen/finddb"));
     let limit = args.get(1).and_then(|s| s.parse::<usize>().ok());
     let files = [
@@ -19,7 +21,17 @@ fn main() {
     ];
     println!("| GPU (find-db) | held out | method | top-1 | geomean pick/fastest | unlisted |");
     println!("|---|---|---|---|---|---|");
+    // Exploration: FINDDB_MARGIN and FINDDB_ALL_CLASSES=1 change the record policy.
+    let mut policy = tuneinfer::finddb::Policy::default();
+    if let Some(m) = std::env::var("FINDDB_MARGIN").ok().and_then(|m| m.parse().ok()) {
+        policy.margin = m;
+    }
+    if std::env::var("FINDDB_ALL_CLASSES").is_ok_and(|v| v == "1") {
+        policy.only_non_dynamic = false;
+    }
+    eprintln!("{policy:?}");
     let mut classes = Vec::new();
+    let mut refused = Vec::new();
     for (gpu, arch, file) in files {
         let records = match tuneinfer::finddb::read_find_db(&dir.join(file)) {
             Ok(r) => r,
@@ -29,7 +41,7 @@ fn main() {
             }
         };
         let t = std::time::Instant::now();
-        let report = tuneinfer::finddb::eval::evaluate(arch, records, Default::default(), limit);
+        let report = tuneinfer::finddb::eval::evaluate(arch, records, Default::default(), policy, limit, validation);
         eprintln!("{gpu}: {:.1} s", t.elapsed().as_secs_f64());
         for (name, f) in &report.overall {
             println!(
@@ -42,6 +54,9 @@ fn main() {
         }
         for ((dir, ty), m) in &report.by_class {
             let (Some(k), Some(d)) = (m.get("knn"), m.get("dynamic")) else { continue };
+            if k.geomean() >= d.geomean() {
+                refused.push(format!("(\"{arch}\", '{dir}', \"{ty}\")"));
+            }
             classes.push(format!(
                 "| {gpu} | {dir} {ty} | {} | {:.1}% / {:.1}% | {:.4}x / {:.4}x | {:.1}% / {:.1}% |",
                 k.problems,
@@ -62,4 +77,8 @@ fn main() {
     for c in classes {
         println!("{c}");
     }
+    println!();
+    println!("Classes where the k-NN's geomean does not beat the dynamic-only choice{}:", if validation { " (validation split)" } else { "" });
+    println!();
+    println!("{}", refused.join(", "));
 }

@@ -72,11 +72,22 @@ pub fn held_out(p: &ConvProblem) -> bool {
 /// Splits a find-db's records into (train, held-out) by geometry; records whose key does not
 /// parse are dropped.
 pub fn split(records: Vec<Record>) -> (Vec<Record>, Vec<(ConvProblem, Record)>) {
+    split_with(records, SEED)
+}
+
+/// The validation split inside the training side (what decides [`super::REFUSED_CLASSES`]): a
+/// fifth of the training geometries by the early-stopping seed, as `train` carves its own.
+pub fn validation_split(records: Vec<Record>) -> (Vec<Record>, Vec<(ConvProblem, Record)>) {
+    let (train, _) = split(records);
+    split_with(train, crate::data::dataset::early_stop_seed(SEED))
+}
+
+fn split_with(records: Vec<Record>, seed: u64) -> (Vec<Record>, Vec<(ConvProblem, Record)>) {
     let mut train = Vec::new();
     let mut test = Vec::new();
     for r in records {
         let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else { continue };
-        if held_out(&p) {
+        if crate::data::dataset::geometry_draw(seed, &p) < HELD_OUT {
             test.push((p, r));
         } else {
             train.push(r);
@@ -85,10 +96,20 @@ pub fn split(records: Vec<Record>) -> (Vec<Record>, Vec<(ConvProblem, Record)>) 
     (train, test)
 }
 
-/// Evaluates the k-NN ranking, the plain nearest neighbour and the dynamic-only choice on
-/// `arch`'s find-db records. `limit` caps the held-out problems (every `n`th kept) for quick runs.
-pub fn evaluate(arch: &str, records: Vec<Record>, params: Params, limit: Option<usize>) -> Report {
-    let (train, mut test) = split(records);
+/// Evaluates the k-NN ranking, the plain nearest neighbour, the dynamic-only choice and what
+/// MIOpen runs with tuneinfer's user find-db (`tuneinfer`: the record's first solver where
+/// [`super::record_pick`] writes a record, MIOpen's Find, i.e. the dynamic-only choice, elsewhere) on
+/// `arch`'s find-db records: on the held-out fifth, or with `validation` on the validation
+/// split inside the training side. `limit` caps the problems (evenly spaced) for quick runs.
+pub fn evaluate(
+    arch: &str,
+    records: Vec<Record>,
+    params: Params,
+    policy: super::Policy,
+    limit: Option<usize>,
+    validation: bool,
+) -> Report {
+    let (train, mut test) = if validation { validation_split(records) } else { split(records) };
     if let Some(limit) = limit.filter(|&l| l > 0 && l < test.len()) {
         let step = test.len() / limit;
         test = test.into_iter().step_by(step.max(1)).take(limit).collect();
@@ -116,8 +137,16 @@ pub fn evaluate(arch: &str, records: Vec<Record>, params: Params, limit: Option<
             .filter(|(s, _)| rules::is_dynamic(s))
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(s, _)| s.clone());
-        let picks: [(&'static str, Option<&str>); 3] = [
+        // What MIOpen runs with tuneinfer's user find-db: the record's first solver where
+        // `plan_records` writes one, else MIOpen's Find over the dynamic solvers.
+        let record = super::record_pick_with(&arch, p, &knn, policy);
+        let written = match record {
+            Some(r) => Some(r.solver.as_str()),
+            None => dynamic.as_deref(),
+        };
+        let picks: [(&'static str, Option<&str>); 4] = [
             ("knn", knn.first().map(|r| r.solver.as_str())),
+            ("tuneinfer", written),
             ("nearest", nn.as_deref()),
             ("dynamic", dynamic.as_deref()),
         ];

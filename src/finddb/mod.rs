@@ -115,7 +115,56 @@ pub struct Plan {
     pub class_refused: usize,
     /// Problems no record of the class is known for.
     pub unranked: usize,
+    /// Problems whose ranking puts a dynamic solver first where MIOpen's Find does better on
+    /// validation ([`record_pick`]): no record, Find times the dynamic solvers.
+    pub find_is_better: usize,
 }
+
+/// The margin by which the ranking's first solver, where it is not dynamic, must beat its best
+/// dynamic solver's predicted time for a record to be written where the class is not allowed.
+pub const NON_DYNAMIC_MARGIN: f64 = 1.0;
+
+/// The first solver MIOpen runs from the record [`plan_records`] writes for a problem with this
+/// ranking, or None where no record is written and MIOpen's Find (over the dynamic solvers only,
+/// `DYNAMIC_HYBRID`) decides. A record is written where the class's ranking beats the
+/// dynamic-only choice on validation ([`class_allowed`]); elsewhere only where the ranking puts
+/// a non-dynamic solver first, ahead of every dynamic one by [`NON_DYNAMIC_MARGIN`]: Find never
+/// times a non-dynamic solver, and it orders the dynamic ones by measuring them.
+pub fn record_pick<'a>(arch: &str, p: &ConvProblem, ranked: &'a [Ranked]) -> Option<&'a Ranked> {
+    record_pick_with(arch, p, ranked, Policy::default())
+}
+
+/// When a record is written ([`record_pick`]); the default is what `userdb` uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    pub only_non_dynamic: bool,
+    pub margin: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            only_non_dynamic: ONLY_NON_DYNAMIC_RECORDS,
+            margin: NON_DYNAMIC_MARGIN,
+        }
+    }
+}
+
+/// [`record_pick`] under another policy (evaluation).
+pub fn record_pick_with<'a>(arch: &str, p: &ConvProblem, ranked: &'a [Ranked], policy: Policy) -> Option<&'a Ranked> {
+    let first = ranked.first()?;
+    if class_allowed(arch, p) && !policy.only_non_dynamic {
+        return Some(first);
+    }
+    if rules::is_dynamic(&first.solver) {
+        return None;
+    }
+    let best_dynamic = ranked.iter().find(|r| rules::is_dynamic(&r.solver)).map_or(f64::INFINITY, |r| r.time_ms);
+    (first.time_ms * policy.margin <= best_dynamic).then_some(first)
+}
+
+/// Whether records are written only where a non-dynamic solver comes first (for every class).
+pub const ONLY_NON_DYNAMIC_RECORDS: bool = true;
 
 /// Classes (direction, data type) of a GPU where the ranking's held-out figures do not beat the
 /// dynamic-only choice: `(arch prefix, direction char, type)` (docs/finddb.md; empty where it
@@ -157,6 +206,10 @@ pub fn plan_records(
         let ranked = ranker.predict(p);
         if ranked.is_empty() {
             plan.unranked += 1;
+            continue;
+        }
+        if record_pick(&ranker.target().arch, p, &ranked).is_none() {
+            plan.find_is_better += 1;
             continue;
         }
         plan.records.push(Record {
@@ -228,4 +281,71 @@ pub fn write_user_find_db(path: &Path, records: &[Record], form: Form, dry_run: 
         crate::userdb::replace::write_all_synced(tmp, out.as_bytes())
     })?;
     Ok(written)
+}
+
+/// One `userdb` run's user find-db: what [`update_user_find_db`] needs.
+#[derive(Debug, Clone)]
+pub struct UserFindDbJob<'a> {
+    /// MIOpen's database name of the GPU (`gfx906_60`, `gfx90a68`): names both find-dbs.
+    pub basename: &'a str,
+    /// The plain arch (`gfx906`), for the rules.
+    pub arch: &'a str,
+    /// The user-db directory and suffix (the user perf db's: `{dir}/{basename}.{suffix}.ufdb.txt`).
+    pub user_dir: &'a Path,
+    pub suffix: &'a str,
+    /// The find-db to rank from; None: MIOpen's system find-db ([`system_find_db`]).
+    pub find_db: Option<&'a Path>,
+    /// The target MIOpen version's form.
+    pub form: Form,
+    /// Entries a record lists (the ranking's first ones).
+    pub max_entries: usize,
+    pub dry_run: bool,
+}
+
+/// What [`update_user_find_db`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserFindDbOutcome {
+    pub path: PathBuf,
+    /// The find-db ranked from.
+    pub ranked_from: PathBuf,
+    pub plan_in_system: usize,
+    pub plan_class_refused: usize,
+    pub plan_unranked: usize,
+    pub written: Written,
+}
+
+/// `userdb`'s user find-db step: ranks `problems` from the find-db (the system's unless one is
+/// given), plans a record for each problem neither that find-db nor MIOpen's system find-db has
+/// ([`plan_records`]), and adds them to the user find-db ([`write_user_find_db`]). An error
+/// when no find-db is found (`userdb` reports it and goes on with the perf db).
+pub fn update_user_find_db(job: &UserFindDbJob<'_>, problems: &[ConvProblem]) -> Result<UserFindDbOutcome> {
+    let system = system_find_db(None, job.basename);
+    let source = match (job.find_db, &system) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "no system find-db {}.HIP.fdb.txt found ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm \
+                 share/miopen/db) to rank from",
+                job.basename
+            )))
+        }
+    };
+    let records = read_find_db(&source)?;
+    let mut system_keys: HashSet<String> = records.iter().map(|r| r.key.clone()).collect();
+    if let Some(sys) = system.as_ref().filter(|s| **s != source) {
+        system_keys.extend(read_find_db(sys)?.into_iter().map(|r| r.key));
+    }
+    let ranker = Ranker::new(job.arch, records, Params::default());
+    let plan = plan_records(&ranker, &system_keys, problems, job.max_entries);
+    let path = user_find_db_path(job.user_dir, job.basename, job.suffix);
+    let written = write_user_find_db(&path, &plan.records, job.form, job.dry_run)?;
+    Ok(UserFindDbOutcome {
+        path,
+        ranked_from: source,
+        plan_in_system: plan.in_system,
+        plan_class_refused: plan.class_refused,
+        plan_unranked: plan.unranked,
+        written,
+    })
 }
