@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, Criterion};
-use tuneinfer::ffi::embed::{self, LoadOptions};
+use tuneinfer::request::{self, Request};
 use tuneinfer::ffi::*;
 use tuneinfer::ConvProblem;
 
@@ -71,13 +71,13 @@ fn bench_single(c: &mut Criterion) {
     let mut group = c.benchmark_group("ffi_single");
     group.measurement_time(Duration::from_secs(8));
     for (name, arch, models) in cases {
-        let opts = LoadOptions {
+        let opts = Request {
             arch: Some(arch),
             models,
             device: Some("cpu"),
-            ..LoadOptions::default()
+            ..Request::default()
         };
-        let engine = embed::load(&opts).expect("model");
+        let engine = request::load(&opts).expect("model");
         let mode = engine.default_mode();
         group.bench_function(format!("rust_{name}"), |b| {
             b.iter(|| {
@@ -137,11 +137,11 @@ fn bench_paired() {
         ("gfx908_miopen", "gfx908", Some(models.as_str()), 4000),
         ("gfx906_ours_auto", "gfx906", None, 400),
     ] {
-        let engine = embed::load(&LoadOptions {
+        let engine = request::load(&Request {
             arch: Some(arch),
             models,
             device: Some("cpu"),
-            ..LoadOptions::default()
+            ..Request::default()
         })
         .expect("model");
         let mode = engine.default_mode();

@@ -35,22 +35,7 @@ impl DeviceChoice {
     }
 }
 
-/// Arithmetic and weight storage precision of the GPU path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Precision {
-    F32,
-    F16,
-}
-
-impl Precision {
-    pub fn parse(text: &str) -> Result<Precision> {
-        match text {
-            "f32" => Ok(Precision::F32),
-            "f16" => Ok(Precision::F16),
-            other => Err(Error::Usage(format!("--precision: expected f32 or f16, got '{other}'"))),
-        }
-    }
-}
+pub use crate::gpu::Precision;
 
 /// The message of every GPU request in a build without the `gpu` feature.
 pub const NOT_COMPILED: &str = "not compiled with GPU support (rebuild with the default 'gpu' feature)";

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::data::dataset::Sample;
 use crate::error::{Error, Result};
+use crate::figures::RowId;
 use crate::models;
 pub use crate::neighbour::nearest_neighbours;
 use crate::predict::{DecodeMode, Predictor};
@@ -29,6 +30,8 @@ pub struct MethodScores {
     pub name: String,
     /// The problem kind of a [`by_kind`] row (e.g. `F FP16`); None for a row over all problems.
     pub kind: Option<String>,
+    /// Which predictor the row scores, for the rows [`crate::figures`] reads (stored as `"row"`).
+    pub row: Option<crate::figures::RowId>,
     pub problems: usize,
     pub exact: usize,
     pub params_matched: usize,
@@ -54,6 +57,7 @@ impl MethodScores {
         let mut s = MethodScores {
             name: name.to_string(),
             kind: None,
+            row: None,
             problems: samples.len(),
             exact: 0,
             params_matched: 0,
@@ -266,6 +270,7 @@ impl EvalTable {
             "reference_rows": self.reference_rows,
             "methods": self.methods.iter().map(|m| json!({
                 "method": m.name,
+                "row": m.row.map(crate::figures::RowId::as_str),
                 "kind": m.kind,
                 "problems": m.problems,
                 "exact_pct": m.exact_pct(),
@@ -289,168 +294,6 @@ impl EvalTable {
                 })).collect::<Vec<_>>(),
             })),
         })
-    }
-}
-
-/// What a model's recorded validation figures (its JSON's `validation`, written by `train`) say:
-/// the exact match of its beam's first answer (what `predict` and `userdb` give) beside MIOpen's
-/// static default and the nearest neighbour on the same held-out problems.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Verdict {
-    pub model_exact_pct: f64,
-    pub default_exact_pct: f64,
-    pub neighbour_exact_pct: Option<f64>,
-    /// [`DEFAULT_WHERE_VALID`]'s exact match, where recorded (models evaluated since it exists).
-    pub default_where_valid_pct: Option<f64>,
-    pub problems: u64,
-}
-
-/// Where `userdb` writes a model's answers, by its recorded figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// Every problem the solver applies to: the model beats the default and the mix.
-    Everywhere,
-    /// Only problems whose MIOpen static default the solver's rules reject: the mix
-    /// ([`DEFAULT_WHERE_VALID`]) beats both the model everywhere and the default.
-    WhereDefaultInvalid,
-    /// Nowhere: neither beats MIOpen's default.
-    Nowhere,
-}
-
-impl Verdict {
-    /// Reads the rows over all problems; None when the figures are missing (a model trained
-    /// with `--no-eval` or without a held-out split).
-    pub fn from_metrics(metrics: &Value) -> Option<Verdict> {
-        let rows = metrics.get("methods")?.as_array()?;
-        let overall = |prefix: &str| {
-            rows.iter().find(|r| {
-                r.get("kind").is_none_or(Value::is_null)
-                    && r.get("method")
-                        .and_then(Value::as_str)
-                        .is_some_and(|m| m.starts_with(prefix))
-            })
-        };
-        let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
-        let model = overall("model, beam")?;
-        Some(Verdict {
-            model_exact_pct: exact(model)?,
-            default_exact_pct: exact(overall("MIOpen static default")?)?,
-            // The best of the neighbour's variants (their rows all start so).
-            neighbour_exact_pct: rows
-                .iter()
-                .filter(|r| {
-                    r.get("kind").is_none_or(Value::is_null)
-                        && r.get("method")
-                            .and_then(Value::as_str)
-                            .is_some_and(|m| m.starts_with("nearest neighbour"))
-                })
-                .filter_map(exact)
-                .reduce(f64::max),
-            default_where_valid_pct: overall(DEFAULT_WHERE_VALID).and_then(exact),
-            problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
-        })
-    }
-
-    /// Where to write the model: everywhere when it beats the default and is not beaten by
-    /// the mix; only where the default is invalid when the mix beats both; else nowhere.
-    pub fn policy(&self) -> Policy {
-        let mix = self.default_where_valid_pct.unwrap_or(f64::NEG_INFINITY);
-        if mix > self.model_exact_pct && mix > self.default_exact_pct {
-            Policy::WhereDefaultInvalid
-        } else if self.beats_default() {
-            Policy::Everywhere
-        } else {
-            Policy::Nowhere
-        }
-    }
-
-    /// The model's answer is the tuned best more often than MIOpen's static default: writing
-    /// it into a user db does better than writing nothing.
-    pub fn beats_default(&self) -> bool {
-        self.model_exact_pct > self.default_exact_pct
-    }
-}
-
-/// Fewest held-out problems of one kind (direction and precision) whose figures [`KindFigures`]
-/// lets decide for that kind.
-pub const MIN_KIND_PROBLEMS: u64 = 20;
-
-/// A model's recorded figures for one kind of problem (direction and precision, e.g. `F FP32`):
-/// the exact match of its beam's first answer, of MIOpen's static default and of the mix
-/// ([`DEFAULT_WHERE_VALID`], where recorded) on that kind's held-out problems.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KindFigures {
-    /// `{direction} {precision}`, as [`crate::problem::ConvProblem`]'s parts print, or a
-    /// solver's problem class ([`Tunable::problem_class`], e.g. `stride 2`).
-    pub kind: String,
-    pub model_exact_pct: f64,
-    pub default_exact_pct: f64,
-    pub default_where_valid_pct: Option<f64>,
-    pub problems: u64,
-}
-
-impl KindFigures {
-    /// The per-kind rows of a model's validation figures (its JSON's `validation`): for every
-    /// kind with a model row (`beam 16, F FP32 (n)`), that row beside the default's
-    /// (`static default, ...`) and the mix's (`default/model, ...`).
-    pub fn from_metrics(metrics: &Value) -> Vec<KindFigures> {
-        let Some(rows) = metrics.get("methods").and_then(Value::as_array) else {
-            return Vec::new();
-        };
-        let of = |kind: &str, prefix: &str| {
-            rows.iter().find(|r| {
-                r.get("kind").and_then(Value::as_str) == Some(kind)
-                    && r.get("method")
-                        .and_then(Value::as_str)
-                        .is_some_and(|m| m.starts_with(prefix))
-            })
-        };
-        let exact = |r: &Value| r.get("exact_pct").and_then(Value::as_f64);
-        let mut out: Vec<KindFigures> = Vec::new();
-        for r in rows {
-            let Some(kind) = r.get("kind").and_then(Value::as_str) else {
-                continue;
-            };
-            if out.iter().any(|k| k.kind == kind) {
-                continue;
-            }
-            let (Some(model), Some(default)) = (of(kind, "beam "), of(kind, "static default")) else {
-                continue;
-            };
-            let (Some(model_exact_pct), Some(default_exact_pct)) = (exact(model), exact(default)) else {
-                continue;
-            };
-            out.push(KindFigures {
-                kind: kind.to_string(),
-                model_exact_pct,
-                default_exact_pct,
-                default_where_valid_pct: of(kind, "default/model").and_then(exact),
-                problems: model.get("problems").and_then(Value::as_u64).unwrap_or(0),
-            });
-        }
-        out
-    }
-
-    /// On this kind's held-out problems (at least [`MIN_KIND_PROBLEMS`]), MIOpen's static
-    /// default alone matches the tuned best more often than what `userdb` would write (the
-    /// model, or with `mixed` the mix): that kind is better left to MIOpen.
-    pub fn default_wins(&self, mixed: bool) -> bool {
-        let written = if mixed {
-            self.default_where_valid_pct.unwrap_or(self.model_exact_pct)
-        } else {
-            self.model_exact_pct
-        };
-        self.problems >= MIN_KIND_PROBLEMS && self.default_exact_pct > written
-    }
-
-    /// On this kind's held-out problems (at least [`MIN_KIND_PROBLEMS`]) the model matches the
-    /// tuned best more often than MIOpen's static default beyond noise
-    /// ([`crate::method::leads_beyond_noise`]): the
-    /// rule by which `--method best` lets a kind leave its cell's choice, which `userdb` uses to
-    /// write a model that loses to the default over all problems for the kinds it wins.
-    pub fn model_wins_beyond_noise(&self) -> bool {
-        self.problems >= MIN_KIND_PROBLEMS
-            && crate::method::leads_beyond_noise(self.model_exact_pct, self.default_exact_pct, self.problems)
     }
 }
 
@@ -520,8 +363,7 @@ pub fn by_kind(
         .collect()
 }
 
-/// The name of [`default_where_valid`]'s row in an evaluation (and a model's JSON).
-pub const DEFAULT_WHERE_VALID: &str = "default where valid, else model";
+pub use crate::figures::{DEFAULT_WHERE_VALID, MIN_KIND_PROBLEMS};
 
 /// Per problem: MIOpen's static default (`defaults[i]`, the default method's answer list) where
 /// the solver's rules accept it (it is in the space the tuner searched), else the model's ranked
@@ -588,6 +430,13 @@ pub struct MiopenModel<'a> {
     pub predictor: &'a Predictor,
 }
 
+/// Gives the rows from `from` on the id `id`.
+fn tag(methods: &mut [MethodScores], from: usize, id: RowId) {
+    for m in &mut methods[from..] {
+        m.row = Some(id);
+    }
+}
+
 /// Runs every method. `model` is ours; `ktn` MIOpen's model of the solver when available.
 pub fn evaluate(
     arch: &str,
@@ -611,22 +460,28 @@ pub fn evaluate(
         let greedy = predictor_answers(m, solver, validation, DecodeMode::Beam { width: 1, top: 1 });
         methods.push(score("model, greedy (constrained)", &greedy));
         let ranked = predictor_answers(m, solver, validation, beam_mode);
+        let from = methods.len();
         methods.push(score(&format!("model, beam {beam}"), &ranked));
         methods.extend(by_kind(&format!("beam {beam}"), solver, &target, validation, &ranked));
+        tag(&mut methods, from, RowId::Model);
         model_ranked = Some(ranked);
     }
     let defaults: Vec<Vec<Vec<i64>>> = validation
         .iter()
         .map(|s| vec![solver.static_default(&target, &s.problem)])
         .collect();
+    let from = methods.len();
     methods.push(score("MIOpen static default", &defaults));
     methods.extend(by_kind("static default", solver, &target, validation, &defaults));
+    tag(&mut methods, from, RowId::Default);
     if let Some(ranked) = &model_ranked {
         // The policy `userdb` can choose for a model that loses to the default where the
         // default is in the tuned space: leave those problems to MIOpen, write the rest.
         let mixed = default_where_valid(solver, &target, validation, &defaults, ranked);
+        let from = methods.len();
         methods.push(score(DEFAULT_WHERE_VALID, &mixed));
         methods.extend(by_kind("default/model", solver, &target, validation, &mixed));
+        tag(&mut methods, from, RowId::DefaultWhereValid);
     }
     let mut nn: Vec<Vec<Vec<i64>>> = Vec::new();
     let mut nn_all: Vec<(crate::neighbour::Variant, Vec<Vec<Vec<i64>>>)> = Vec::new();
@@ -635,8 +490,10 @@ pub fn evaluate(
             .iter()
             .map(|s| nearest_neighbours(variant, solver, &target, reference, s, 16))
             .collect();
+        let from = methods.len();
         methods.push(score(&format!("{} (valid, k=16)", variant.label()), &answers));
         methods.extend(by_kind(variant.label(), solver, &target, validation, &answers));
+        tag(&mut methods, from, RowId::Neighbour(variant));
         if variant == crate::neighbour::Variant::Solver {
             nn = answers.clone();
         }
@@ -676,9 +533,9 @@ pub fn evaluate(
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            use crate::method::Served;
+            use crate::figures::Served;
             let pick = |v: Option<&Vec<Vec<Vec<i64>>>>| v.map(|a| a[i].clone());
-            match crate::method::served_by(&figures, solver, &s.problem, true) {
+            match crate::figures::served_by(&figures, solver, &s.problem, true) {
                 Some(Served::Model) | None => pick(model_ranked.as_ref()).unwrap_or_else(|| defaults[i].clone()),
                 Some(Served::Neighbour(v)) => {
                     pick(nn_all.iter().find(|(w, _)| *w == v).map(|(_, a)| a)).unwrap_or_else(|| defaults[i].clone())
@@ -887,93 +744,6 @@ mod tests {
             }
         );
         assert!(table.to_text().contains("agree on 50.0%"));
-    }
-
-    #[test]
-    fn verdict_reads_the_recorded_rows_over_all_problems() {
-        let metrics = json!({"methods": [
-            {"method": "model, greedy (constrained)", "kind": null, "exact_pct": 30.0, "problems": 10},
-            {"method": "model, beam 16", "kind": null, "exact_pct": 40.0, "problems": 10},
-            {"method": "beam 16, F FP32 (4)", "kind": "F FP32", "exact_pct": 90.0, "problems": 4},
-            {"method": "MIOpen static default", "kind": null, "exact_pct": 45.0, "problems": 10},
-            {"method": "nearest neighbour (valid, k=16)", "kind": null, "exact_pct": 20.0, "problems": 10},
-        ]});
-        let v = Verdict::from_metrics(&metrics).unwrap();
-        assert_eq!(
-            (v.model_exact_pct, v.default_exact_pct, v.neighbour_exact_pct),
-            (40.0, 45.0, Some(20.0))
-        );
-        assert!(!v.beats_default());
-        // No mix recorded (a model evaluated before it existed): the plain verdict.
-        assert_eq!((v.default_where_valid_pct, v.policy()), (None, Policy::Nowhere));
-        assert_eq!(Verdict::from_metrics(&Value::Null), None);
-    }
-
-    #[test]
-    fn kind_figures_read_each_kind_and_leave_to_the_default_only_where_it_wins() {
-        let row = |method: &str, kind: Option<&str>, exact: f64, problems: u64| json!({"method": method, "kind": kind, "exact_pct": exact, "problems": problems});
-        let metrics = json!({"methods": [
-            row("model, beam 16", None, 40.0, 100),
-            row("beam 16, F FP16 (60)", Some("F FP16"), 50.0, 60),
-            row("beam 16, F FP32 (30)", Some("F FP32"), 30.0, 30),
-            row("beam 16, W BF16 (10)", Some("W BF16"), 10.0, 10),
-            row("static default, F FP16 (60)", Some("F FP16"), 20.0, 60),
-            row("static default, F FP32 (30)", Some("F FP32"), 60.0, 30),
-            row("static default, W BF16 (10)", Some("W BF16"), 90.0, 10),
-            row("default/model, F FP32 (30)", Some("F FP32"), 70.0, 30),
-            row("nearest neighbour, F FP32 (30)", Some("F FP32"), 99.0, 30),
-        ]});
-        let k = KindFigures::from_metrics(&metrics);
-        let kinds: Vec<&str> = k.iter().map(|k| k.kind.as_str()).collect();
-        assert_eq!(kinds, ["F FP16", "F FP32", "W BF16"]);
-        assert_eq!(
-            k[1],
-            KindFigures {
-                kind: "F FP32".into(),
-                model_exact_pct: 30.0,
-                default_exact_pct: 60.0,
-                default_where_valid_pct: Some(70.0),
-                problems: 30,
-            }
-        );
-        // F FP16: the model wins; F FP32: the default beats the model, not the mix; W BF16:
-        // the default wins, on too few problems to decide.
-        assert!(!k[0].default_wins(false) && !k[0].default_wins(true));
-        assert!(k[1].default_wins(false) && !k[1].default_wins(true));
-        assert!(!k[2].default_wins(false));
-        assert!(KindFigures::from_metrics(&Value::Null).is_empty());
-    }
-
-    #[test]
-    fn policy_picks_the_best_of_model_mix_and_default() {
-        let v = |model, default, mix| Verdict {
-            model_exact_pct: model,
-            default_exact_pct: default,
-            neighbour_exact_pct: None,
-            default_where_valid_pct: mix,
-            problems: 10,
-        };
-        // MI100's GTC backward-data: the default wins where valid, the model elsewhere.
-        assert_eq!(v(60.4, 72.6, Some(78.0)).policy(), Policy::WhereDefaultInvalid);
-        // The model beats the mix and the default: everywhere.
-        assert_eq!(v(64.6, 56.4, Some(60.0)).policy(), Policy::Everywhere);
-        // A tie with the model is not a reason to leave problems to the default.
-        assert_eq!(v(64.6, 56.4, Some(64.6)).policy(), Policy::Everywhere);
-        // The mix only ties the default: nothing is gained by writing.
-        assert_eq!(v(20.0, 30.0, Some(30.0)).policy(), Policy::Nowhere);
-        assert_eq!(v(20.0, 30.0, None).policy(), Policy::Nowhere);
-        // Read back from recorded rows by name.
-        let metrics = json!({"methods": [
-            {"method": "model, beam 16", "kind": null, "exact_pct": 40.0, "problems": 10},
-            {"method": "MIOpen static default", "kind": null, "exact_pct": 45.0, "problems": 10},
-            {"method": DEFAULT_WHERE_VALID, "kind": null, "exact_pct": 50.0, "problems": 10},
-            {"method": "default/model, F FP32 (4)", "kind": "F FP32", "exact_pct": 90.0, "problems": 4},
-        ]});
-        let r = Verdict::from_metrics(&metrics).unwrap();
-        assert_eq!(
-            (r.default_where_valid_pct, r.policy()),
-            (Some(50.0), Policy::WhereDefaultInvalid)
-        );
     }
 
     /// A one-parameter solver for hand-derived mixes: a config is valid when it divides the

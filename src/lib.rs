@@ -10,6 +10,7 @@ pub mod solvers;
 
 pub use error::{Error, Result};
 pub mod cpu;
+pub mod figures;
 pub mod format;
 pub mod fuzzing;
 pub mod method;
@@ -20,6 +21,8 @@ pub mod predict;
 pub mod seq2seq;
 #[doc(hidden)]
 pub mod testutil;
+pub mod request;
+pub mod written;
 
 pub use predict::{DecodeMode, Prediction, Predictor, Source};
 pub use problem::ConvProblem;
@@ -33,4 +36,5 @@ pub mod ffi;
 pub mod gpu;
 pub mod train;
 pub mod userdb;
+pub mod tunanet;
 pub mod workload;

@@ -161,7 +161,7 @@ fn userdb_leaves_stride_2_to_miopens_default_where_it_won_on_the_held_out_proble
         .find(|l| l.contains("left to MIOpen's static default"))
         .expect("the kinds line");
     assert!(
-        line.contains("1 problem(s)") && line.contains("stride 2 (default "),
+        line.contains("1 problem(s)") && line.contains("stride 2: MIOpen's default ("),
         "{line}"
     );
     let _ = std::fs::remove_dir_all(&dir);

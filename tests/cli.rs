@@ -366,7 +366,7 @@ fn builtin_default_model_needs_no_flags() {
 const KEY: &str = "2048-7-7-1x1-512-7-7-256-0x0-1x1-1x1-0-NCHW-FP16-F";
 
 #[test]
-fn out_of_range_numbers_and_misplaced_options_are_usage_errors() {
+fn out_of_range_numbers_are_usage_errors_and_options_go_anywhere() {
     // Widths and counts that would only exhaust memory are refused up front, naming the flag.
     assert_one_line_error(
         &run(&["predict", "--device", "cpu", "--beam", "4294967295", KEY], None),
@@ -392,9 +392,14 @@ fn out_of_range_numbers_and_misplaced_options_are_usage_errors() {
         2,
         "--threads",
     );
-    // An option after the problem is named, not read as part of the problem.
+    // An option after the problem is read as an option (issue 52), its bound checked as anywhere.
+    let late = run(&["predict", "--device", "cpu", KEY, "--beam", "4"], None);
+    let early = run(&["predict", "--device", "cpu", "--beam", "4", KEY], None);
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    assert_eq!(text(&late.stdout), text(&early.stdout));
+    assert_eq!(text(&late.stdout).lines().count(), 4);
     assert_one_line_error(
-        &run(&["predict", "--device", "cpu", KEY, "--beam", "4"], None),
+        &run(&["predict", "--device", "cpu", KEY, "--beam", "0"], None),
         2,
         "--beam",
     );

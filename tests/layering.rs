@@ -73,3 +73,71 @@ fn formats_solvers_models_and_the_error_type_import_no_layer_above_them() {
         ],
     );
 }
+
+/// Issue 52 item 7: no import circle among the modules of `src/` (each file or folder at its
+/// top): the `crate::` paths each names form a graph without a cycle, so every layer, the
+/// serving layer's `figures` -> `method` -> `written` -> `cli` included, builds on those below.
+#[test]
+fn no_import_circle_among_the_modules_of_src() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        if p.is_file() && p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let refs = crate_refs(p.file_name().unwrap().to_str().unwrap());
+        let deps = graph.entry(name.clone()).or_default();
+        deps.extend(refs.into_iter().map(|(n, _)| n).filter(|n| *n != name));
+    }
+    assert!(graph.contains_key("figures") && graph.contains_key("written"), "{:?}", graph.keys());
+    // Depth-first search; a grey node met again closes a circle.
+    fn visit(
+        n: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(2) => return None,
+            Some(1) => {
+                let at = path.iter().position(|p| p == n).unwrap();
+                let mut circle = path[at..].to_vec();
+                circle.push(n.to_string());
+                return Some(circle);
+            }
+            _ => {}
+        }
+        state.insert(n.to_string(), 1);
+        path.push(n.to_string());
+        for d in graph.get(n).into_iter().flatten() {
+            if let Some(c) = visit(d, graph, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in graph.keys() {
+        if let Some(circle) = visit(n, &graph, &mut state, &mut Vec::new()) {
+            panic!("import circle in src/: {}", circle.join(" -> "));
+        }
+    }
+    // The serving layer's direction: the figures know no answering path, the answering path
+    // nothing of what userdb writes, and eval reads the figures without the answering path.
+    let deps = |m: &str| graph.get(m).cloned().unwrap_or_default();
+    for (m, not) in [
+        ("figures", ["method", "written", "eval", "cli"]),
+        ("method", ["written", "eval", "cli", "ffi"]),
+        ("eval", ["method", "written", "cli", "ffi"]),
+        ("written", ["cli", "ffi", "eval", "train"]),
+    ] {
+        for n in not {
+            assert!(!deps(m).contains(n), "src/{m} imports crate::{n}");
+        }
+    }
+}

@@ -89,3 +89,59 @@ fn every_cells_served_figure_is_at_least_each_single_predictors() {
     assert_eq!(without, NO_SPLIT, "records without figures");
     assert!(checked >= 100, "only {checked} records checked");
 }
+
+/// Every figures table of `json` (a model's `validation`, a record's `metrics`, and those of
+/// each GPU of a model across GPUs): any object holding scored `methods` rows.
+fn figure_tables(json: &Value, out: &mut Vec<Value>) {
+    match json {
+        Value::Object(map) => {
+            if map
+                .get("methods")
+                .and_then(Value::as_array)
+                .is_some_and(|rows| rows.first().is_some_and(|r| r.get("exact_pct").is_some()))
+            {
+                out.push(json.clone());
+            }
+            map.values().for_each(|v| figure_tables(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| figure_tables(v, out)),
+        _ => {}
+    }
+}
+
+/// Issue 52 item 1: the figures are read by the row ids stored beside the labels; files written
+/// before the ids are read by their labels. On every shipped table both reads give the same
+/// record, and every model, default, mix and neighbour row carries its id.
+#[test]
+fn every_shipped_table_reads_the_same_by_row_ids_and_by_labels() {
+    use tuneinfer::figures::{Recorded, RowId};
+    let mut tables_checked = 0;
+    for path in weights() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let json: Value = serde_json::from_str(&text).unwrap();
+        let mut tables = Vec::new();
+        figure_tables(&json, &mut tables);
+        for table in tables {
+            let rows = table["methods"].as_array().unwrap();
+            for r in rows {
+                let label = r["method"].as_str().unwrap();
+                let by_label = RowId::of_label(label, !r["kind"].is_null()).map(RowId::as_str);
+                assert_eq!(
+                    r.get("row").and_then(Value::as_str),
+                    by_label,
+                    "{}: row '{label}' (tools/row_ids.py writes the ids)",
+                    path.display()
+                );
+            }
+            let mut old = table.clone();
+            for r in old["methods"].as_array_mut().unwrap() {
+                r.as_object_mut().unwrap().remove("row");
+            }
+            let (new, old) = (Recorded::from_metrics(&table), Recorded::from_metrics(&old));
+            assert!(new.overall.is_some(), "{}: no overall figures read", path.display());
+            assert_eq!(new, old, "{}", path.display());
+            tables_checked += 1;
+        }
+    }
+    assert!(tables_checked >= 100, "only {tables_checked} figure tables in weights/");
+}

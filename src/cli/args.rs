@@ -1,6 +1,8 @@
 //! A small command-line option reader (no dependency): `--name value`, `--name=value` and
-//! boolean `--flag`s, then positional words. The first positional word ends option parsing, so a
-//! MIOpenDriver command line (`convfp16 -n 256 ...`) can follow as the problem.
+//! boolean `--flag`s anywhere on the line, the other words positional. A MIOpenDriver command
+//! line (`convfp16 -n 256 ... --in_h 7`) is a problem: after the first positional word an
+//! unknown `--word` is the driver's, not an error; `--` ends the options (a problem that starts
+//! with `-` follows it).
 
 use crate::error::{Error, Result};
 
@@ -19,8 +21,6 @@ pub struct Spec {
     pub valued: &'static [&'static str],
     /// Boolean flags.
     pub flags: &'static [&'static str],
-    /// Whether positional words may be followed by more options (`verify a b --tolerance x`).
-    pub options_after_positionals: bool,
 }
 
 impl Args {
@@ -29,21 +29,18 @@ impl Args {
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
-            let positional_phase = !args.rest.is_empty() && !spec.options_after_positionals;
-            if positional_phase || !w.starts_with("--") || w == "--" {
-                let option = w.strip_prefix("--").map(|n| n.split_once('=').map_or(n, |(n, _)| n));
-                if let Some(name) =
-                    option.filter(|n| positional_phase && (spec.valued.contains(n) || spec.flags.contains(n)))
-                {
-                    return Err(Error::Usage(format!(
-                        "--{name} comes after '{}': options go first, before any problem or other argument",
-                        args.rest[0]
-                    )));
-                }
-                if w == "--" && !positional_phase {
-                    args.rest.extend(words[i + 1..].iter().cloned());
-                    break;
-                }
+            if w == "--" {
+                args.rest.extend(words[i + 1..].iter().cloned());
+                break;
+            }
+            let name = w
+                .strip_prefix("--")
+                .map(|n| n.split_once('=').map_or(n, |(n, _)| n))
+                .filter(|n| !n.is_empty());
+            let ours = name.is_some_and(|n| spec.valued.contains(&n) || spec.flags.contains(&n));
+            // A word that is not an option, or (after the problem began) an option that is not
+            // ours: MIOpenDriver's (`--in_h 7`), part of the problem.
+            if name.is_none() || (!ours && !args.rest.is_empty()) {
                 args.rest.push(w.clone());
                 i += 1;
                 continue;
@@ -133,7 +130,6 @@ mod tests {
     const SPEC: Spec = Spec {
         valued: &["arch", "beam"],
         flags: &["json"],
-        options_after_positionals: false,
     };
 
     fn words(s: &str) -> Vec<String> {
@@ -146,12 +142,18 @@ mod tests {
         assert_eq!(a.value("arch"), Some("gfx908"));
         assert!(a.flag("json"));
         assert_eq!(a.rest, words("convfp16 -n 2 --in_h 7"));
-        // One of our options after the problem is an error naming it, not part of the problem.
-        for late in ["--beam 4", "--beam=4", "--json"] {
-            let e = Args::parse(&words(&format!("--arch gfx908 convfp16 -n 2 {late}")), &SPEC).unwrap_err();
-            assert!(e.to_string().contains(late.split([' ', '=']).next().unwrap()), "{e}");
-            assert!(e.to_string().contains("options go first"), "{e}");
+        // Our options anywhere on the line: after the problem, between its words.
+        for late in ["--beam 4", "--beam=4"] {
+            let a = Args::parse(&words(&format!("--arch gfx908 convfp16 -n 2 {late} --in_h 7 --json")), &SPEC).unwrap();
+            assert_eq!((a.value("beam"), a.flag("json")), (Some("4"), true));
+            assert_eq!(a.rest, words("convfp16 -n 2 --in_h 7"));
         }
+        // `--` ends the options: a problem starting with `-`, or one of our names as a word.
+        let a = Args::parse(&words("--json -- -n 2 --beam 4"), &SPEC).unwrap();
+        assert!(a.flag("json") && a.value("beam").is_none());
+        assert_eq!(a.rest, words("-n 2 --beam 4"));
+        // Before any positional word an unknown option is an error, not a problem.
+        assert!(Args::parse(&words("--in_h 7"), &SPEC).is_err());
     }
 
     #[test]

@@ -66,7 +66,6 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
                 "latency",
             ],
             flags: &["profile"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {
@@ -80,8 +79,8 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
         super::DEFAULT_ARCH
     });
     let solver = args.value("solver").unwrap_or_else(|| {
-        super::words::announce_default("solver", "ConvAsm1x1U", "--solver NAME picks another");
-        "ConvAsm1x1U"
+        super::words::announce_default("solver", crate::request::DEFAULT_SOLVER, "--solver NAME picks another");
+        crate::request::DEFAULT_SOLVER
     });
     let dirs: Vec<PathBuf> = crate::models::model_dirs(args.value("models").map(Path::new))?;
     // None: the loaded model's default decoding (`--decode auto`).
@@ -103,10 +102,7 @@ pub(super) fn bench(words: &[String]) -> Result<i32> {
             Some(DecodeMode::Beam { width, top: width })
         }
     };
-    let threads = match args.value("threads") {
-        None => None,
-        Some(_) => Some(args.positive("threads", 1, 1024)?),
-    };
+    let threads = crate::request::THREADS.parse(args.value("threads"))?.map(|n| n as usize);
     let latency_count = match args.value("latency") {
         Some("0") => 0,
         _ => args.positive("latency", 100, 100_000)?,

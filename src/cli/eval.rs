@@ -76,7 +76,6 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
                 "model",
             ],
             flags: &["json", "record", "no-model"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {
@@ -92,8 +91,8 @@ pub(super) fn eval(words: &[String]) -> Result<i32> {
         super::DEFAULT_ARCH
     });
     let solver = crate::solvers::by_name(args.value("solver").unwrap_or_else(|| {
-        super::words::announce_default("solver", "ConvAsm1x1U", "--solver NAME picks another");
-        "ConvAsm1x1U"
+        super::words::announce_default("solver", crate::request::DEFAULT_SOLVER, "--solver NAME picks another");
+        crate::request::DEFAULT_SOLVER
     }))?;
     let beam = args.positive("beam", 16, crate::predict::MAX_BEAM_WIDTH)?;
     if args.flag("no-model") {

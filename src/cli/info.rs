@@ -36,7 +36,6 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
         &Spec {
             valued: &["models", "arch", "cu"],
             flags: &[],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {
@@ -46,7 +45,7 @@ pub(super) fn info(words: &[String]) -> Result<i32> {
     if let Some(arch) = args.value("arch") {
         let cu = match args.value("cu") {
             None => None,
-            Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
+            Some(_) => crate::request::CU.parse(args.value("cu"))?.map(|n| n as u32),
         };
         super::words::check_arch(arch, &dirs)?;
         let gpu = super::predict::gpu_name(arch, cu)?;
@@ -78,7 +77,7 @@ fn list_served(gpu: &str, dirs: &[std::path::PathBuf]) -> Result<i32> {
             Ok((_, r)) => {
                 served += 1;
                 say!("  {:w$}  {}", s.name(), r.describe());
-                let differs = crate::method::best_differs(&r);
+                let differs = crate::method::best_differs(&r, true);
                 if !differs.is_empty() {
                     say!("  {:w$}    --method best answers with: {}", "", differs.join("; "));
                 }

@@ -21,7 +21,6 @@ mod onnx;
 mod predict;
 mod train;
 mod userdb;
-mod verdict;
 mod verify;
 mod words;
 
@@ -29,8 +28,7 @@ use crate::error::Error;
 
 pub use args::{Args, Spec};
 
-/// The architecture of the built-in model (`weights/`), the default of every command's `--arch`.
-const DEFAULT_ARCH: &str = "gfx906";
+use crate::request::DEFAULT_ARCH;
 
 const USAGE: &str = "\
 tuneinfer: predicts MIOpen convolution kernel tuning parameters with seq2seq models

@@ -142,7 +142,6 @@ pub(super) fn problems(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: FLAGS,
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

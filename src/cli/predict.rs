@@ -148,37 +148,9 @@ pub(super) struct Settings<'a> {
 /// Checks every option (before the problem is looked at, so an option that swallowed the
 /// problem, as in `--beam KEY`, is named as the error).
 pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
-    let mode = match (args.value("decode"), args.value("beam")) {
-        (Some(_), Some(_)) => {
-            return Err(Error::Usage(
-                "--decode and --beam exclude each other: choose one".into(),
-            ))
-        }
-        (Some("miopen" | "auto") | None, None) if args.value("top").is_some() => {
-            return Err(Error::Usage("--top needs --beam K".into()))
-        }
-        (Some("auto") | None, None) => None,
-        (Some("miopen"), None) => Some(DecodeMode::Miopen),
-        (Some(other), None) => {
-            return Err(Error::Usage(format!(
-                "--decode: unknown mode '{other}' (auto or miopen; or use --beam K)"
-            )))
-        }
-        (None, Some(_)) => {
-            let width = args.positive("beam", 1, crate::predict::MAX_BEAM_WIDTH)?;
-            let top = args.positive("top", width, width)?;
-            Some(DecodeMode::Beam { width, top })
-        }
-    };
-    // Compute units of a GPU: a generous bound that still fits the rules' arithmetic.
-    let compute_units = match args.value("cu") {
-        None => None,
-        Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
-    };
-    let threads = match args.value("threads") {
-        None => None,
-        Some(_) => Some(args.positive("threads", 1, 1024)?),
-    };
+    let mode = crate::request::Decode::from_words(args.value("decode"), args.value("beam"), args.value("top"))?.mode()?;
+    let compute_units = crate::request::CU.parse(args.value("cu"))?.map(|n| n as u32);
+    let threads = crate::request::THREADS.parse(args.value("threads"))?.map(|n| n as usize);
     let dirs = crate::models::model_dirs(args.value("models").map(Path::new))?;
     let arch = match args.value("arch") {
         Some(a) => a,
@@ -192,8 +164,8 @@ pub(super) fn settings(args: &Args) -> Result<Settings<'_>> {
     let solver = match args.value("solver") {
         Some(s) => s,
         None => {
-            super::words::announce_default("solver", "ConvAsm1x1U", "--solver all: every solver with a model");
-            "ConvAsm1x1U"
+            super::words::announce_default("solver", crate::request::DEFAULT_SOLVER, "--solver all: every solver with a model");
+            crate::request::DEFAULT_SOLVER
         }
     };
     Ok(Settings {
@@ -287,7 +259,6 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: &[],
-            options_after_positionals: false,
         },
     )?;
     for unused in ["input", "output", "threads"] {
@@ -419,7 +390,7 @@ pub(super) fn predict(words: &[String]) -> Result<i32> {
 pub(super) fn system_db(args: &Args) -> Result<crate::userdb::system::Resolved> {
     let arch = args.value("arch").unwrap_or(super::DEFAULT_ARCH);
     let cu = match args.value("cu") {
-        Some(_) => Some(args.positive("cu", 1, 65_536)? as u32),
+        Some(_) => crate::request::CU.parse(args.value("cu"))?.map(|n| n as u32),
         None => None,
     };
     crate::method::system_db(arch, cu, args.value("system-db"))
@@ -759,7 +730,6 @@ pub(super) fn batch(words: &[String]) -> Result<i32> {
         &Spec {
             valued: valued.as_slice(),
             flags: super::onnx::INPUT_FLAGS,
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

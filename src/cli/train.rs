@@ -138,7 +138,7 @@ pub(super) fn options(args: &Args) -> Result<TrainOptions> {
     let arch = args
         .value("arch")
         .ok_or_else(|| Error::Usage("train needs --arch ARCH, the GPU the database comes from".into()))?;
-    let solver = args.value("solver").unwrap_or("ConvAsm1x1U");
+    let solver = args.value("solver").unwrap_or(crate::request::DEFAULT_SOLVER);
     let out = PathBuf::from(args.value("out").unwrap_or("weights"));
     let mut o = TrainOptions::new(Path::new(perf_db), arch, solver, &out);
     if let Some(c) = args.value("checkpoint") {
@@ -202,7 +202,6 @@ pub(super) fn train(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: &["no-eval", "quiet", "data-report", "leave-out-target"],
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {

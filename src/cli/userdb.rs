@@ -9,10 +9,8 @@ use super::{wants_help, Args, Spec};
 use crate::engine::{DeviceChoice, Precision};
 use crate::engines::{Engines, LoadOptions, SolverChoice};
 use crate::error::{Error, Result};
-use crate::eval::Policy;
-use crate::predict::Source;
 use crate::problem::ConvProblem;
-use crate::userdb::{self, Entry, Format};
+use crate::userdb::{self, Format};
 
 const HELP: &str = "\
 Usage: tuneinfer userdb --arch ARCH [OPTIONS]
@@ -114,36 +112,6 @@ const VALUED: &[&str] = &[
 ];
 const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven", "training"];
 
-/// Per-solver counts of the summary.
-#[derive(Debug, Default, Clone)]
-struct SolverCounts {
-    predicted: usize,
-    present: usize,
-    replaced: usize,
-    system: usize,
-    not_applicable: usize,
-    no_valid: usize,
-    failed: usize,
-    /// Left to MIOpen's static default (valid there; the model's policy is
-    /// [`crate::eval::Policy::WhereDefaultInvalid`]).
-    default: usize,
-    /// Left to MIOpen's static default because it beats the model on the problem's kind
-    /// ([`super::verdict::Judged::kinds_left_to_default`]).
-    kind_default: usize,
-    /// Written from the nearest tuned neighbour (a cell served without a network, or the cell's
-    /// record beside a network).
-    neighbour: usize,
-    /// Problems the network refuses and the cell's record beside it answers
-    /// ([`crate::models::Resolved::cell`]): written from the neighbour or left to MIOpen's
-    /// static default.
-    by_cell: usize,
-    /// Of them, left to MIOpen's static default.
-    by_cell_default: usize,
-    /// CK kernel ids the target MIOpen would not accept (another version's form or instance):
-    /// (count, the first reason).
-    not_in_version: (usize, String),
-}
-
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
     if wants_help(words) {
         say!("{HELP}");
@@ -155,7 +123,6 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         &Spec {
             valued: VALUED,
             flags: FLAGS,
-            options_after_positionals: false,
         },
     )?;
     if let Some(extra) = args.rest.first() {
@@ -181,9 +148,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let (base, cu_in_name) = (gpu.arch.as_str(), gpu.compute_units);
     let cu = match (cu_in_name, args.value("cu")) {
         (Some(n), None) => n,
-        (None, Some(_)) => args.positive("cu", 1, 65_536)? as u32,
+        (None, Some(_)) => crate::request::CU.parse(args.value("cu"))?.unwrap_or(1) as u32,
         (Some(n), Some(_)) => {
-            let given = args.positive("cu", 1, 65_536)? as u32;
+            let given = crate::request::CU.parse(args.value("cu"))?.unwrap_or(1) as u32;
             if given != n {
                 return Err(Error::Usage(format!(
                     "--arch {arch_text} names {n} compute units but --cu says {given}"
@@ -261,7 +228,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         Some("0") => 0,
         Some(_) => args.positive("lock-wait", 10, 3600)? as u64,
     });
-    let system = userdb::system::resolve(
+    let mut system = userdb::system::resolve(
         &userdb::system::Choice::parse(args.value("system-db")),
         &userdb::system::DbName {
             basename: &basename,
@@ -270,10 +237,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         },
         format == Format::Sqlite,
     )?;
-    let threads = match args.value("threads") {
-        None => None,
-        Some(_) => Some(args.positive("threads", 1, 1024)?),
-    };
+    let threads = crate::request::THREADS.parse(args.value("threads"))?.map(|n| n as usize);
     let device = DeviceChoice::parse(args.value("device").unwrap_or("auto"))?;
     let precision = Precision::parse(args.value("precision").unwrap_or("f32"))?;
     let catalogue = args.value("catalogue").map(PathBuf::from);
@@ -295,7 +259,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // the rules where the GPU's db id has it (issue 47).
     let xnack = gpu.db_id.to_ascii_lowercase().ends_with("_xnack");
     let configure = move |p: crate::predict::Predictor| base_configure(p).with_xnack(xnack);
-    let mut engines = Engines::load(
+    let engines = Engines::load(
         solver,
         &LoadOptions {
             arch: &model_arch,
@@ -311,71 +275,13 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     if let Some(note) = engines.served_note(&model_arch) {
         eprintln!("{note}");
     }
-    // Only models that beat MIOpen's static default on their held-out problems are written.
+    // What is written is what `--method best` serves, wherever it is not MIOpen's own
+    // (crate::written): the model or the neighbour; never the default or a tuned value.
     let include_unproven = args.flag("include-unproven");
-    let judged = super::verdict::judged(&model_arch, &engines.solver_names(), &dirs)?;
-    // (A model that loses over all problems but wins some kinds beyond noise is written for
-    // those kinds only: `only_kinds` below.)
-    let unproven: Vec<&(usize, super::verdict::Judged)> = judged
-        .iter()
-        .filter(|(_, j)| j.verdict.policy() == Policy::Nowhere && j.only_kinds().is_empty())
-        .collect();
-    if !include_unproven {
-        let mut i = 0;
-        engines.engines.retain(|_| {
-            i += 1;
-            !unproven.iter().any(|(u, _)| *u == i - 1)
-        });
-    }
     let names = engines.solver_names();
-    // Models that lose to MIOpen's default where it is valid, and beat it elsewhere: written
-    // only where the default is not valid (none with --include-unproven: the model everywhere).
-    let mixed: Vec<(usize, &super::verdict::Judged)> = if include_unproven {
-        Vec::new()
-    } else {
-        let of = |name: &str| judged.iter().map(|(_, j)| j).find(|j| j.solver == name);
-        names
-            .iter()
-            .enumerate()
-            .filter_map(|(s, name)| of(name).map(|j| (s, j)))
-            .filter(|(_, j)| j.verdict.policy() == Policy::WhereDefaultInvalid)
-            .collect()
-    };
-
-    // Per solver: the kinds of problem (`F FP32`, ...) left to MIOpen's default, where its
-    // default beat the model on the held-out problems of that kind (none with --include-unproven).
-    let left_kinds: Vec<Vec<String>> = names
-        .iter()
-        .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-            Some(j) if !include_unproven => j.kinds_left_to_default().iter().map(|k| k.kind.clone()).collect(),
-            _ => Vec::new(),
-        })
-        .collect();
-
-    // Per solver: for a model that loses to MIOpen's default over all its held-out problems and
-    // wins some kinds or classes beyond noise ([`super::verdict::Judged::only_kinds`]), those
-    // kinds and every kind and class its figures name (a problem's class decides where it has
-    // figures). None for any other model, and for every model with --include-unproven.
-    type OnlyKinds = Option<(Vec<String>, Vec<String>)>;
-    let only_kinds: Vec<OnlyKinds> = names
-        .iter()
-        .map(|name| match judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-            Some(j) if !include_unproven && !j.only_kinds().is_empty() => Some((
-                j.only_kinds().iter().map(|k| k.kind.clone()).collect(),
-                j.kinds.iter().map(|k| k.kind.clone()).collect(),
-            )),
-            _ => None,
-        })
-        .collect();
-
-    // Cells served without a network: the nearest tuned neighbour of the system perf db where
-    // their figures chose it (else MIOpen's default, which is not written).
     let rows_db = system.db.as_ref().map(|d| d.path.clone());
-    let cell_plans: Vec<Option<crate::method::Plan>> = engines
-        .engines
-        .iter()
-        .map(|e| crate::method::cell_plan(e, rows_db.as_deref()))
-        .collect::<Result<_>>()?;
+    let methods = crate::written::methods(&engines.engines, include_unproven);
+    let mut planner = crate::written::Planner::new(&engines.engines, &methods, system.db.take(), ck_form)?;
 
     // --- Read, predict, collect, a chunk at a time.
     let input_label = if input_name == "-" { "<stdin>" } else { input_name };
@@ -383,10 +289,6 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let mut counts = InputCounts::default();
     let mut seen = HashSet::new();
     let mut chunk = Chunk::new();
-    let mut per_solver: Vec<SolverCounts> = vec![SolverCounts::default(); names.len()];
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut entry_keys: HashSet<(String, &'static str)> = HashSet::new();
-    let mut no_solver = 0usize;
     let mut nchw = 0usize;
     let mut progress = Progress::new("userdb");
     loop {
@@ -396,136 +298,25 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .iter()
                 .filter(|c| c.2.layout == crate::problem::Layout::Nchw)
                 .count();
-            let keys: Vec<String> = chunk.iter().map(|(_, _, p, _)| p.to_db_key()).collect();
-            let mut answered = vec![false; chunk.len()];
-            for (s, engine) in engines.engines.iter().enumerate() {
-                let solver_name = names[s];
-                let is_mixed = mixed.iter().any(|(m, _)| *m == s);
-                let ck = crate::solvers::ck::rules351::CkSolver::from_name(solver_name);
-                // A (problem, solver) the system database has tuned is not predicted, nor
-                // written: MIOpen uses the tuned value (a user entry would hide it).
-                let mut todo: Vec<usize> = Vec::with_capacity(chunk.len());
-                for (i, (_, _, problem, _)) in chunk.iter().enumerate() {
-                    let tuned = match &system.db {
-                        Some(db) => {
-                            db.tuned_for(problem, solver_name)?.is_some()
-                                && engine.host().solver.check(&engine.host().target, problem).is_ok()
-                        }
-                        None => false,
-                    };
-                    let left_to_default = !tuned && is_mixed && default_is_valid(engine, problem);
-                    let kind = format!("{} {}", problem.direction, problem.precision);
-                    // A class of problems (ConvAsm1x1U's stride 2) counts as a kind of its own.
-                    let class = engine.host().solver.tunable().and_then(|t| t.problem_class(problem));
-                    // A model written for some kinds only: a problem whose class has figures goes
-                    // by its class (the finer figures: e.g. a network that refuses 3-D problems
-                    // loses its kind over all and wins its 2-D class), any other by its kind.
-                    let left_by_kind = match &only_kinds[s] {
-                        Some((only, classes)) => match class.filter(|c| classes.iter().any(|k| k == c)) {
-                            Some(c) => !only.iter().any(|k| k == c),
-                            None => !only.contains(&kind),
-                        },
-                        None => {
-                            left_kinds[s].contains(&kind) || class.is_some_and(|c| left_kinds[s].iter().any(|k| k == c))
-                        }
-                    };
-                    let kind_left =
-                        !tuned && left_by_kind && engine.host().solver.check(&engine.host().target, problem).is_ok();
-                    if tuned {
-                        per_solver[s].system += 1;
-                        answered[i] = true;
-                    } else if kind_left {
-                        per_solver[s].kind_default += 1;
-                        answered[i] = true;
-                    } else if left_to_default {
-                        per_solver[s].default += 1;
-                        answered[i] = true;
-                    } else {
-                        todo.push(i);
-                    }
-                }
-                let problems: Vec<ConvProblem> = todo.iter().map(|&i| chunk[i].2.clone()).collect();
-                let results = engine.predict_batch(&problems, engine.default_mode());
-                for (&i, result) in todo.iter().zip(results) {
-                    let c = &mut per_solver[s];
-                    match result {
-                        Ok(predictions) => {
-                            answered[i] = true;
-                            let by_cell = engine.host().answered_by_cell(&chunk[i].2);
-                            if by_cell {
-                                c.by_cell += 1;
-                            }
-                            let neighbour = cell_plans[s]
-                                .as_ref()
-                                .and_then(|plan| crate::method::cell_answer(plan, engine, &chunk[i].2));
-                            let Some(best) = neighbour.or_else(|| predictions.into_iter().next()) else {
-                                c.no_valid += 1;
-                                continue;
-                            };
-                            // A CK kernel id: MIOpen 3.5.1's form for the rules, then the form
-                            // of the MIOpen the database is for (issue 47).
-                            let config = match ck {
-                                Some(solver) => crate::solvers::ck::versions::to_351_form(solver, &best.config),
-                                None => best.config.clone(),
-                            };
-                            if best.source == Source::Default || !valid(engine, &chunk[i].2, &config) {
-                                // MIOpen's own fallback: nothing to tell it.
-                                c.no_valid += 1;
-                                if by_cell {
-                                    c.by_cell_default += 1;
-                                }
-                                continue;
-                            }
-                            let params = match ck {
-                                Some(solver) => {
-                                    let dtype = chunk[i].2.precision.into();
-                                    match crate::solvers::ck::versions::written_id(solver, dtype, &config, ck_form) {
-                                        Ok(id) => id,
-                                        Err(why) => {
-                                            if c.not_in_version.0 == 0 {
-                                                c.not_in_version.1 = why;
-                                            }
-                                            c.not_in_version.0 += 1;
-                                            continue;
-                                        }
-                                    }
-                                }
-                                None => config,
-                            };
-                            if !entry_keys.insert((keys[i].clone(), solver_name)) {
-                                // Another problem with the same key (a backward problem whose x
-                                // size the key does not hold): the first one's answer stands.
-                                continue;
-                            }
-                            c.predicted += 1;
-                            if best.source == Source::Neighbour {
-                                c.neighbour += 1;
-                            }
-                            entries.push(Entry {
-                                key: keys[i].clone(),
-                                problem: chunk[i].2.clone(),
-                                solver: solver_name,
-                                params,
-                            });
-                        }
-                        Err(Error::NotApplicable { .. } | Error::InvalidProblem { .. }) => c.not_applicable += 1,
-                        Err(e) => {
-                            c.failed += 1;
-                            bad.report(chunk[i].0, e);
-                        }
-                    }
-                }
+            let problems: Vec<ConvProblem> = chunk.iter().map(|c| c.2.clone()).collect();
+            for (i, e) in planner.add(&engines.engines, &problems) {
+                bad.report(chunk[i].0, e);
             }
-            no_solver += answered.iter().filter(|a| !**a).count();
             for note in engines.take_notes() {
                 eprintln!("{note}");
             }
-            progress.tick(&reader, entries.len());
+            progress.tick(&reader, planner.entries.len());
         }
         if !more {
             break;
         }
     }
+    let crate::written::Planner {
+        counts: per_solver,
+        entries,
+        no_solver,
+        ..
+    } = planner;
 
     // --- Merge.
     let target = userdb::Target {
@@ -536,12 +327,11 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     };
     let (merged, interrupted) = super::interrupt::while_writing(|| userdb::merge(&target, &entries, dry_run));
     let merged = merged?;
-    for (s, name) in names.iter().enumerate() {
-        if let Some(&(_, present, replaced)) = merged.counts.by_solver.get(name) {
-            per_solver[s].present = present;
-            per_solver[s].replaced = replaced;
-        }
-    }
+    // Per solver: entries the file already had (kept), and of them replaced.
+    let present: Vec<(usize, usize)> = names
+        .iter()
+        .map(|name| merged.counts.by_solver.get(name).map_or((0, 0), |&(_, p, r)| (p, r)))
+        .collect();
 
     // --- Summary.
     say!(
@@ -565,30 +355,33 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     // The solver column as wide as its longest name.
     let w = names.iter().map(|n| n.len()).max().unwrap_or(0).max(20);
     say!(
-        "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}  model (why this one)",
+        "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>7} {:>8}  model (why this one)",
         "solver",
         "predicted",
         "written",
         "present",
         "replaced",
         "system-db",
+        "default",
         "n/a",
         "no-valid"
     );
-    for ((name, c), engine) in names.iter().zip(&per_solver).zip(&engines.engines) {
+    for (((name, c), engine), (present, replaced)) in names.iter().zip(&per_solver).zip(&engines.engines).zip(&present)
+    {
         let model = engine
             .host()
             .served
             .as_ref()
             .map_or_else(|| "-".to_string(), |r| r.describe());
         say!(
-            "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>8}  {model}",
+            "{:<w$} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>7} {:>8}  {model}",
             name,
             c.predicted,
-            c.predicted - c.present,
-            c.present,
-            c.replaced,
+            c.predicted - present,
+            present,
+            replaced,
             c.system,
+            c.left_default,
             c.not_applicable,
             c.no_valid
         );
@@ -600,7 +393,8 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         }
     }
     for (s, name) in names.iter().enumerate() {
-        if cell_plans[s].is_none() {
+        let host = engines.engines[s].host();
+        if host.model.has_network() && !host.has_cell() {
             continue;
         }
         let c = &per_solver[s];
@@ -619,31 +413,32 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             }
             continue;
         }
-        if c.neighbour + c.no_valid == 0 {
+        if c.neighbour + c.no_valid + c.left_default == 0 {
             continue;
         }
         say!(
             "{name} on {model_arch}: no network; {} entries from the nearest tuned neighbour ({rows}), {} left to MIOpen's static default",
             c.neighbour,
-            c.no_valid
+            c.no_valid + c.left_default
         );
     }
-    for (_, u) in unproven.iter() {
-        say!("{}", u.line(&model_arch, include_unproven));
-    }
-    for (s, u) in &mixed {
-        say!("{}", u.mixed_line(&model_arch, per_solver[*s].default));
-    }
     for (s, name) in names.iter().enumerate() {
-        if per_solver[s].kind_default > 0 || only_kinds[s].is_some() {
-            if let Some(j) = judged.iter().map(|(_, j)| j).find(|j| j.solver == *name) {
-                if only_kinds[s].is_some() {
-                    say!("{}", j.only_kinds_line(&model_arch, per_solver[s].kind_default));
-                } else {
-                    say!("{}", j.kinds_line(&model_arch, per_solver[s].kind_default));
-                }
-            }
+        let c = &per_solver[s];
+        let left = c.left_default - c.by_cell_default.min(c.left_default);
+        if left == 0 || !engines.engines[s].host().model.has_network() {
+            continue;
         }
+        let why = engines.engines[s]
+            .host()
+            .served
+            .as_ref()
+            .map(|r| crate::method::best_differs(r, rows_db.is_some()))
+            .unwrap_or_default();
+        say!(
+            "{name} on {model_arch}: {left} problem(s) left to MIOpen's static default, as --method best serves them{}{}",
+            if why.is_empty() { String::new() } else { format!(" (held-out figures: {})", why.join("; ")) },
+            if include_unproven { "" } else { " (--include-unproven writes the model)" }
+        );
     }
     for (s, name) in names.iter().enumerate() {
         let (n, why) = &per_solver[s].not_in_version;
@@ -692,7 +487,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 nchw,
                 arch: &model_arch,
                 solvers: &names,
-                unproven: unproven.len(),
+                left_default: per_solver.iter().map(|c| c.left_default).sum(),
                 tuned: per_solver.iter().map(|c| c.system).sum(),
             })
         );
@@ -707,30 +502,4 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         return Ok(super::interrupt::EXIT_INTERRUPTED);
     }
     Ok(if bad.count > 0 { 1 } else { 0 })
-}
-
-/// Does `config` pass the solver's validity rules for `problem`? (Solvers without integer rules,
-/// the catalogue ones, answer only configs of their catalogue.)
-fn valid(engine: &crate::engine::Engine, problem: &ConvProblem, config: &str) -> bool {
-    let host = engine.host();
-    match host.solver.tunable() {
-        Some(t) => t
-            .parse_params(config)
-            .is_ok_and(|values| t.rules(&host.target, problem).is_valid(&values)),
-        None => true,
-    }
-}
-
-/// Does the solver apply to the problem with MIOpen's static default a valid config of its
-/// rules (what MIOpen runs when the user db has no entry)?
-fn default_is_valid(engine: &crate::engine::Engine, problem: &ConvProblem) -> bool {
-    let host = engine.host();
-    match host.solver.tunable() {
-        Some(t) => {
-            host.solver.check(&host.target, problem).is_ok()
-                && t.rules(&host.target, problem)
-                    .is_valid(&t.static_default(&host.target, problem))
-        }
-        None => false,
-    }
 }

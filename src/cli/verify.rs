@@ -27,7 +27,6 @@ pub(super) fn verify(words: &[String]) -> Result<i32> {
         &Spec {
             valued: &["tolerance", "device"],
             flags: &[],
-            options_after_positionals: true,
         },
     )?;
     let tolerance: f32 = match args.value("tolerance") {

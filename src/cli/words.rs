@@ -210,12 +210,13 @@ pub(super) fn arch_solver_help() -> String {
          gfx942_xnacke4) or an arch (default: {}); a GPU with no model of its own\n                     \
          is served by its arch's (the closest CU count; 'tuneinfer info --arch GPU'\n                     \
          says which); models found:{}\n  \
-         --solver NAME|all  MIOpen solver (default: ConvAsm1x1U): one of{}\n                     \
+         --solver NAME|all  MIOpen solver (default: {}): one of{}\n                     \
          'all': every solver with a model on --arch that applies to the problem, each with\n                     \
          its default decoding; the ConvHipImplicitGemmGroup*Xdlops (composable_kernel) and\n                     \
          *NHWC solvers take NHWC problems only (--in_layout NHWC, or a key ending -NHWC-...)",
         super::DEFAULT_ARCH,
         wrap(&arches_with_models(&dirs)),
+        crate::request::DEFAULT_SOLVER,
         wrap(&(solver_names().join(", ") + ";")),
     )
 }
@@ -230,8 +231,8 @@ pub(super) struct NothingApplied<'a> {
     pub nchw: usize,
     pub arch: &'a str,
     pub solvers: &'a [&'static str],
-    /// Solvers left out because their model does not beat the default.
-    pub unproven: usize,
+    /// (problem, solver) pairs `--method best` leaves to MIOpen's static default.
+    pub left_default: usize,
     /// (problem, solver) pairs tuned in the system perf db.
     pub tuned: usize,
 }
@@ -254,6 +255,15 @@ pub(super) fn nothing_applied(n: &NothingApplied<'_>) -> String {
              MIOPEN_ENABLE_LOGGING_CMD=1 and keep its stderr) or problem lines with --input FILE"
         );
     }
+    if n.left_default > 0 {
+        return format!(
+            "nothing to write: on these {} problems on {}, --method best serves MIOpen's static default ({} (problem, solver) pairs{}): MIOpen runs it without an entry ('tuneinfer predict --solver all PROBLEM' says why; --include-unproven writes the models anyway)",
+            n.distinct,
+            n.arch,
+            n.left_default,
+            if n.tuned > 0 { format!("; {} tuned in MIOpen's system perf db", n.tuned) } else { String::new() }
+        );
+    }
     let mut out = format!(
         "nothing to write: no solver with a model applies to these {} problems on {}",
         n.distinct, n.arch
@@ -264,12 +274,7 @@ pub(super) fn nothing_applied(n: &NothingApplied<'_>) -> String {
             n.tuned
         ));
     }
-    if n.solvers.is_empty() && n.unproven > 0 {
-        out.push_str(
-            "; every solver with a model was left out as not beating MIOpen's static default \
-             (--include-unproven writes them)",
-        );
-    } else if let Some(hint) = nhwc_hint(n.solvers, n.nchw) {
+    if let Some(hint) = nhwc_hint(n.solvers, n.nchw) {
         out.push_str(&format!("\n{hint}"));
     } else {
         out.push_str(&format!(

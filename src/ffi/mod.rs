@@ -19,7 +19,6 @@
 
 #![allow(non_camel_case_types)]
 
-pub mod embed;
 #[cfg(feature = "python")]
 pub mod python;
 
@@ -34,7 +33,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::predict::{DecodeMode, Prediction, Source};
 use crate::problem::ConvProblem;
-use embed::{Decode, LoadOptions};
+use crate::request::{self, Decode, Request};
 
 /// `TUNEINFER_ABI_VERSION` of the header this library implements.
 pub const ABI_VERSION: u32 = 2;
@@ -434,7 +433,7 @@ fn predict_parsed(
 ) -> Result<c_int, Fail> {
     let (mode, _) = decode.resolve(&handle.engine)?;
     let ok: Vec<ConvProblem> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
-    let mut predicted = embed::answer(&handle.answering, &handle.engine, &ok, mode).into_iter();
+    let mut predicted = request::answer(&handle.answering, &handle.engine, &ok, mode).into_iter();
     let outcomes: Vec<Result<Vec<Prediction>, Fail>> = parsed
         .into_iter()
         .map(|p| {
@@ -594,7 +593,7 @@ pub unsafe extern "C" fn tuneinfer_open(
             method: std::ptr::null(),
             system_db: std::ptr::null(),
         });
-        let opts = LoadOptions {
+        let opts = Request {
             arch: opt_str(o.arch, "arch")?,
             solver: opt_str(o.solver, "solver")?,
             models: opt_str(o.models, "models")?,
@@ -606,8 +605,8 @@ pub unsafe extern "C" fn tuneinfer_open(
             method: opt_str(o.method, "method")?,
             system_db: opt_str(o.system_db, "system_db")?,
         };
-        let (engine, note) = embed::load_noting(&opts)?;
-        let answering = embed::answering(&opts, &engine)?;
+        let (engine, note) = request::load_noting(&opts)?;
+        let answering = request::answering(&opts, &engine)?;
         let handle = Handle {
             answering,
             solver: c_string(engine.host().solver.name()),

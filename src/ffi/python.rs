@@ -14,7 +14,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-use super::embed::{self, Decode, LoadOptions};
+use crate::request::{self, Decode, Request};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::predict::Prediction;
@@ -117,44 +117,45 @@ fn decode_of(beam: Option<usize>, top: Option<usize>, decode: Option<&str>) -> R
 
 #[pymethods]
 impl PyPredictor {
-    /// Loads the model as `tuneinfer predict` does: `models` a directory (None: the default
+    /// Loads the model as `tuneinfer predict` does, with its defaults for what is None
+    /// (`crate::request`): `models` a directory (None: the default
     /// search order), `device` "auto", "gpu" or "cpu", `precision` "f32" or "f16",
     /// `compute_units` (--cu), `catalogue` (--catalogue), `threads` (batch workers).
     #[new]
-    #[pyo3(signature = (arch="gfx906", solver="ConvAsm1x1U", models=None, device="auto", precision="f32", compute_units=None, catalogue=None, threads=None, method="best", system_db=None))]
+    #[pyo3(signature = (arch=None, solver=None, models=None, device=None, precision=None, compute_units=None, catalogue=None, threads=None, method=None, system_db=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        arch: &str,
-        solver: &str,
+        arch: Option<&str>,
+        solver: Option<&str>,
         models: Option<std::path::PathBuf>,
-        device: &str,
-        precision: &str,
+        device: Option<&str>,
+        precision: Option<&str>,
         compute_units: Option<u32>,
         catalogue: Option<std::path::PathBuf>,
         threads: Option<usize>,
-        method: &str,
+        method: Option<&str>,
         system_db: Option<std::path::PathBuf>,
     ) -> PyResult<PyPredictor> {
         let system_db = system_db.map(|s| s.to_string_lossy().into_owned());
         let models = models.map(|m| m.to_string_lossy().into_owned());
         let catalogue = catalogue.map(|c| c.to_string_lossy().into_owned());
-        let opts = LoadOptions {
-            arch: Some(arch),
-            solver: Some(solver),
+        let opts = Request {
+            arch,
+            solver,
             models: models.as_deref(),
-            device: Some(device),
-            precision: Some(precision),
+            device,
+            precision,
             catalogue: catalogue.as_deref(),
             compute_units,
             threads,
-            method: Some(method),
+            method,
             system_db: system_db.as_deref(),
         };
         let (engine, note, answering) = py
             .detach(|| {
-                let (engine, note) = embed::load_noting(&opts)?;
-                let answering = embed::answering(&opts, &engine)?;
+                let (engine, note) = request::load_noting(&opts)?;
+                let answering = request::answering(&opts, &engine)?;
                 Ok::<_, Error>((engine, note, answering))
             })
             .map_err(|e| error(py, &e, None))?;
@@ -199,7 +200,7 @@ impl PyPredictor {
         let run = || -> Result<Vec<Prediction>, Error> {
             let (mode, _) = decode_of(beam, top, decode)?.resolve(&self.engine)?;
             let problem = ConvProblem::parse(problem)?;
-            py.detach(|| embed::answer(&self.answering, &self.engine, &[problem], mode))
+            py.detach(|| request::answer(&self.answering, &self.engine, &[problem], mode))
                 .pop()
                 .unwrap_or_else(|| Err(Error::Internal("no answer".into())))
         };
@@ -234,7 +235,7 @@ impl PyPredictor {
         let parsed: Vec<Result<ConvProblem, Error>> = problems.iter().map(|t| ConvProblem::parse(t)).collect();
         let ok: Vec<ConvProblem> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
         let mut predicted = py
-            .detach(|| embed::answer(&self.answering, &self.engine, &ok, mode))
+            .detach(|| request::answer(&self.answering, &self.engine, &ok, mode))
             .into_iter();
         let mut out = Vec::with_capacity(problems.len());
         for (index, p) in parsed.into_iter().enumerate() {

@@ -14,6 +14,24 @@
 //! [`crate::engine::Engine`] is what the CLI and embedders use: CPU or GPU chosen by a
 //! [`crate::engine::DeviceChoice`], the same answers either way.
 
+
+/// Arithmetic and weight storage precision of the GPU path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    F32,
+    F16,
+}
+
+impl Precision {
+    pub fn parse(text: &str) -> crate::error::Result<Precision> {
+        match text {
+            "f32" => Ok(Precision::F32),
+            "f16" => Ok(Precision::F16),
+            other => Err(crate::error::Error::Usage(format!("--precision: expected f32 or f16, got '{other}'"))),
+        }
+    }
+}
+
 #[cfg(feature = "gpu")]
 mod attention;
 #[cfg(feature = "gpu")]

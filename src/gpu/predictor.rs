@@ -14,7 +14,7 @@ use super::kernels::{self, BindCache, END_VALUE, NEVER_VALUE};
 use super::model::GpuKtn;
 use super::parallel;
 use super::single;
-use crate::engine::Precision;
+use super::Precision;
 use crate::error::{Error, Result};
 use crate::models::{self, LoadedModel};
 use crate::predict::{DecodeMode, Prediction, Predictor, Prepared};
