@@ -45,7 +45,6 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
         &Spec {
             valued: &["arch", "find-db", "method", "top", "input", "output"],
             flags: &[],
-            options_after_positionals: false,
         },
     )?;
     let arch = args
