@@ -1,14 +1,36 @@
-//! The find-db ranking's held-out figures per GPU (docs/finddb.md): the k-NN ranking, the plain
-//! nearest neighbour and MIOpen's dynamic-only choice on a fifth of the geometries held out
-//! (seed 1). Run by tools/finddb_figures.sh:
-//! `cargo run --release --example finddb_figures -- ../shared/miopen/finddb [LIMIT]`.
+//! The find-db ranking's held-out figures per GPU (docs/finddb.md): the k-NN ranking, what MIOpen
+//! runs with tuneinfer's user find-db, the plain nearest neighbour, MIOpen's dynamic-only choice
+//! and MIOpen's TunaNet on a fifth of the geometries held out (seed 1). Run by
+//! tools/finddb_figures.sh:
+//!
+//!     cargo run --release --example finddb_figures -- [FINDDB_DIR] [LIMIT] [--validation] [--models DIR] [--by-class]
+//!
+//! FINDDB_DIR defaults to ../shared/miopen/finddb, the TunaNet models to ../shared/miopen/models
+//! (a GPU whose model does not load gets no TunaNet rows). LIMIT caps the held-out problems per
+//! GPU (evenly spaced). `--validation` scores the validation split inside the training side
+//! instead (for choosing settings: the held-out fifth is never used for that). Exploration:
+//! FINDDB_K, FINDDB_TAU, FINDDB_ABSENT, FINDDB_LOST change the ranking's settings.
 
 use std::path::PathBuf;
 
+use tuneinfer::finddb::{self, eval};
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let validation = args.iter().any(|a| a == "--validation");
-    args.retain(|a| a != "--validation");
+    let flag = |args: &mut Vec<String>, name: &str| {
+        let had = args.iter().any(|a| a == name);
+        args.retain(|a| a != name);
+        had
+    };
+    let validation = flag(&mut args, "--validation");
+    let by_class = flag(&mut args, "--by-class");
+    let mut models = PathBuf::from("../shared/miopen/models");
+    if let Some(i) = args.iter().position(|a| a == "--models") {
+        if let Some(dir) = args.get(i + 1) {
+            models = PathBuf::from(dir);
+        }
+        args.drain(i..(i + 2).min(args.len()));
+    }
     let dir = PathBuf::from(args.first().map(String::as_str).unwrap_or("../shared/miopen/finddb"));
     let limit = args.get(1).and_then(|s| s.parse::<usize>().ok());
     let files = [
@@ -17,35 +39,62 @@ fn main() {
         ("gfx906", "gfx906", "gfx906_60.3.5.1.HIP.fdb.txt.bz2"),
         ("gfx1030", "gfx1030", "gfx1030_36.3.5.1.HIP.fdb.txt.bz2"),
         ("MI300X", "gfx942", "gfx942130.2024-11.HIP.fdb.txt.bz2"),
-        ("Vega (gfx900)", "gfx900", "gfx900_56.3.5.1.HIP.fdb.txt.bz2"),
+        ("Vega 56/64", "gfx900", "gfx900_56.3.5.1.HIP.fdb.txt.bz2"),
     ];
-    println!("| GPU (find-db) | held out | method | top-1 | geomean pick/fastest | unlisted |");
-    println!("|---|---|---|---|---|---|");
-    // Exploration: FINDDB_MARGIN and FINDDB_ALL_CLASSES=1 change the record policy.
-    let mut policy = tuneinfer::finddb::Policy::default();
-    if let Some(m) = std::env::var("FINDDB_MARGIN").ok().and_then(|m| m.parse().ok()) {
-        policy.margin = m;
+    let mut params = finddb::Params::default();
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
+    if let Some(v) = env("FINDDB_ABSENT") {
+        params.absent = v;
     }
-    if std::env::var("FINDDB_ALL_CLASSES").is_ok_and(|v| v == "1") {
-        policy.only_non_dynamic = false;
+    if let Some(v) = env("FINDDB_LOST") {
+        params.lost = v;
     }
-    eprintln!("{policy:?}");
+    if let Some(v) = env("FINDDB_K") {
+        params.k = v.max(1.0) as usize;
+    }
+    if let Some(v) = env("FINDDB_TAU") {
+        params.tau = v;
+    }
+    let policy = finddb::Policy::default();
+    eprintln!("{params:?} {policy:?}");
+    let split = if validation { "validation split (inside the training side)" } else { "held-out fifth (seed 1)" };
+    println!("Split: {split}{}.", limit.map_or(String::new(), |l| format!(", at most {l} problems per GPU")));
+    println!();
+    println!("| GPU | find-db | problems | method | top-1 | geomean pick/fastest (listed) | unlisted |");
+    println!("|---|---|---|---|---|---|---|");
     let mut classes = Vec::new();
-    let mut refused = Vec::new();
     for (gpu, arch, file) in files {
-        let records = match tuneinfer::finddb::read_find_db(&dir.join(file)) {
+        let records = match finddb::read_find_db(&dir.join(file)) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("{file}: {e}");
                 std::process::exit(3);
             }
         };
+        let net = match tuneinfer::tunanet::TunaNet::load_in(arch, std::slice::from_ref(&models)) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprintln!("{gpu}: no TunaNet rows: {e}");
+                None
+            }
+        };
         let t = std::time::Instant::now();
-        let report = tuneinfer::finddb::eval::evaluate(arch, records, Default::default(), policy, limit, validation);
+        let report = eval::evaluate(arch, records, params, policy, limit, validation, net.as_ref());
         eprintln!("{gpu}: {:.1} s", t.elapsed().as_secs_f64());
-        for (name, f) in &report.overall {
+        let model = net.as_ref().map_or("", |n| n.variant().model_arch());
+        let rows: [(&str, String); 7] = [
+            ("knn", "tuneinfer ranking (k-NN)".into()),
+            ("tuneinfer", "MIOpen with tuneinfer's user find-db".into()),
+            ("nearest", "plain nearest neighbour".into()),
+            ("dynamic", "dynamic-only (MIOpen's Find, no record)".into()),
+            ("knn/tunanet", format!("tuneinfer ranking, on TunaNet's problems ({model} model)")),
+            ("tunanet", format!("TunaNet ({model} model)")),
+            ("dynamic/tunanet", "dynamic-only, on TunaNet's problems".into()),
+        ];
+        for (key, label) in rows {
+            let Some(f) = report.overall.get(key) else { continue };
             println!(
-                "| {gpu} (`{file}`) | {} | {name} | {:.1}% | {:.4}x | {:.1}% |",
+                "| {gpu} | `{file}` | {} | {label} | {:.1}% | {:.3}x | {:.1}% |",
                 f.problems,
                 100.0 * f.top1_share(),
                 f.geomean(),
@@ -53,32 +102,30 @@ fn main() {
             );
         }
         for ((dir, ty), m) in &report.by_class {
-            let (Some(k), Some(d)) = (m.get("knn"), m.get("dynamic")) else { continue };
-            if k.geomean() >= d.geomean() {
-                refused.push(format!("(\"{arch}\", '{dir}', \"{ty}\")"));
-            }
+            let (Some(k), Some(n), Some(d)) = (m.get("knn"), m.get("nearest"), m.get("dynamic")) else { continue };
             classes.push(format!(
-                "| {gpu} | {dir} {ty} | {} | {:.1}% / {:.1}% | {:.4}x / {:.4}x | {:.1}% / {:.1}% |",
+                "| {gpu} | {dir} {ty} | {} | {:.1}% / {:.1}% / {:.1}% | {:.3}x / {:.3}x / {:.3}x | {:.1}% / {:.1}% / {:.1}% |",
                 k.problems,
                 100.0 * k.top1_share(),
+                100.0 * n.top1_share(),
                 100.0 * d.top1_share(),
                 k.geomean(),
+                n.geomean(),
                 d.geomean(),
                 100.0 * k.unlisted_share(),
+                100.0 * n.unlisted_share(),
                 100.0 * d.unlisted_share()
             ));
         }
     }
-    println!();
-    println!("By class (k-NN / dynamic-only):");
-    println!();
-    println!("| GPU | class | held out | top-1 | geomean | unlisted |");
-    println!("|---|---|---|---|---|---|");
-    for c in classes {
-        println!("{c}");
+    if by_class {
+        println!();
+        println!("By class (k-NN / nearest neighbour / dynamic-only):");
+        println!();
+        println!("| GPU | class | problems | top-1 | geomean | unlisted |");
+        println!("|---|---|---|---|---|---|");
+        for c in classes {
+            println!("{c}");
+        }
     }
-    println!();
-    println!("Classes where the k-NN's geomean does not beat the dynamic-only choice{}:", if validation { " (validation split)" } else { "" });
-    println!();
-    println!("{}", refused.join(", "));
 }

@@ -138,7 +138,7 @@ fn legacy_and_current_items_read_the_same_way() {
 #[test]
 fn the_ranking_beats_its_baselines_on_held_out_mi100_problems() {
     let records = records(MI100);
-    let report = eval::evaluate("gfx908", records, Params::default(), finddb::Policy::default(), Some(400), false);
+    let report = eval::evaluate("gfx908", records, Params::default(), finddb::Policy::default(), Some(400), false, None);
     let knn = report.overall["knn"];
     let dynamic = report.overall["dynamic"];
     assert!(knn.problems >= 390, "{}", knn.problems);
@@ -290,4 +290,114 @@ fn find_prints_the_ranking_as_a_tsv_and_refuses_bad_input_clearly() {
     let o = tuneinfer(&["find", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("problem, rank, solver, time_ms, source"));
+}
+
+/// MIOpen's own gfx1030 record (`gfx1030_36.3.5.1.HIP.fdb.txt.bz2`, legacy form), verbatim.
+const GFX1030_LINE: &str = "1008-14-14-1x1-192-14-14-1024-0x0-1x1-1x1-0-NCHW-FP16-F=miopenConvolutionFwdAlgoImplicitGEMM:ConvCkIgemmFwdV6r1DlopsNchw,3.93505,4096,miopenConvolutionFwdAlgoImplicitGEMM,<unused>;miopenConvolutionFwdAlgoWinograd:ConvBinWinogradRxSf3x2,4.95169,0,miopenConvolutionFwdAlgoWinograd,<unused>;miopenConvolutionFwdAlgoGEMM:GemmFwd1x1_0_1,5.45363,0,miopenConvolutionFwdAlgoGEMM,not used;miopenConvolutionFwdAlgoDirect:ConvDirectNaiveConvFwd,647.358,0,miopenConvolutionFwdAlgoDirect,not used";
+
+#[test]
+fn find_answers_a_recorded_problem_with_miopens_record_minus_the_debug_switched_solver() {
+    // By hand from the line: MIOpen's default mode sorts the entries by time and skips
+    // ConvCkIgemmFwdV6r1DlopsNchw (off unless MIOPEN_DEBUG_CONV_CK_IGEMM_FWD_V6R1_DLOPS_NCHW is
+    // set, conv_ck_igemm_fwd_v6r1_dlops_nchw.cpp:92), though it is the fastest entry.
+    let tmp = temp_dir("gfx1030");
+    let db = tmp.join("gfx1030_36.HIP.fdb.txt");
+    std::fs::write(&db, format!("{GFX1030_LINE}\n")).unwrap();
+    let key = GFX1030_LINE.split_once('=').unwrap().0;
+    let input = tmp.join("problems.txt");
+    std::fs::write(&input, format!("{key}\nthis is not a problem\n")).unwrap();
+    let out = tmp.join("out.tsv");
+    let o = tuneinfer(&["find", "--arch", "gfx1030_36", "--find-db", db.to_str().unwrap(), "--input",
+                        input.to_str().unwrap(), "--output", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "the bad line fails: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("problems.txt:2: invalid problem"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        format!(
+            "problem\trank\tsolver\ttime_ms\tsource\n\
+             {key}\t1\tConvBinWinogradRxSf3x2\t4.95169\tfinddb\n\
+             {key}\t2\tGemmFwd1x1_0_1\t5.45363\tfinddb\n\
+             {key}\t3\tConvDirectNaiveConvFwd\t647.358\tfinddb\n"
+        )
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn find_ranks_an_unrecorded_problem_from_hand_written_neighbours() {
+    // One FP16 forward record: the k-NN has one neighbour, so its order is that record's and
+    // each time scales with the FLOPs (N 16 -> 32: twice). Two FP32 records for the plain
+    // nearest neighbour: the query (C 60) is closest to C 64 in log-geometry.
+    let tmp = temp_dir("hand");
+    let lines = "\
+64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP16-F=GemmFwdRest:1,4096,miopenConvolutionFwdAlgoGEMM;ConvBinWinogradRxSf2x3g1:0.5,0,miopenConvolutionFwdAlgoWinograd
+64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F=ConvOclDirectFwd:0.75,0,miopenConvolutionFwdAlgoDirect;GemmFwdRest:0.25,4096,miopenConvolutionFwdAlgoGEMM
+512-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F=ConvOclDirectFwd:0.125,0,miopenConvolutionFwdAlgoDirect;GemmFwdRest:0.5,4096,miopenConvolutionFwdAlgoGEMM
+";
+    std::fs::write(tmp.join("gfx90878.HIP.fdb.txt"), lines).unwrap();
+    let dir = tmp.to_str().unwrap();
+    let fp16 = "64-28-28-3x3-64-28-28-32-1x1-1x1-1x1-0-NCHW-FP16-F";
+    let o = tuneinfer(&["find", "--arch", "gfx90878", "--find-db", dir, fp16]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!(
+            "problem\trank\tsolver\ttime_ms\tsource\n\
+             {fp16}\t1\tConvBinWinogradRxSf2x3g1\t1\tknn\n\
+             {fp16}\t2\tGemmFwdRest\t2\tknn\n"
+        )
+    );
+    let fp32 = "60-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F";
+    let o = tuneinfer(&["find", "--method", "nearest", "--arch", "gfx90878", "--find-db", dir, fp32, "--top", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("problem\trank\tsolver\ttime_ms\tsource\n{fp32}\t1\tGemmFwdRest\t0.25\tnearest\n")
+    );
+    // No record of the class (BF16): exit 1, said on stderr.
+    let o = tuneinfer(&["find", "--arch", "gfx90878", "--find-db", dir, "64-28-28-3x3-64-28-28-32-1x1-1x1-1x1-0-NCHW-BF16-F"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no record of its direction"));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn find_method_tunanet_gives_miopens_fallback_order() {
+    // TunaNet's gfx908 order for this problem is the numpy run's in tests/tunanet.rs
+    // (tools/tunanet_check.py): ConvBinWinogradRxSf2x3g1, ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC,
+    // GemmBwdRest, GemmBwd1x1_stride1, then Wrw, stride-2 and forward solvers. By hand from
+    // MIOpen's rules on this NCHW FP32 3x3 backward-data problem: the 1x1 GEMMs and the other
+    // directions do not apply; the "NHWC" GTC solver takes NCHW through transposes (MI100's
+    // find-db lists it on 7,178 NCHW FP32 backward-data records). So the fallback keeps three,
+    // at 10, 20 and 30 ms (convolutionocl.cpp:610-612).
+    let models = common::miopen_dir().join("models");
+    let line = "conv -n 64 -c 128 -k 128 -H 28 -W 28 -y 3 -x 3 -p 1 -q 1 -F 2";
+    let mut args = vec!["find", "--arch", "gfx90878", "--method", "tunanet", "--models", models.to_str().unwrap()];
+    args.extend(line.split(' '));
+    let o = tuneinfer(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let key = "128-28-28-3x3-128-28-28-64-1x1-1x1-1x1-0-NCHW-FP32-B";
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!(
+            "problem\trank\tsolver\ttime_ms\tsource\n\
+             {key}\t1\tConvBinWinogradRxSf2x3g1\t10\ttunanet\n\
+             {key}\t2\tConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC\t20\ttunanet\n\
+             {key}\t3\tGemmBwdRest\t30\ttunanet\n"
+        )
+    );
+    // A problem TunaNet does not take (gfx908's model: groups 1 only): exit 1 with MIOpen's reason.
+    let o = tuneinfer(&["find", "--arch", "gfx90878", "--method", "tunanet", "--models", models.to_str().unwrap(),
+                        "64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F_g2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("TunaNet"), "{}", String::from_utf8_lossy(&o.stderr));
+    // No model there: exit 6.
+    let empty = temp_dir("nomodel");
+    let o = tuneinfer(&["find", "--arch", "gfx90878", "--method", "tunanet", "--models", empty.to_str().unwrap(),
+                        "64-28-28-3x3-64-28-28-16-1x1-1x1-1x1-0-NCHW-FP32-F"]);
+    let _ = std::fs::remove_dir_all(&empty);
+    // The search goes on past --models (weights/, MIOpen's install); with no model anywhere: 6.
+    if o.status.code() != Some(0) {
+        assert_eq!(o.status.code(), Some(6), "{}", String::from_utf8_lossy(&o.stderr));
+    }
 }

@@ -9,31 +9,37 @@ use crate::finddb::{self, Method, Ranker};
 use crate::problem::{ConvProblem, InputLine};
 
 const HELP: &str = "\
-Usage: tuneinfer find --arch GPU [--find-db FILE|DIR] [--method knn|nearest|tunanet] [--top N] PROBLEM...
+Usage: tuneinfer find --arch GPU [--find-db FILE|DIR] [--method knn|nearest] [--top N] PROBLEM...
        tuneinfer find --arch GPU [--find-db FILE|DIR] --input FILE [--output OUT.tsv]
+       tuneinfer find --arch GPU --method tunanet [--models DIR] PROBLEM...
 
 Prints, for each problem, the solvers MIOpen would run on GPU, fastest first, as a TSV with the
 columns problem, rank, solver, time_ms, source:
   source finddb  the find-db's own record of the problem: MIOpen's measured times (MIOpen's
                  default find mode runs the first entry whose solver applies)
-  source knn     predicted by the ranking (the closest records of the same direction, type and
-                 layout); time_ms is the predicted kernel time
-  source nearest the closest record's order (the plain nearest-neighbour baseline)
+  source knn     predicted by the ranking from the closest records of the same direction, type
+                 and layout; time_ms is the predicted kernel time
+  source nearest the closest record's solvers and times (the plain nearest-neighbour baseline)
+  source tunanet MIOpen's TunaNet order (immediate mode's fallback): the dynamic solvers that
+                 apply, time_ms 10 * rank as MIOpen reports them (not a time)
 
 --arch GPU     a MIOpen database name with the compute units (gfx90878, gfx90a68, gfx906_60,
                gfx1030_36, gfx942130): it names the system find-db {GPU}.HIP.fdb.txt
 --find-db F    the find-db to rank from: a file (text or .bz2), or a directory holding a file
                named {GPU}.*fdb.txt[.bz2]; default: MIOpen's system find-db
                ($MIOPEN_SYSTEM_DB_PATH, else $ROCM_PATH or /opt/rocm share/miopen/db)
---method M     knn (default), nearest, or tunanet (MIOpen's TunaNet order)
+--method M     knn (default), nearest, or tunanet (MIOpen's TunaNet: gfx942 and gfx90a have
+               their own model, every other GPU runs gfx908's, as in MIOpen)
+--models DIR   where TunaNet's {arch}.tn.model files are (default: $TUNEINFER_MODELS, weights/,
+               then MIOpen's system db directory)
 --top N        the first N solvers of each problem (default: all)
 --input FILE   problems one per line (perf-db keys, MIOpenDriver lines, MIOpen log lines;
                '-' reads standard input); --output OUT.tsv writes the TSV there
 
 PROBLEM is a perf-db key (64-56-56-3x3-64-56-56-16-1x1-1x1-1x1-0-NCHW-FP16-F) or a
 MIOpenDriver line (conv -n 16 -c 64 ... -F 1). Exit codes: 0 every problem ranked, 1 some
-problem had no ranking (no record of its class) or did not parse, 2 usage, 3 file I/O,
-7 a find-db that does not read.";
+problem had no ranking (no record of its class, or TunaNet does not take it) or did not parse,
+2 usage, 3 file I/O, 6 no TunaNet model found, 7 a find-db that does not read.";
 
 pub(super) fn find(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -43,7 +49,7 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
     let args = Args::parse(
         words,
         &Spec {
-            valued: &["arch", "find-db", "method", "top", "input", "output"],
+            valued: &["arch", "find-db", "method", "top", "input", "output", "models"],
             flags: &[],
         },
     )?;
@@ -78,16 +84,18 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
             problem_words(&args.rest)
         }
     };
-    if method == Method::TunaNet {
-        // Hook: MIOpen's TunaNet order comes from the `tunanet` module (issue 54's other half,
-        // branch tuna54), wired here when it is merged.
-        return Err(Error::Usage(
-            "--method tunanet is not available in this build (MIOpen's TunaNet module is not wired into find yet)".into(),
-        ));
-    }
-    let db_path = find_db_path(args.value("find-db").map(Path::new), &basename)?;
-    let records = finddb::read_find_db(&db_path)?;
-    let ranker = Ranker::new(&gpu.arch, records, finddb::Params::default());
+    let answer = match method {
+        Method::TunaNet => {
+            let dirs = crate::models::search_dirs(args.value("models").map(Path::new));
+            let net = crate::tunanet::TunaNet::load_in(&gpu.arch, &dirs)?;
+            Answer::TunaNet(net, crate::solvers::Target::new(&gpu.arch))
+        }
+        Method::Knn | Method::Nearest => {
+            let db_path = find_db_path(args.value("find-db").map(Path::new), &basename)?;
+            let records = finddb::read_find_db(&db_path)?;
+            Answer::Ranker(Ranker::new(&gpu.arch, records, finddb::Params::default()), db_path)
+        }
+    };
 
     let mut out: Box<dyn Write> = match args.value("output") {
         Some(path) => Box::new(std::io::BufWriter::new(
@@ -108,33 +116,64 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
                 continue;
             }
         };
-        let ranked = match method {
-            Method::Nearest if !ranker.has_record(problem) => ranker.nearest_order(problem),
-            _ => ranker.rank(problem)?,
+        let rows: Vec<(String, f64, &str)> = match &answer {
+            Answer::Ranker(ranker, db_path) => {
+                let ranked = match method {
+                    Method::Nearest if !ranker.has_record(problem) => ranker.nearest_order(problem),
+                    _ => ranker.rank(problem)?,
+                };
+                if ranked.is_empty() {
+                    eprintln!(
+                        "error: {text}: no solver ranked: {} holds no record of its direction, type and layout",
+                        db_path.display()
+                    );
+                    failed += 1;
+                    continue;
+                }
+                ranked.into_iter().map(|r| (r.solver, r.time_ms, r.source.as_str())).collect()
+            }
+            Answer::TunaNet(net, target) => {
+                let mut applies = |s: &str| finddb::rules::runs(s, target, problem);
+                match net.fallback(problem, &mut applies) {
+                    Ok(order) if !order.is_empty() => {
+                        order.into_iter().map(|s| (s.solver, f64::from(s.time_ms), "tunanet")).collect()
+                    }
+                    Ok(_) => {
+                        eprintln!("error: {text}: TunaNet keeps no dynamic solver that applies (MIOpen uses its WTI estimates)");
+                        failed += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        eprintln!("error: {text}: {e}");
+                        failed += 1;
+                        continue;
+                    }
+                }
+            }
         };
-        if ranked.is_empty() {
-            eprintln!(
-                "error: {text}: no solver ranked: {} holds no record of its direction, type and layout",
-                db_path.display()
-            );
-            failed += 1;
-            continue;
-        }
-        for (i, r) in ranked.iter().take(top).enumerate() {
+        for (i, (solver, time_ms, source)) in rows.iter().take(top).enumerate() {
             writeln!(
                 out,
                 "{}\t{}\t{}\t{}\t{}",
                 finddb::key_of(problem),
                 i + 1,
-                r.solver,
-                finddb::record::format_time(r.time_ms as f32),
-                r.source.as_str()
+                solver,
+                finddb::record::format_time(*time_ms as f32),
+                source
             )
             .map_err(io)?;
         }
     }
     out.flush().map_err(io)?;
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Where `find`'s answers come from.
+enum Answer {
+    /// The k-NN ranking (or the nearest-neighbour baseline) over this find-db.
+    Ranker(Ranker, PathBuf),
+    /// MIOpen's TunaNet fallback, with tuneinfer's applicability.
+    TunaNet(crate::tunanet::TunaNet, crate::solvers::Target),
 }
 
 /// The positional words as problems: one MIOpenDriver line when the first word is `conv...`

@@ -101,6 +101,11 @@ fn split_with(records: Vec<Record>, seed: u64) -> (Vec<Record>, Vec<(ConvProblem
 /// [`super::record_pick`] writes a record, MIOpen's Find, i.e. the dynamic-only choice, elsewhere) on
 /// `arch`'s find-db records: on the held-out fifth, or with `validation` on the validation
 /// split inside the training side. `limit` caps the problems (evenly spaced) for quick runs.
+///
+/// With `tunanet` (MIOpen's model for the GPU), on the problems it takes
+/// ([`crate::tunanet::TunaNet::supports`]): `tunanet`, MIOpen's fallback pick (a solver the record
+/// lists applies, any other as [`rules::runs`] says), and `knn/tunanet`, `dynamic/tunanet`, the
+/// k-NN and dynamic-only picks on those same problems.
 pub fn evaluate(
     arch: &str,
     records: Vec<Record>,
@@ -108,6 +113,7 @@ pub fn evaluate(
     policy: super::Policy,
     limit: Option<usize>,
     validation: bool,
+    tunanet: Option<&crate::tunanet::TunaNet>,
 ) -> Report {
     let (train, mut test) = if validation { validation_split(records) } else { split(records) };
     if let Some(limit) = limit.filter(|&l| l > 0 && l < test.len()) {
@@ -151,6 +157,20 @@ pub fn evaluate(
             ("dynamic", dynamic.as_deref()),
         ];
         let class = (p.direction.as_char(), p.precision.as_str());
+        if let Some(net) = tunanet.filter(|net| net.supports(p).is_ok()) {
+            let target = ranker.target();
+            let mut applies = |s: &str| listed.iter().any(|(l, _)| l == s) || rules::runs(s, target, p);
+            // MIOpen falls back to its WTI estimates where no solver of the map applies: no pick.
+            let tn = net.fallback(p, &mut applies).ok().and_then(|v| v.into_iter().next()).map(|s| s.solver);
+            let on_its_problems: [(&'static str, Option<&str>); 3] = [
+                ("tunanet", tn.as_deref()),
+                ("knn/tunanet", picks[0].1),
+                ("dynamic/tunanet", picks[3].1),
+            ];
+            for (name, pick) in on_its_problems {
+                report.overall.entry(name).or_default().add(pick, &listed, &best);
+            }
+        }
         for (name, pick) in picks {
             report.overall.entry(name).or_default().add(pick, &listed, &best);
             report

@@ -26,12 +26,23 @@ use crate::solvers::Target;
 pub struct Params {
     pub k: usize,
     pub tau: f64,
+    /// The log ratio a neighbour counts for a solver whose algorithm it does not list at all
+    /// (the solver most likely does not apply there).
     pub absent: f64,
+    /// Added to the log ratio of the solver that won the algorithm, for a solver a neighbour
+    /// does not list while it lists the solver's algorithm (the solver lost within it: it was at
+    /// least that slow).
+    pub lost: f64,
 }
 
 impl Default for Params {
     fn default() -> Params {
-        Params { k: 8, tau: 1.0, absent: 0.3 }
+        Params {
+            k: 8,
+            tau: 1.0,
+            absent: 0.3,
+            lost: 0.1,
+        }
     }
 }
 
@@ -188,7 +199,9 @@ impl Ranker {
             classes: HashMap::new(),
             exact: HashMap::new(),
         };
-        let mut ids: HashMap<String, u32> = HashMap::new();
+        // One id per (solver, algorithm): a solver serves several directions (`ConvOclDirectFwd`
+        // forward and backward data) under each direction's algorithm name.
+        let mut ids: HashMap<(String, String), u32> = HashMap::new();
         for r in records {
             let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else { continue };
             let mut entries = Vec::new();
@@ -196,7 +209,7 @@ impl Ranker {
                 if rules::debug_switch_refusal(&e.solver, &ranker.target.arch, &p).is_some() {
                     continue;
                 }
-                let id = *ids.entry(e.solver.clone()).or_insert_with(|| {
+                let id = *ids.entry((e.solver.clone(), e.algorithm.clone())).or_insert_with(|| {
                     ranker.names.push(e.solver.clone());
                     ranker.algorithms.push(e.algorithm.clone());
                     (ranker.names.len() - 1) as u32
@@ -286,11 +299,13 @@ impl Ranker {
         let el = tensor_elements(p);
         let mut total_w = 0.0;
         let mut best_log = 0.0;
-        // solver -> (weighted log ratio, weight, workspace)
+        // solver -> (weighted log ratio, weight, workspace), over the neighbours that list it
         let mut acc: HashMap<u32, (f64, f64, u64)> = HashMap::new();
+        let mut weights = Vec::with_capacity(dist.len());
         for &(d, i) in &dist {
             let w = (-(d - d0) / self.params.tau).exp();
             let nb = &nbs[i];
+            weights.push(w);
             total_w += w;
             best_log += w * (nb.best.ln() + (lf - nb.log_flops) * std::f64::consts::LN_2);
             let scale = (el / nb.elements).max(1.0);
@@ -301,12 +316,35 @@ impl Ranker {
                 a.2 = a.2.max((ws as f64 * scale).ceil() as u64);
             }
         }
+        // A neighbour that does not list a solver: it lost within its algorithm (at least as
+        // slow as the algorithm's winner there), or the algorithm is not listed at all.
+        for (&id, a) in acc.iter_mut() {
+            let algorithm = &self.algorithms[id as usize];
+            for (&(_, i), &w) in dist.iter().zip(&weights) {
+                let nb = &nbs[i];
+                if nb.entries.iter().any(|e| e.0 == id) {
+                    continue;
+                }
+                let winner = nb
+                    .entries
+                    .iter()
+                    .filter(|e| self.algorithms[e.0 as usize] == *algorithm)
+                    .map(|e| e.1)
+                    .fold(f64::INFINITY, f64::min);
+                let ratio = if winner.is_finite() {
+                    (winner / nb.best).ln() + self.params.lost
+                } else {
+                    self.params.absent
+                };
+                a.0 += w * ratio;
+            }
+        }
         let best_time = (best_log / total_w).exp();
         let mut out: Vec<(f64, Ranked)> = acc
             .into_iter()
             .filter(|(id, _)| rules::runs(&self.names[*id as usize], &self.target, p))
-            .map(|(id, (sum, w, ws))| {
-                let score = (sum + (total_w - w) * self.params.absent) / total_w;
+            .map(|(id, (sum, _, ws))| {
+                let score = sum / total_w;
                 (
                     score,
                     Ranked {
@@ -320,7 +358,9 @@ impl Ranker {
             })
             .collect();
         out.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.solver.cmp(&b.1.solver)));
-        out.into_iter().map(|(_, r)| r).collect()
+        // A solver listed under two algorithms in one class keeps its better place.
+        let mut seen = std::collections::HashSet::new();
+        out.into_iter().map(|(_, r)| r).filter(|r| seen.insert(r.solver.clone())).collect()
     }
 
     /// The plain nearest neighbour's order: the runnable entries of the closest record of the

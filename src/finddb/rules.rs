@@ -75,6 +75,9 @@ pub fn runs(solver: &str, target: &Target, problem: &ConvProblem) -> bool {
     if debug_switch_refusal(solver, &target.arch, problem).is_some() {
         return false;
     }
+    if applies_by_name(solver, problem) == Some(false) {
+        return false;
+    }
     let name = canonical(solver);
     match solvers::by_name(name) {
         Ok(s) => !matches!(
@@ -83,6 +86,48 @@ pub fn runs(solver: &str, target: &Target, problem: &ConvProblem) -> bool {
         ),
         Err(_) => true,
     }
+}
+
+/// What a solver's name says of its applicability: `Some(false)` for a direction the name
+/// excludes (`Wrw`/`WrW`, else `Fwd`, else `Bwd`; `fft` and the OpenCL direct forward kernels
+/// run forward and backward data) and for MIOpen's
+/// GEMM solvers outside their geometry (`src/solver/conv/gemm*.cpp`, 2d1fd997a: 1x1 pad 0
+/// stride 1; 1x1 pad 0 stride 2, 2-D; the rest), None where the name says nothing.
+pub fn applies_by_name(solver: &str, p: &ConvProblem) -> Option<bool> {
+    let d = p.direction;
+    // Checked against every solver of ../shared's find-dbs and the directions it is listed in.
+    let by_direction = if solver.contains("Wrw") || solver.contains("WrW") {
+        Some(d == Direction::BackwardWeights)
+    } else if matches!(solver, "fft" | "ConvOclDirectFwd" | "ConvOclDirectFwd1x1" | "ConvOclDirectFwdFused") {
+        // MIOpen's OpenCL direct forward kernels run backward data too.
+        Some(d != Direction::BackwardWeights)
+    } else if solver.contains("Fwd") {
+        Some(d == Direction::Forward)
+    } else if solver.contains("Bwd") {
+        Some(d == Direction::BackwardData)
+    } else {
+        None
+    };
+    if by_direction == Some(false) {
+        return Some(false);
+    }
+    if solver.starts_with("Gemm") {
+        let one = p.filter_h == 1 && p.filter_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+        let one = one && p.depth.is_none_or(|d| d.filter_d == 1 && d.pad_d == 0);
+        let s1 = one && p.stride_h == 1 && p.stride_w == 1 && p.depth.is_none_or(|d| d.stride_d == 1);
+        let s2 = one && p.stride_h == 2 && p.stride_w == 2 && p.depth.is_none();
+        let fits = match solver {
+            "GemmFwd1x1_0_1" | "GemmBwd1x1_stride1" | "GemmWrw1x1_stride1" => s1,
+            "GemmFwd1x1_0_2" | "GemmBwd1x1_stride2" => s2,
+            "GemmFwdRest" | "GemmBwdRest" => !s1 && !s2,
+            "GemmWrwUniversal" => !s1,
+            _ => return None,
+        };
+        if !fits {
+            return Some(false);
+        }
+    }
+    None
 }
 
 /// The name tuneinfer's solver table uses for a find-db solver name (the same but for the
