@@ -9,7 +9,7 @@
 //! (a GPU whose model does not load gets no TunaNet rows). LIMIT caps the held-out problems per
 //! GPU (evenly spaced). `--validation` scores the validation split inside the training side
 //! instead (for choosing settings: the held-out fifth is never used for that). Exploration:
-//! FINDDB_K, FINDDB_TAU, FINDDB_ABSENT, FINDDB_LOST change the ranking's settings.
+//! FINDDB_K, FINDDB_TAU, FINDDB_ABSENT, FINDDB_LOST, FINDDB_STRUCTURE, FINDDB_BATCH change the ranking's settings.
 
 use std::path::PathBuf;
 
@@ -54,6 +54,12 @@ fn main() {
     }
     if let Some(v) = env("FINDDB_TAU") {
         params.tau = v;
+    }
+    if let Some(v) = env("FINDDB_STRUCTURE") {
+        params.structure = v;
+    }
+    if let Some(v) = env("FINDDB_BATCH") {
+        params.batch = v;
     }
     let policy = finddb::Policy::default();
     eprintln!("{params:?} {policy:?}");

@@ -401,3 +401,80 @@ fn find_method_tunanet_gives_miopens_fallback_order() {
         assert_eq!(o.status.code(), Some(6), "{}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+#[test]
+fn userdb_writes_the_user_find_db_keeping_every_existing_record() {
+    // MIOpen's "system" find-db for gfx906_60: the training side of ../shared's file (the
+    // held-out fifth is what MIOpen has no record of), in MIOPEN_SYSTEM_DB_PATH as MIOpen finds it.
+    let tmp = temp_dir("userdb");
+    let sys = tmp.join("sys");
+    std::fs::create_dir_all(&sys).unwrap();
+    let (train, test) = eval::split(records("gfx906_60.3.5.1.HIP.fdb.txt.bz2"));
+    let text: String = train.iter().map(|r| format!("{}\n", finddb::record::serialize(&r.key, &r.entries, Form::Miopen351))).collect();
+    std::fs::write(sys.join("gfx906_60.HIP.fdb.txt"), text).unwrap();
+    // Problems: 12 held-out FP32 forward ones (MIOpen has no record), 2 the system has.
+    let held: Vec<&str> = test
+        .iter()
+        .filter(|(_, r)| r.key.ends_with("-NCHW-FP32-F"))
+        .map(|(_, r)| r.key.as_str())
+        .take(12)
+        .collect();
+    let in_system: Vec<&str> = train.iter().map(|r| r.key.as_str()).filter(|k| k.ends_with("-NCHW-FP32-F")).take(2).collect();
+    let input = tmp.join("net.txt");
+    std::fs::write(&input, held.iter().chain(&in_system).map(|k| format!("{k}\n")).collect::<String>()).unwrap();
+    // The user's find-db already has MIOpen's own measurement of the first held-out problem, and
+    // a record of a problem not in the input: both stay byte for byte.
+    let out = tmp.join("udb");
+    std::fs::create_dir_all(&out).unwrap();
+    let ufdb = out.join("gfx906_60.HIP.3_5_1_0.ufdb.txt");
+    let before = format!(
+        "{}=ConvDirectNaiveConvFwd:0.5,0,miopenConvolutionFwdAlgoDirect\n\
+         1-1-1-1x1-1-1-1-1-0x0-1x1-1x1-0-NCHW-FP32-F=GemmFwdRest:0.01,0,miopenConvolutionFwdAlgoGEMM\n",
+        held[0]
+    );
+    std::fs::write(&ufdb, &before).unwrap();
+    let run = |extra: &[&str], dir: &Path| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"));
+        cmd.args(["userdb", "--arch", "gfx906_60", "--device", "cpu", "--system-db", "none", "--miopen-version", "HIP.3_5_1_0"])
+            .arg("--input")
+            .arg(&input)
+            .arg("--out")
+            .arg(dir)
+            .args(extra)
+            .env("MIOPEN_SYSTEM_DB_PATH", &sys);
+        cmd.output().unwrap()
+    };
+    let o = run(&[], &out);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    let line = stdout.lines().find(|l| l.starts_with("user find-db ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("kept 1 already there") && line.contains("2 problem(s) in the system find-db"), "{line}");
+    let after = std::fs::read_to_string(&ufdb).unwrap();
+    assert!(after.starts_with(&before), "existing lines kept in place:\n{after}");
+    assert_eq!(std::fs::read_to_string(ufdb.with_extension("txt.bak")).unwrap(), before);
+    let keys_before: HashSet<String> = before.lines().map(|l| l.split_once('=').unwrap().0.to_string()).collect();
+    let added = check_written(&ufdb, &keys_before);
+    assert!(added >= 1, "{line}");
+    assert!(line.contains(&format!("added {added} record(s)")), "{line}");
+    for k in &in_system {
+        assert!(!after.lines().any(|l| l.starts_with(&format!("{k}="))), "a record MIOpen has: {k}");
+    }
+    assert_eq!(after.lines().filter(|l| l.starts_with(&format!("{}=", held[0]))).count(), 1);
+    // Every record written puts a solver first that MIOpen's Find would not time.
+    for l in after.lines().filter(|l| !keys_before.contains(l.split_once('=').unwrap().0)) {
+        let first = l.split_once('=').unwrap().1.split(':').next().unwrap();
+        assert!(!rules::is_dynamic(first), "{l}");
+    }
+    // A second run adds nothing; --no-find-db writes none; both options together: usage error.
+    let o = run(&[], &out);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&ufdb).unwrap(), after);
+    let other = tmp.join("udb2");
+    let o = run(&["--no-find-db"], &other);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!other.join("gfx906_60.HIP.3_5_1_0.ufdb.txt").exists());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("user find-db"));
+    let o = run(&["--no-find-db", "--find-db", sys.to_str().unwrap()], &other);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -126,10 +126,11 @@ pub const NON_DYNAMIC_MARGIN: f64 = 1.0;
 
 /// The first solver MIOpen runs from the record [`plan_records`] writes for a problem with this
 /// ranking, or None where no record is written and MIOpen's Find (over the dynamic solvers only,
-/// `DYNAMIC_HYBRID`) decides. A record is written where the class's ranking beats the
-/// dynamic-only choice on validation ([`class_allowed`]); elsewhere only where the ranking puts
-/// a non-dynamic solver first, ahead of every dynamic one by [`NON_DYNAMIC_MARGIN`]: Find never
-/// times a non-dynamic solver, and it orders the dynamic ones by measuring them.
+/// `DYNAMIC_HYBRID`) decides. No record in a class where writing records does not beat the
+/// dynamic-only choice on validation ([`class_allowed`]); elsewhere a record only where the
+/// ranking puts a non-dynamic solver first, ahead of every dynamic one by
+/// [`NON_DYNAMIC_MARGIN`]: Find never times a non-dynamic solver, and it orders the dynamic ones
+/// by measuring them, which a prediction does not beat.
 pub fn record_pick<'a>(arch: &str, p: &ConvProblem, ranked: &'a [Ranked]) -> Option<&'a Ranked> {
     record_pick_with(arch, p, ranked, Policy::default())
 }
@@ -152,8 +153,11 @@ impl Default for Policy {
 
 /// [`record_pick`] under another policy (evaluation).
 pub fn record_pick_with<'a>(arch: &str, p: &ConvProblem, ranked: &'a [Ranked], policy: Policy) -> Option<&'a Ranked> {
+    if !class_allowed(arch, p) {
+        return None;
+    }
     let first = ranked.first()?;
-    if class_allowed(arch, p) && !policy.only_non_dynamic {
+    if !policy.only_non_dynamic {
         return Some(first);
     }
     if rules::is_dynamic(&first.solver) {
@@ -311,6 +315,8 @@ pub struct UserFindDbOutcome {
     pub plan_in_system: usize,
     pub plan_class_refused: usize,
     pub plan_unranked: usize,
+    /// Problems whose ranking puts a dynamic solver first: left to MIOpen's Find.
+    pub plan_find_is_better: usize,
     pub written: Written,
 }
 
@@ -346,6 +352,7 @@ pub fn update_user_find_db(job: &UserFindDbJob<'_>, problems: &[ConvProblem]) ->
         plan_in_system: plan.in_system,
         plan_class_refused: plan.class_refused,
         plan_unranked: plan.unranked,
+        plan_find_is_better: plan.find_is_better,
         written,
     })
 }

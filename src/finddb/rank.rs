@@ -20,8 +20,11 @@ use crate::error::Result;
 use crate::problem::{ConvProblem, Direction, Layout, Precision};
 use crate::solvers::Target;
 
-/// The k-NN's settings (chosen on MI100's held-out fifth by tools/finddb_analysis.py: K 4-16,
-/// tau 0.3-3 and the absence penalty 0.3-1 all land within a point of each other).
+/// The k-NN's settings. K, tau and the absence penalty were chosen on MI100 by
+/// tools/finddb_analysis.py (K 4-16, tau 0.3-3 and the penalty 0.3-1 all land within a point of
+/// each other); `lost`, `structure` and `batch` on the validation split inside the training side
+/// of every GPU (`examples/finddb_figures.rs --validation`; docs/finddb.md): each moves top-1 by
+/// under a point.
 #[derive(Debug, Clone, Copy)]
 pub struct Params {
     pub k: usize,
@@ -33,6 +36,12 @@ pub struct Params {
     /// does not list while it lists the solver's algorithm (the solver lost within it: it was at
     /// least that slow).
     pub lost: f64,
+    /// The weight of the squared log-differences of the filter, stride, padding, dilation and
+    /// group features in the k-NN's distance (the sizes weigh 1): these decide which solvers
+    /// apply. The plain nearest-neighbour baseline weighs every feature 1.
+    pub structure: f64,
+    /// The weight of the batch size's squared log-difference.
+    pub batch: f64,
 }
 
 impl Default for Params {
@@ -42,6 +51,8 @@ impl Default for Params {
             tau: 1.0,
             absent: 0.3,
             lost: 0.1,
+            structure: 3.0,
+            batch: 0.3,
         }
     }
 }
@@ -114,6 +125,10 @@ impl Class {
 }
 
 const FEATURES: usize = 21;
+
+/// The indices of [`features`] that are not sizes: filter, stride, padding, dilation, groups
+/// (and their depth counterparts).
+const STRUCTURE: [usize; 12] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 18, 19, 20];
 
 /// The log2 geometry the distance is taken over.
 pub fn features(p: &ConvProblem) -> [f64; FEATURES] {
@@ -282,10 +297,18 @@ impl Ranker {
             return Vec::new();
         };
         let f = features(p);
+        let mut weight = [1.0; FEATURES];
+        for i in STRUCTURE {
+            weight[i] = self.params.structure;
+        }
+        weight[2] = self.params.batch;
         let mut dist: Vec<(f64, usize)> = feats
             .iter()
             .enumerate()
-            .map(|(i, g)| (g.iter().zip(&f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(), i))
+            .map(|(i, g)| {
+                let d = g.iter().zip(&f).zip(&weight).map(|((a, b), w)| w * (a - b) * (a - b)).sum::<f64>();
+                (d, i)
+            })
             .collect();
         let k = self.params.k.min(dist.len());
         if k == 0 {
