@@ -69,6 +69,7 @@ fn main() {
     println!("| GPU | find-db | problems | method | top-1 | geomean pick/fastest (listed) | unlisted |");
     println!("|---|---|---|---|---|---|---|");
     let mut classes = Vec::new();
+    let mut worse = Vec::new();
     for (gpu, arch, file) in files {
         let records = match finddb::read_find_db(&dir.join(file)) {
             Ok(r) => r,
@@ -107,31 +108,37 @@ fn main() {
                 100.0 * f.unlisted_share()
             );
         }
-        for ((dir, ty), m) in &report.by_class {
-            let (Some(k), Some(n), Some(d)) = (m.get("knn"), m.get("nearest"), m.get("dynamic")) else { continue };
+        for (&(dir, ty), m) in &report.by_class {
+            let (Some(k), Some(t), Some(n), Some(d)) = (m.get("knn"), m.get("tuneinfer"), m.get("nearest"), m.get("dynamic"))
+            else {
+                continue;
+            };
+            let paired = report.paired_geomean((dir, ty));
+            if paired.is_some_and(|(g, _)| g > 1.0) {
+                worse.push(format!("(\"{arch}\", '{dir}', \"{ty}\")"));
+            }
+            let f = |x: &[&eval::Figures], v: &dyn Fn(&eval::Figures) -> String| x.iter().map(|f| v(f)).collect::<Vec<_>>().join(" / ");
+            let all = [k, t, n, d];
             classes.push(format!(
-                "| {gpu} | {dir} {ty} | {} | {:.1}% / {:.1}% / {:.1}% | {:.3}x / {:.3}x / {:.3}x | {:.1}% / {:.1}% / {:.1}% |",
+                "| {gpu} | {dir} {ty} | {} | {} | {} | {} | {} |",
                 k.problems,
-                100.0 * k.top1_share(),
-                100.0 * n.top1_share(),
-                100.0 * d.top1_share(),
-                k.geomean(),
-                n.geomean(),
-                d.geomean(),
-                100.0 * k.unlisted_share(),
-                100.0 * n.unlisted_share(),
-                100.0 * d.unlisted_share()
+                f(&all, &|f| format!("{:.1}%", 100.0 * f.top1_share())),
+                f(&all, &|f| format!("{:.3}x", f.geomean())),
+                f(&all, &|f| format!("{:.1}%", 100.0 * f.unlisted_share())),
+                paired.map_or("-".into(), |(g, n)| format!("{g:.3}x ({n})"))
             ));
         }
     }
     if by_class {
         println!();
-        println!("By class (k-NN / nearest neighbour / dynamic-only):");
+        println!("By class (k-NN / MIOpen with tuneinfer's user find-db / nearest neighbour / dynamic-only); paired: what runs with the user find-db over the dynamic-only choice where the record lists both (problems):");
         println!();
-        println!("| GPU | class | problems | top-1 | geomean | unlisted |");
-        println!("|---|---|---|---|---|---|");
+        println!("| GPU | class | problems | top-1 | geomean | unlisted | paired |");
+        println!("|---|---|---|---|---|---|---|");
         for c in classes {
             println!("{c}");
         }
+        println!();
+        println!("Classes where the user find-db's paired geomean is above 1 (slower than MIOpen's Find): {}", if worse.is_empty() { "none".to_string() } else { worse.join(", ") });
     }
 }

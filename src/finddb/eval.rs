@@ -58,6 +58,18 @@ pub struct Report {
     pub overall: BTreeMap<&'static str, Figures>,
     /// (direction, type) -> method -> figures.
     pub by_class: BTreeMap<(char, &'static str), BTreeMap<&'static str, Figures>>,
+    /// (direction, type) -> (sum of ln(time of what runs with tuneinfer's user find-db / time of
+    /// the dynamic-only choice), problems where the record lists both): the paired comparison
+    /// that decides [`super::REFUSED_CLASSES`] on the validation split.
+    pub paired: BTreeMap<(char, &'static str), (f64, usize)>,
+}
+
+impl Report {
+    /// The paired geometric mean of what runs with tuneinfer's user find-db over the
+    /// dynamic-only choice in a class (below 1: the user find-db is faster).
+    pub fn paired_geomean(&self, class: (char, &'static str)) -> Option<(f64, usize)> {
+        self.paired.get(&class).filter(|p| p.1 > 0).map(|&(s, n)| ((s / n as f64).exp(), n))
+    }
 }
 
 /// The seed and fraction of the held-out split.
@@ -157,6 +169,12 @@ pub fn evaluate(
             ("dynamic", dynamic.as_deref()),
         ];
         let class = (p.direction.as_char(), p.precision.as_str());
+        let time = |pick: Option<&str>| pick.and_then(|s| listed.iter().find(|(l, _)| l == s).map(|(_, t)| *t));
+        if let (Some(a), Some(b)) = (time(written), time(dynamic.as_deref())) {
+            let e = report.paired.entry(class).or_default();
+            e.0 += (a / b).ln();
+            e.1 += 1;
+        }
         if let Some(net) = tunanet.filter(|net| net.supports(p).is_ok()) {
             let target = ranker.target();
             let mut applies = |s: &str| listed.iter().any(|(l, _)| l == s) || rules::runs(s, target, p);
