@@ -63,8 +63,15 @@ fn main() {
     }
     let policy = finddb::Policy::default();
     eprintln!("{params:?} {policy:?}");
-    let split = if validation { "validation split (inside the training side)" } else { "held-out fifth (seed 1)" };
-    println!("Split: {split}{}.", limit.map_or(String::new(), |l| format!(", at most {l} problems per GPU")));
+    let split = if validation {
+        "validation split (inside the training side)"
+    } else {
+        "held-out fifth (seed 1)"
+    };
+    println!(
+        "Split: {split}{}.",
+        limit.map_or(String::new(), |l| format!(", at most {l} problems per GPU"))
+    );
     println!();
     println!("| GPU | find-db | problems | method | top-1 | geomean pick/fastest (listed) | unlisted |");
     println!("|---|---|---|---|---|---|---|");
@@ -94,7 +101,10 @@ fn main() {
             ("tuneinfer", "MIOpen with tuneinfer's user find-db".into()),
             ("nearest", "plain nearest neighbour".into()),
             ("dynamic", "dynamic-only (MIOpen's Find, no record)".into()),
-            ("knn/tunanet", format!("tuneinfer ranking, on TunaNet's problems ({model} model)")),
+            (
+                "knn/tunanet",
+                format!("tuneinfer ranking, on TunaNet's problems ({model} model)"),
+            ),
             ("tunanet", format!("TunaNet ({model} model)")),
             ("dynamic/tunanet", "dynamic-only, on TunaNet's problems".into()),
         ];
@@ -109,7 +119,8 @@ fn main() {
             );
         }
         for (&(dir, ty), m) in &report.by_class {
-            let (Some(k), Some(t), Some(n), Some(d)) = (m.get("knn"), m.get("tuneinfer"), m.get("nearest"), m.get("dynamic"))
+            let (Some(k), Some(t), Some(n), Some(d)) =
+                (m.get("knn"), m.get("tuneinfer"), m.get("nearest"), m.get("dynamic"))
             else {
                 continue;
             };
@@ -117,7 +128,9 @@ fn main() {
             if paired.is_some_and(|(g, _)| g > 1.0) {
                 worse.push(format!("(\"{arch}\", '{dir}', \"{ty}\")"));
             }
-            let f = |x: &[&eval::Figures], v: &dyn Fn(&eval::Figures) -> String| x.iter().map(|f| v(f)).collect::<Vec<_>>().join(" / ");
+            let f = |x: &[&eval::Figures], v: &dyn Fn(&eval::Figures) -> String| {
+                x.iter().map(|f| v(f)).collect::<Vec<_>>().join(" / ")
+            };
             let all = [k, t, n, d];
             classes.push(format!(
                 "| {gpu} | {dir} {ty} | {} | {} | {} | {} | {} |",
@@ -139,6 +152,13 @@ fn main() {
             println!("{c}");
         }
         println!();
-        println!("Classes where the user find-db's paired geomean is above 1 (slower than MIOpen's Find): {}", if worse.is_empty() { "none".to_string() } else { worse.join(", ") });
+        println!(
+            "Classes where the user find-db's paired geomean is above 1 (slower than MIOpen's Find): {}",
+            if worse.is_empty() {
+                "none".to_string()
+            } else {
+                worse.join(", ")
+            }
+        );
     }
 }

@@ -70,7 +70,9 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
     let problems: Vec<(String, Result<ConvProblem>)> = match args.value("input") {
         Some(input) => {
             if !args.rest.is_empty() {
-                return Err(Error::Usage("give problems either as arguments or with --input, not both".into()));
+                return Err(Error::Usage(
+                    "give problems either as arguments or with --input, not both".into(),
+                ));
             }
             read_problems(input)?
         }
@@ -88,12 +90,15 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
         Method::TunaNet => {
             let dirs = crate::models::search_dirs(args.value("models").map(Path::new));
             let net = crate::tunanet::TunaNet::load_in(&gpu.arch, &dirs)?;
-            Answer::TunaNet(net, crate::solvers::Target::new(&gpu.arch))
+            Answer::TunaNet(Box::new(net), crate::solvers::Target::new(&gpu.arch))
         }
         Method::Knn | Method::Nearest => {
             let db_path = find_db_path(args.value("find-db").map(Path::new), &basename)?;
             let records = finddb::read_find_db(&db_path)?;
-            Answer::Ranker(Ranker::new(&gpu.arch, records, finddb::Params::default()), db_path)
+            Answer::Ranker(
+                Box::new(Ranker::new(&gpu.arch, records, finddb::Params::default())),
+                db_path,
+            )
         }
     };
 
@@ -130,14 +135,18 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
                     failed += 1;
                     continue;
                 }
-                ranked.into_iter().map(|r| (r.solver, r.time_ms, r.source.as_str())).collect()
+                ranked
+                    .into_iter()
+                    .map(|r| (r.solver, r.time_ms, r.source.as_str()))
+                    .collect()
             }
             Answer::TunaNet(net, target) => {
                 let mut applies = |s: &str| finddb::rules::runs(s, target, problem);
                 match net.fallback(problem, &mut applies) {
-                    Ok(order) if !order.is_empty() => {
-                        order.into_iter().map(|s| (s.solver, f64::from(s.time_ms), "tunanet")).collect()
-                    }
+                    Ok(order) if !order.is_empty() => order
+                        .into_iter()
+                        .map(|s| (s.solver, f64::from(s.time_ms), "tunanet"))
+                        .collect(),
                     Ok(_) => {
                         eprintln!("error: {text}: TunaNet keeps no dynamic solver that applies (MIOpen uses its WTI estimates)");
                         failed += 1;
@@ -171,9 +180,9 @@ pub(super) fn find(words: &[String]) -> Result<i32> {
 /// Where `find`'s answers come from.
 enum Answer {
     /// The k-NN ranking (or the nearest-neighbour baseline) over this find-db.
-    Ranker(Ranker, PathBuf),
+    Ranker(Box<Ranker>, PathBuf),
     /// MIOpen's TunaNet fallback, with tuneinfer's applicability.
-    TunaNet(crate::tunanet::TunaNet, crate::solvers::Target),
+    TunaNet(Box<crate::tunanet::TunaNet>, crate::solvers::Target),
 }
 
 /// The positional words as problems: one MIOpenDriver line when the first word is `conv...`
@@ -193,7 +202,9 @@ fn read_problems(input: &str) -> Result<Vec<(String, Result<ConvProblem>)>> {
     let reader: Box<dyn BufRead> = if input == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
-        Box::new(std::io::BufReader::new(std::fs::File::open(input).map_err(|e| Error::io(input, e))?))
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(input).map_err(|e| Error::io(input, e))?,
+        ))
     };
     let mut out = Vec::new();
     for (i, line) in reader.lines().enumerate() {
@@ -222,7 +233,8 @@ pub(super) fn find_db_path(given: Option<&Path>, basename: &str) -> Result<PathB
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| {
                     f.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                        n.starts_with(&format!("{basename}.")) && (n.ends_with(".fdb.txt") || n.ends_with(".fdb.txt.bz2"))
+                        n.starts_with(&format!("{basename}."))
+                            && (n.ends_with(".fdb.txt") || n.ends_with(".fdb.txt.bz2"))
                     })
                 })
                 .collect();
@@ -230,14 +242,20 @@ pub(super) fn find_db_path(given: Option<&Path>, basename: &str) -> Result<PathB
             // MIOpen 3.5.1's file before another vintage's where both are there.
             names.sort_by_key(|n| !n.to_string_lossy().contains(".3.5.1."));
             names.into_iter().next().ok_or_else(|| {
-                Error::Usage(format!("--find-db {}: no {basename}.*fdb.txt[.bz2] file there", p.display()))
+                Error::Usage(format!(
+                    "--find-db {}: no {basename}.*fdb.txt[.bz2] file there",
+                    p.display()
+                ))
             })
         }
         Some(p) => {
             if p.is_file() {
                 Ok(p.to_path_buf())
             } else {
-                Err(Error::io(p, std::io::Error::new(std::io::ErrorKind::NotFound, "no such find-db file")))
+                Err(Error::io(
+                    p,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such find-db file"),
+                ))
             }
         }
         None => finddb::system_find_db(None, basename).ok_or_else(|| {

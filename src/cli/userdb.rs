@@ -592,7 +592,7 @@ impl FindDbChoice {
                 Some(p) => Some(p),
                 None => {
                     return Ok(Some(format!(
-                        "user find-db: not written: no system find-db {}.HIP.fdb.txt found to rank from                          ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm share/miopen/db; --find-db FILE names one)",
+                        "user find-db: not written: no system find-db {}.HIP.fdb.txt found to rank from ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm share/miopen/db; --find-db FILE names one)",
                         run.basename
                     )))
                 }
@@ -623,7 +623,7 @@ impl FindDbChoice {
         let w = &o.written;
         let verb = if run.dry_run { "would add" } else { "added" };
         Ok(Some(format!(
-            "user find-db {}: {verb} {} record(s), kept {} already there; {} problem(s) in the system find-db              (MIOpen's measured record stands), {} left to MIOpen's Find (the ranking puts a dynamic solver first),              {} in a class where records do not beat Find on validation, {} with no record of their class              (ranked from {}){}",
+            "user find-db {}: {verb} {} record(s), kept {} already there; {} problem(s) in the system find-db (MIOpen's measured record stands), {} left to MIOpen's Find (the ranking puts a dynamic solver first), {} in a class where records do not beat Find on validation, {} with no record of their class (ranked from {}){}",
             o.path.display(),
             w.added,
             w.kept,

@@ -68,7 +68,10 @@ impl Report {
     /// The paired geometric mean of what runs with tuneinfer's user find-db over the
     /// dynamic-only choice in a class (below 1: the user find-db is faster).
     pub fn paired_geomean(&self, class: (char, &'static str)) -> Option<(f64, usize)> {
-        self.paired.get(&class).filter(|p| p.1 > 0).map(|&(s, n)| ((s / n as f64).exp(), n))
+        self.paired
+            .get(&class)
+            .filter(|p| p.1 > 0)
+            .map(|&(s, n)| ((s / n as f64).exp(), n))
     }
 }
 
@@ -98,7 +101,9 @@ fn split_with(records: Vec<Record>, seed: u64) -> (Vec<Record>, Vec<(ConvProblem
     let mut train = Vec::new();
     let mut test = Vec::new();
     for r in records {
-        let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else { continue };
+        let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else {
+            continue;
+        };
         if crate::data::dataset::geometry_draw(seed, &p) < HELD_OUT {
             test.push((p, r));
         } else {
@@ -127,7 +132,11 @@ pub fn evaluate(
     validation: bool,
     tunanet: Option<&crate::tunanet::TunaNet>,
 ) -> Report {
-    let (train, mut test) = if validation { validation_split(records) } else { split(records) };
+    let (train, mut test) = if validation {
+        validation_split(records)
+    } else {
+        split(records)
+    };
     if let Some(limit) = limit.filter(|&l| l > 0 && l < test.len()) {
         let step = test.len() / limit;
         test = test.into_iter().step_by(step.max(1)).take(limit).collect();
@@ -179,7 +188,11 @@ pub fn evaluate(
             let target = ranker.target();
             let mut applies = |s: &str| listed.iter().any(|(l, _)| l == s) || rules::runs(s, target, p);
             // MIOpen falls back to its WTI estimates where no solver of the map applies: no pick.
-            let tn = net.fallback(p, &mut applies).ok().and_then(|v| v.into_iter().next()).map(|s| s.solver);
+            let tn = net
+                .fallback(p, &mut applies)
+                .ok()
+                .and_then(|v| v.into_iter().next())
+                .map(|s| s.solver);
             let on_its_problems: [(&'static str, Option<&str>); 3] = [
                 ("tunanet", tn.as_deref()),
                 ("knn/tunanet", picks[0].1),

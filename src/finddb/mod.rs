@@ -42,7 +42,9 @@ impl Method {
             "knn" | "rank" | "default" => Ok(Method::Knn),
             "nearest" | "nn" => Ok(Method::Nearest),
             "tunanet" => Ok(Method::TunaNet),
-            other => Err(Error::Usage(format!("unknown --method '{other}' (expected knn, nearest or tunanet)"))),
+            other => Err(Error::Usage(format!(
+                "unknown --method '{other}' (expected knn, nearest or tunanet)"
+            ))),
         }
     }
 }
@@ -163,7 +165,10 @@ pub fn record_pick_with<'a>(arch: &str, p: &ConvProblem, ranked: &'a [Ranked], p
     if rules::is_dynamic(&first.solver) {
         return None;
     }
-    let best_dynamic = ranked.iter().find(|r| rules::is_dynamic(&r.solver)).map_or(f64::INFINITY, |r| r.time_ms);
+    let best_dynamic = ranked
+        .iter()
+        .find(|r| rules::is_dynamic(&r.solver))
+        .map_or(f64::INFINITY, |r| r.time_ms);
     (first.time_ms * policy.margin <= best_dynamic).then_some(first)
 }
 
@@ -244,7 +249,10 @@ pub fn write_user_find_db(path: &Path, records: &[Record], form: Form, dry_run: 
     let _lock = if dry_run {
         None
     } else {
-        Some(crate::userdb::lock::MiopenLock::acquire_waiting(path, std::time::Duration::from_secs(60))?)
+        Some(crate::userdb::lock::MiopenLock::acquire_waiting(
+            path,
+            std::time::Duration::from_secs(60),
+        )?)
     };
     let existing = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|_| Error::Database {

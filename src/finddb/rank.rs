@@ -162,7 +162,9 @@ pub fn features(p: &ConvProblem) -> [f64; FEATURES] {
 /// log2 of the multiply-accumulates of the convolution.
 fn log_flops(p: &ConvProblem) -> f64 {
     let depth = p.depth.map_or(1.0, |d| (d.out_d * d.filter_d) as f64);
-    let macs = p.n as f64 * p.c as f64 * (p.k as f64 / p.groups.max(1) as f64)
+    let macs = p.n as f64
+        * p.c as f64
+        * (p.k as f64 / p.groups.max(1) as f64)
         * p.out_h as f64
         * p.out_w as f64
         * p.filter_h as f64
@@ -218,7 +220,9 @@ impl Ranker {
         // forward and backward data) under each direction's algorithm name.
         let mut ids: HashMap<(String, String), u32> = HashMap::new();
         for r in records {
-            let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else { continue };
+            let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else {
+                continue;
+            };
             let mut entries = Vec::new();
             for e in &r.entries {
                 if rules::debug_switch_refusal(&e.solver, &ranker.target.arch, &p).is_some() {
@@ -306,7 +310,12 @@ impl Ranker {
             .iter()
             .enumerate()
             .map(|(i, g)| {
-                let d = g.iter().zip(&f).zip(&weight).map(|((a, b), w)| w * (a - b) * (a - b)).sum::<f64>();
+                let d = g
+                    .iter()
+                    .zip(&f)
+                    .zip(&weight)
+                    .map(|((a, b), w)| w * (a - b) * (a - b))
+                    .sum::<f64>();
                 (d, i)
             })
             .collect();
@@ -383,7 +392,10 @@ impl Ranker {
         out.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.solver.cmp(&b.1.solver)));
         // A solver listed under two algorithms in one class keeps its better place.
         let mut seen = std::collections::HashSet::new();
-        out.into_iter().map(|(_, r)| r).filter(|r| seen.insert(r.solver.clone())).collect()
+        out.into_iter()
+            .map(|(_, r)| r)
+            .filter(|r| seen.insert(r.solver.clone()))
+            .collect()
     }
 
     /// The plain nearest neighbour's order: the runnable entries of the closest record of the

@@ -100,7 +100,10 @@ pub fn parse_line(line: &str) -> Result<Option<Record>> {
         return Ok(None);
     }
     let Some((key, items)) = line.split_once('=') else {
-        return Err(Error::format("find-db line", format!("no '=' in '{}'", crate::error::quote_short(line))));
+        return Err(Error::format(
+            "find-db line",
+            format!("no '=' in '{}'", crate::error::quote_short(line)),
+        ));
     };
     let mut entries: Vec<Entry> = Vec::new();
     for item in items.split(';') {
@@ -138,7 +141,13 @@ pub fn parse_line(line: &str) -> Result<Option<Record>> {
 /// C++'s `std::ostream << float` with the default precision (6 significant digits, `%g`).
 pub fn format_time(time: f32) -> String {
     if time == 0.0 || !time.is_finite() {
-        return if time.is_nan() { "nan".into() } else if time == 0.0 { "0".into() } else { "inf".into() };
+        return if time.is_nan() {
+            "nan".into()
+        } else if time == 0.0 {
+            "0".into()
+        } else {
+            "inf".into()
+        };
     }
     let sci = format!("{:.5e}", time);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -164,7 +173,15 @@ fn strip_zeros(s: &str) -> String {
 pub fn serialize(key: &str, entries: &[Entry], _form: Form) -> String {
     let items: Vec<String> = entries
         .iter()
-        .map(|e| format!("{}:{},{},{}", e.solver, format_time(e.time_ms as f32), e.workspace, e.algorithm))
+        .map(|e| {
+            format!(
+                "{}:{},{},{}",
+                e.solver,
+                format_time(e.time_ms as f32),
+                e.workspace,
+                e.algorithm
+            )
+        })
         .collect();
     format!("{key}={}", items.join(";"))
 }
@@ -194,10 +211,16 @@ mod tests {
         assert_eq!(r.entries.len(), 2);
         assert_eq!(r.entries[1].solver, "GemmBwdRest");
         assert_eq!(r.entries[1].workspace, 32768);
-        let r = parse_line("x=miopenConvolutionFwdAlgoGEMM:GemmFwd1x1_0_1,0.05,12,miopenConvolutionFwdAlgoGEMM,<unused>;bad;ConvX:1,2")
-            .unwrap()
-            .unwrap();
-        assert_eq!(r.entries.len(), 1, "an item without ':' and one with two values are dropped");
+        let r = parse_line(
+            "x=miopenConvolutionFwdAlgoGEMM:GemmFwd1x1_0_1,0.05,12,miopenConvolutionFwdAlgoGEMM,<unused>;bad;ConvX:1,2",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            r.entries.len(),
+            1,
+            "an item without ':' and one with two values are dropped"
+        );
         assert_eq!(r.entries[0].solver, "GemmFwd1x1_0_1");
         assert_eq!(r.entries[0].algorithm, "miopenConvolutionFwdAlgoGEMM");
         assert!((r.entries[0].time_ms - 0.05).abs() < 1e-12);

@@ -56,7 +56,9 @@ pub fn debug_switch_refusal(solver: &str, arch: &str, problem: &ConvProblem) -> 
         "ConvOclDirectFwd1x1" | "ConvOclBwdWrW1x1" if arch.starts_with("gfx10") || arch.starts_with("gfx11") => {
             Some("off on gfx10 and gfx11 unless its debug switch is set")
         }
-        "ConvAsmBwdWrW3x3" if gfx90a && ty == Precision::Fp32 => Some("off on gfx90a FP32 unless its debug switch is set"),
+        "ConvAsmBwdWrW3x3" if gfx90a && ty == Precision::Fp32 => {
+            Some("off on gfx90a FP32 unless its debug switch is set")
+        }
         "ConvAsm1x1U" if gfx90a && ty == Precision::Fp16 && dir == Direction::BackwardData => {
             Some("off on gfx90a FP16 backward data under MIOpen's default fp16-alt setting")
         }
@@ -98,7 +100,10 @@ pub fn applies_by_name(solver: &str, p: &ConvProblem) -> Option<bool> {
     // Checked against every solver of ../shared's find-dbs and the directions it is listed in.
     let by_direction = if solver.contains("Wrw") || solver.contains("WrW") {
         Some(d == Direction::BackwardWeights)
-    } else if matches!(solver, "fft" | "ConvOclDirectFwd" | "ConvOclDirectFwd1x1" | "ConvOclDirectFwdFused") {
+    } else if matches!(
+        solver,
+        "fft" | "ConvOclDirectFwd" | "ConvOclDirectFwd1x1" | "ConvOclDirectFwdFused"
+    ) {
         // MIOpen's OpenCL direct forward kernels run backward data too.
         Some(d != Direction::BackwardWeights)
     } else if solver.contains("Fwd") {
@@ -143,14 +148,32 @@ mod tests {
     #[test]
     fn dynamic_split_follows_is_dynamic() {
         // Hand-read from solvers.hpp (2d1fd997a): `IsDynamic() const override { return true; }`.
-        for s in ["ConvBinWinogradRxSf2x3g1", "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC", "GemmFwdRest",
-                  "ConvDirectNaiveConvWrw", "ConvHipImplicitGemmGroupFwdXdlops", "ConvHipImplicitGemm3DGroupBwdXdlops",
-                  "ConvWinograd3x3MultipassWrW<3-2>", "ConvBinWinograd3x3U", "ConvAsmImplicitGemmV4R1DynamicFwd_1x1"] {
+        for s in [
+            "ConvBinWinogradRxSf2x3g1",
+            "ConvAsmImplicitGemmGTCDynamicFwdXdlopsNHWC",
+            "GemmFwdRest",
+            "ConvDirectNaiveConvWrw",
+            "ConvHipImplicitGemmGroupFwdXdlops",
+            "ConvHipImplicitGemm3DGroupBwdXdlops",
+            "ConvWinograd3x3MultipassWrW<3-2>",
+            "ConvBinWinograd3x3U",
+            "ConvAsmImplicitGemmV4R1DynamicFwd_1x1",
+        ] {
             assert!(is_dynamic(s), "{s}");
         }
-        for s in ["ConvAsm1x1U", "ConvMlirIgemmFwdXdlops", "ConvOclDirectFwd", "ConvOclBwdWrW53", "ConvHipImplicitGemmV4R1Fwd",
-                  "ConvHipImplicitGemmForwardV4R4Xdlops", "ConvCkIgemmFwdV6r1DlopsNchw", "fft", "ConvAsmBwdWrW1x1",
-                  "ConvOclBwdWrW2<1>", "ConvHipImplicitGemmBwdDataV1R1"] {
+        for s in [
+            "ConvAsm1x1U",
+            "ConvMlirIgemmFwdXdlops",
+            "ConvOclDirectFwd",
+            "ConvOclBwdWrW53",
+            "ConvHipImplicitGemmV4R1Fwd",
+            "ConvHipImplicitGemmForwardV4R4Xdlops",
+            "ConvCkIgemmFwdV6r1DlopsNchw",
+            "fft",
+            "ConvAsmBwdWrW1x1",
+            "ConvOclBwdWrW2<1>",
+            "ConvHipImplicitGemmBwdDataV1R1",
+        ] {
             assert!(!is_dynamic(s), "{s}");
         }
     }
