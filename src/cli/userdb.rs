@@ -592,7 +592,7 @@ impl FindDbChoice {
                 Some(p) => Some(p),
                 None => {
                     return Ok(Some(format!(
-                        "user find-db: not written: no system find-db {}.HIP.fdb.txt found to rank from ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm share/miopen/db; --find-db FILE names one)",
+                        "user find-db: none written, no system find-db {}.HIP.fdb.txt found to rank from ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm share/miopen/db; --find-db FILE names one)",
                         run.basename
                     )))
                 }
