@@ -478,3 +478,48 @@ fn userdb_writes_the_user_find_db_keeping_every_existing_record() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn userdb_on_resnet50_writes_a_user_find_db_miopens_reader_takes_entry_by_entry() {
+    // ResNet-50's convolutions (FP32 and FP16, all three directions) on gfx906_60 with MIOpen's
+    // whole gfx906 find-db as the system one: a record only for the problems it lacks, each read
+    // back by the transcription of MIOpen's reader above.
+    let tmp = temp_dir("resnet50");
+    let sys = tmp.join("sys");
+    std::fs::create_dir_all(&sys).unwrap();
+    let all = records("gfx906_60.3.5.1.HIP.fdb.txt.bz2");
+    let system_keys: HashSet<String> = all.iter().map(|r| r.key.clone()).collect();
+    let text: String = all.iter().map(|r| format!("{}\n", finddb::record::serialize(&r.key, &r.entries, Form::Miopen351))).collect();
+    std::fs::write(sys.join("gfx906_60.HIP.fdb.txt"), text).unwrap();
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/workloads/resnet50_nchw.txt");
+    let out = tmp.join("udb");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tuneinfer"))
+        .args(["userdb", "--arch", "gfx906_60", "--device", "cpu", "--system-db", "none", "--miopen-version", "HIP.3_5_1_0"])
+        .arg("--input")
+        .arg(&workload)
+        .arg("--out")
+        .arg(&out)
+        .env("MIOPEN_SYSTEM_DB_PATH", &sys)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    let ufdb = out.join("gfx906_60.HIP.3_5_1_0.ufdb.txt");
+    let added = check_written(&ufdb, &HashSet::new());
+    assert!(added >= 5, "{stdout}");
+    let text = std::fs::read_to_string(&ufdb).unwrap();
+    for line in text.lines() {
+        let key = line.split_once('=').unwrap().0;
+        assert!(!system_keys.contains(key), "a record the system find-db has: {line}");
+        // At most four entries, none MIOpen refuses without a debug switch.
+        let (_, items) = miopen_read_line(line).unwrap();
+        assert!(items.len() <= 4, "{line}");
+        let p = ConvProblem::from_perfdb_key(key).unwrap();
+        for it in &items {
+            assert!(rules::debug_switch_refusal(&it.id, "gfx906", &p).is_none(), "{line}");
+        }
+    }
+    let summary = stdout.lines().find(|l| l.starts_with("user find-db ")).unwrap();
+    assert!(summary.contains(&format!("added {added} record(s)")), "{summary}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
