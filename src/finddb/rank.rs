@@ -200,6 +200,40 @@ pub struct Ranker {
     exact: HashMap<String, (Class, usize)>,
 }
 
+/// The records with their keys parsed, on every core (the keys are most of a find-db's
+/// loading time).
+fn parse_keys(records: Vec<Record>) -> Vec<(Record, Result<ConvProblem>)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 16);
+    let chunk = records.len().div_ceil(threads).max(1);
+    let mut records = records;
+    let mut parts = Vec::new();
+    while records.len() > chunk {
+        let tail = records.split_off(records.len() - chunk);
+        parts.push(tail);
+    }
+    parts.push(records);
+    parts.reverse();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| {
+                scope.spawn(move || {
+                    part.into_iter()
+                        .map(|r| {
+                            let p = ConvProblem::from_perfdb_key(&r.key);
+                            (r, p)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// Times of 0 (a few records hold them) are floored so the log ratios stay finite.
 const MIN_TIME_MS: f64 = 1e-6;
 
@@ -218,9 +252,11 @@ impl Ranker {
         };
         // One id per (solver, algorithm): a solver serves several directions (`ConvOclDirectFwd`
         // forward and backward data) under each direction's algorithm name.
-        let mut ids: HashMap<(String, String), u32> = HashMap::new();
-        for r in records {
-            let Ok(p) = ConvProblem::from_perfdb_key(&r.key) else {
+        // Keyed `solver\0algorithm`, looked up through one reused buffer (no allocation per entry).
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut id_key = String::new();
+        for (r, p) in parse_keys(records.into_iter().collect()) {
+            let Ok(p) = p else {
                 continue;
             };
             let mut entries = Vec::new();
@@ -228,11 +264,20 @@ impl Ranker {
                 if rules::debug_switch_refusal(&e.solver, &ranker.target.arch, &p).is_some() {
                     continue;
                 }
-                let id = *ids.entry((e.solver.clone(), e.algorithm.clone())).or_insert_with(|| {
-                    ranker.names.push(e.solver.clone());
-                    ranker.algorithms.push(e.algorithm.clone());
-                    (ranker.names.len() - 1) as u32
-                });
+                id_key.clear();
+                id_key.push_str(&e.solver);
+                id_key.push('\0');
+                id_key.push_str(&e.algorithm);
+                let id = match ids.get(id_key.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        ranker.names.push(e.solver.clone());
+                        ranker.algorithms.push(e.algorithm.clone());
+                        let id = (ranker.names.len() - 1) as u32;
+                        ids.insert(id_key.clone(), id);
+                        id
+                    }
+                };
                 entries.push((id, e.time_ms.max(MIN_TIME_MS), e.workspace));
             }
             if entries.is_empty() {
@@ -241,7 +286,8 @@ impl Ranker {
             let best = entries.iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
             let class = Class::of(&p);
             let slot = ranker.classes.entry(class).or_default();
-            ranker.exact.insert(super::key_of(&p), (class, slot.1.len()));
+            // The file's key is MIOpen's serialisation of the problem ([`super::key_of`]).
+            ranker.exact.insert(r.key, (class, slot.1.len()));
             slot.0.push(features(&p));
             slot.1.push(Neighbour {
                 log_flops: log_flops(&p),
