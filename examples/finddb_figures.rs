@@ -9,7 +9,7 @@
 //! (a GPU whose model does not load gets no TunaNet rows). LIMIT caps the held-out problems per
 //! GPU (evenly spaced). `--validation` scores the validation split inside the training side
 //! instead (for choosing settings: the held-out fifth is never used for that). Exploration:
-//! FINDDB_K, FINDDB_TAU, FINDDB_ABSENT, FINDDB_LOST, FINDDB_STRUCTURE, FINDDB_BATCH change the ranking's settings.
+//! FINDDB_K, FINDDB_TAU, FINDDB_ABSENT, FINDDB_LOST, FINDDB_STRUCTURE, FINDDB_BATCH, FINDDB_WIN change the ranking's settings.
 
 use std::path::PathBuf;
 
@@ -61,6 +61,9 @@ fn main() {
     if let Some(v) = env("FINDDB_BATCH") {
         params.batch = v;
     }
+    if let Some(v) = env("FINDDB_WIN") {
+        params.win = v;
+    }
     let policy = finddb::Policy::default();
     eprintln!("{params:?} {policy:?}");
     let split = if validation {
@@ -111,7 +114,7 @@ fn main() {
         for (key, label) in rows {
             let Some(f) = report.overall.get(key) else { continue };
             println!(
-                "| {gpu} | `{file}` | {} | {label} | {:.1}% | {:.3}x | {:.1}% |",
+                "| {gpu} | `{file}` | {} | {label} | {:.2}% | {:.3}x | {:.2}% |",
                 f.problems,
                 100.0 * f.top1_share(),
                 f.geomean(),

@@ -3,13 +3,16 @@
 //! A record lists, for each algorithm, the fastest solver MIOpen measured (a censored list: a
 //! solver absent from a record lost within its algorithm or does not apply). For a problem, the
 //! ranking takes the `K` records of the same class (direction, data type, layout, 2-D/3-D) closest
-//! in log-geometry, and scores every solver they list by the weighted mean of its time over each
-//! neighbour's fastest runnable entry, in log space; a neighbour that does not list the solver
-//! counts [`Params::absent`] (the solver lost there or did not apply). Weights fall off as
-//! `exp(-(d - d_min) / tau)` with the squared log-distance `d`. The candidates are the solvers the
-//! neighbours list that MIOpen would run on the problem ([`super::rules::runs`]). The predicted
-//! time of a solver is the neighbours' fastest time scaled by the problem's FLOPs over theirs,
-//! times the solver's score, so the order is the order of the times.
+//! in weighted log-geometry, and scores every solver they list by the weighted mean, in log
+//! space, of its time over each neighbour's fastest runnable entry. A neighbour that does not list
+//! the solver counts its algorithm's winner there plus [`Params::lost`], or
+//! [`Params::absent`] where it lists no entry of that algorithm. The score is lowered by
+//! [`Params::win`] times the weighted share of the neighbours the solver wins. Weights fall off
+//! as `exp(-(d - d_min) / tau)` with the squared distance `d`. The candidates are the solvers
+//! the neighbours list that MIOpen would run on the problem ([`super::rules::runs`]). The
+//! predicted time of a solver is the neighbours' fastest time, scaled by the problem's FLOPs over
+//! theirs, times exp(mean log ratio), kept non-decreasing along the order (MIOpen sorts a
+//! record's entries by time).
 //! docs/finddb.md gives the held-out figures and why this and not a network.
 
 use std::collections::HashMap;
@@ -42,6 +45,9 @@ pub struct Params {
     pub structure: f64,
     /// The weight of the batch size's squared log-difference.
     pub batch: f64,
+    /// Subtracted from a solver's score times the weighted share of the neighbours it wins
+    /// (favours the usual winner over a solver that is near the best everywhere).
+    pub win: f64,
 }
 
 impl Default for Params {
@@ -53,6 +59,7 @@ impl Default for Params {
             lost: 0.1,
             structure: 3.0,
             batch: 0.3,
+            win: 0.3,
         }
     }
 }
@@ -234,6 +241,9 @@ fn parse_keys(records: Vec<Record>) -> Vec<(Record, Result<ConvProblem>)> {
     })
 }
 
+/// The relative step that keeps the predicted times in the ranking's order.
+const ORDER_STEP: f64 = 1e-4;
+
 /// Times of 0 (a few records hold them) are floored so the log ratios stay finite.
 const MIN_TIME_MS: f64 = 1e-6;
 
@@ -377,7 +387,7 @@ impl Ranker {
         let el = tensor_elements(p);
         let mut total_w = 0.0;
         let mut best_log = 0.0;
-        // solver -> (weighted log ratio, weight, workspace), over the neighbours that list it
+        // solver -> (weighted log ratio, weight of the neighbours it wins, workspace)
         let mut acc: HashMap<u32, (f64, f64, u64)> = HashMap::new();
         let mut weights = Vec::with_capacity(dist.len());
         for &(d, i) in &dist {
@@ -390,7 +400,9 @@ impl Ranker {
             for &(id, t, ws) in &nb.entries {
                 let a = acc.entry(id).or_insert((0.0, 0.0, 0));
                 a.0 += w * (t / nb.best).ln();
-                a.1 += w;
+                if t <= nb.best {
+                    a.1 += w;
+                }
                 a.2 = a.2.max((ws as f64 * scale).ceil() as u64);
             }
         }
@@ -421,13 +433,13 @@ impl Ranker {
         let mut out: Vec<(f64, Ranked)> = acc
             .into_iter()
             .filter(|(id, _)| rules::runs(&self.names[*id as usize], &self.target, p))
-            .map(|(id, (sum, _, ws))| {
-                let score = sum / total_w;
+            .map(|(id, (sum, wins, ws))| {
+                let score = (sum - self.params.win * wins) / total_w;
                 (
                     score,
                     Ranked {
                         solver: self.names[id as usize].clone(),
-                        time_ms: best_time * score.exp(),
+                        time_ms: best_time * (sum / total_w).exp(),
                         workspace: ws,
                         algorithm: self.algorithms[id as usize].clone(),
                         source: Source::Neighbours,
@@ -438,10 +450,20 @@ impl Ranker {
         out.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.solver.cmp(&b.1.solver)));
         // A solver listed under two algorithms in one class keeps its better place.
         let mut seen = std::collections::HashSet::new();
-        out.into_iter()
+        let mut ranked: Vec<Ranked> = out
+            .into_iter()
             .map(|(_, r)| r)
             .filter(|r| seen.insert(r.solver.clone()))
-            .collect()
+            .collect();
+        // MIOpen sorts a record's entries by time: the times follow the order. A solver that the
+        // `win` term put below a solver predicted faster gets that time plus 0.01%.
+        for i in 1..ranked.len() {
+            let floor = ranked[i - 1].time_ms * (1.0 + ORDER_STEP);
+            if ranked[i].time_ms < floor {
+                ranked[i].time_ms = floor;
+            }
+        }
+        ranked
     }
 
     /// The plain nearest neighbour's order: the runnable entries of the closest record of the
