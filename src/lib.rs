@@ -30,6 +30,7 @@ pub mod cli;
 pub mod data;
 pub mod engine;
 pub mod engines;
+pub mod finddb;
 pub mod eval;
 pub mod ffi;
 pub mod gpu;

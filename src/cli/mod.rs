@@ -14,6 +14,7 @@ macro_rules! say {
 mod args;
 mod bench;
 mod eval;
+mod find;
 mod info;
 mod interrupt;
 mod onnx;
@@ -44,6 +45,7 @@ Commands:
   bench     predictions per second on the CPU and the GPU, side by side
   train     train an attention predictor from a MIOpen perf database
   eval      compare a model with baselines on the held-out validation problems
+  find      rank the solvers MIOpen would run on a problem, fastest first (find-db)
 
 Run 'tuneinfer <COMMAND> --help' for a command's options.
 Exit codes: 0 success, 1 some inputs failed, 2 usage, 3 file I/O, 4 model format,
@@ -67,6 +69,7 @@ pub fn run(argv: &[String]) -> i32 {
         "problems" => onnx::problems(rest),
         "train" => train::train(rest),
         "eval" => eval::eval(rest),
+        "find" => find::find(rest),
         // `help COMMAND` is `COMMAND --help`.
         "help" if rest.len() == 1 && rest[0] != "help" => return run(&[rest[0].clone(), "--help".to_string()]),
         "-h" | "--help" | "help" => write_stdout(USAGE).map(|_| 0),

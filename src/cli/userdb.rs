@@ -56,6 +56,10 @@ Options:
                        or {basename}.db (with --format sqlite: .db first, else the closest
                        CU count, as MIOpen's sqlite build); none: write every entry
   --dry-run            print what would be written, write nothing
+  --find-db FILE|DIR   the find-db to rank solvers from for the user find-db (below); default:
+                       MIOpen's system find-db ({basename}.HIP.fdb.txt in the system db
+                       directory, as MIOpen finds it); none found: no user find-db, said
+  --no-find-db         write no user find-db
   --include-unproven   also write the solvers whose model does not beat MIOpen's static
                        default on its held-out problems, and write every model everywhere
                        (see below)
@@ -88,7 +92,16 @@ problems whose default the solver's rules reject (the rest is left to MIOpen's d
 summary says how many). Where the figures of one kind of problem (direction and precision,
 e.g. F FP32; at least 20 held-out problems) show MIOpen's default beating what would be written,
 that kind's problems are left to MIOpen too, named in the summary. A model without recorded figures (trained on every geometry,
-'validation' null) and MIOpen's own KTN models are written.";
+'validation' null) and MIOpen's own KTN models are written.
+
+The user find-db ({basename}.{version}.ufdb.txt, beside the user perf db) is written too, so
+that MIOpen's default find mode (DYNAMIC_HYBRID) runs the best solver with no Find: for each
+problem the system find-db has no record of, a record of the solvers tuneinfer ranks first
+(`tuneinfer find`; time field: the predicted kernel time in ms, from the find-db's nearest
+records), where the ranking puts a solver first that MIOpen's Find would not time (not
+dynamic); elsewhere no record, so MIOpen's Find runs as without tuneinfer. A record already in
+the user find-db (MIOpen measured it, or an earlier run wrote it) is never replaced; the file
+is merged under MIOpen's lock, replaced atomically, the previous version kept as FILE.bak.";
 
 const VALUED: &[&str] = &[
     "arch",
@@ -109,8 +122,9 @@ const VALUED: &[&str] = &[
     "batch",
     "onnx-precision",
     "layout",
+    "find-db",
 ];
-const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven", "training"];
+const FLAGS: &[&str] = &["replace", "dry-run", "include-unproven", "training", "no-find-db"];
 
 pub(super) fn userdb(words: &[String]) -> Result<i32> {
     if wants_help(words) {
@@ -248,6 +262,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         None => LineReader::open(input_name)?,
     };
     let solver = SolverChoice::parse(args.value("solver").unwrap_or("all"));
+    let find_db_choice = FindDbChoice::of(&args)?;
 
     // --- Models.
     let base_configure = super::predict::configure(None, catalogue, threads);
@@ -287,6 +302,7 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     let mut chunk = Chunk::new();
     let mut nchw = 0usize;
     let mut progress = Progress::new("userdb");
+    let mut all_problems: Vec<ConvProblem> = Vec::new();
     loop {
         let more = read_chunk(&mut reader, &mut seen, &mut counts, &mut bad, &mut chunk)?;
         if !chunk.is_empty() {
@@ -295,6 +311,9 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
                 .filter(|c| c.2.layout == crate::problem::Layout::Nchw)
                 .count();
             let problems: Vec<ConvProblem> = chunk.iter().map(|c| c.2.clone()).collect();
+            if find_db_choice.writes() {
+                all_problems.extend(problems.iter().cloned());
+            }
             for (i, e) in planner.add(&engines.engines, &problems) {
                 bad.report(chunk[i].0, e);
             }
@@ -323,6 +342,17 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
     };
     let (merged, interrupted) = super::interrupt::while_writing(|| userdb::merge(&target, &entries, dry_run));
     let merged = merged?;
+    // --- The user find-db (issue 54): MIOpen's default find mode then runs the ranking's
+    // first solver where the system find-db has no record, with no Find.
+    let find_db = find_db_choice.run(&FindDbRun {
+        basename: &basename,
+        arch: base,
+        dir: &dir,
+        text_suffix: (format == Format::Text).then_some(suffix.as_str()),
+        miopen_version,
+        problems: &all_problems,
+        dry_run,
+    });
     // Per solver: entries the file already had (kept), and of them replaced.
     let present: Vec<(usize, usize)> = names
         .iter()
@@ -488,6 +518,17 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
             })
         );
     }
+    let find_db_failed = match find_db {
+        Ok(Some(line)) => {
+            say!("{line}");
+            false
+        }
+        Ok(None) => false,
+        Err(e) => {
+            eprintln!("error: user find-db not written (the perf db above was): {e}");
+            true
+        }
+    };
     if let Some(summary) = bad.summary() {
         eprintln!("{summary}");
     }
@@ -497,5 +538,104 @@ pub(super) fn userdb(words: &[String]) -> Result<i32> {
         );
         return Ok(super::interrupt::EXIT_INTERRUPTED);
     }
-    Ok(if bad.count > 0 { 1 } else { 0 })
+    Ok(if bad.count > 0 || find_db_failed { 1 } else { 0 })
 }
+
+/// Whether and from what `userdb` writes the user find-db.
+enum FindDbChoice {
+    /// `--no-find-db`.
+    Skip,
+    /// Rank from MIOpen's system find-db where there is one (none: a note, nothing written).
+    System,
+    /// `--find-db FILE|DIR`: rank from this find-db (an error where it does not read).
+    Given(PathBuf),
+}
+
+/// What the find-db step needs of the perf-db run.
+struct FindDbRun<'a> {
+    basename: &'a str,
+    arch: &'a str,
+    dir: &'a Path,
+    /// The text user db's suffix, which names the user find-db too; None (sqlite): found as for
+    /// a text db.
+    text_suffix: Option<&'a str>,
+    miopen_version: Option<crate::solvers::ck::versions::MiopenVersion>,
+    problems: &'a [ConvProblem],
+    dry_run: bool,
+}
+
+impl FindDbChoice {
+    fn of(args: &super::Args) -> Result<FindDbChoice> {
+        match (args.flag("no-find-db"), args.value("find-db")) {
+            (true, Some(_)) => Err(Error::Usage("--find-db and --no-find-db contradict each other".into())),
+            (true, None) => Ok(FindDbChoice::Skip),
+            (false, None) => Ok(FindDbChoice::System),
+            (false, Some(p)) => Ok(FindDbChoice::Given(PathBuf::from(p))),
+        }
+    }
+
+    fn writes(&self) -> bool {
+        !matches!(self, FindDbChoice::Skip)
+    }
+
+    /// Ranks the problems and adds their records to the user find-db: the summary line, None
+    /// when skipped.
+    fn run(&self, run: &FindDbRun<'_>) -> Result<Option<String>> {
+        let source = match self {
+            FindDbChoice::Skip => return Ok(None),
+            FindDbChoice::Given(p) => Some(super::find::find_db_path(Some(p), run.basename)?),
+            FindDbChoice::System => match crate::finddb::system_find_db(None, run.basename) {
+                Some(p) => Some(p),
+                None => {
+                    return Ok(Some(format!(
+                        "user find-db: none written, no system find-db {}.HIP.fdb.txt found to rank from ($MIOPEN_SYSTEM_DB_PATH, $ROCM_PATH or /opt/rocm share/miopen/db; --find-db FILE names one)",
+                        run.basename
+                    )))
+                }
+            },
+        };
+        let suffix = match run.text_suffix {
+            Some(s) => s.to_string(),
+            None => {
+                crate::userdb::naming::resolve_suffix(None, run.dir, run.basename, &crate::userdb::naming::rocm_roots())?
+                    .suffix
+            }
+        };
+        let form = match run.miopen_version {
+            Some(v) if (v.major, v.minor) >= (3, 5) => crate::finddb::Form::Miopen351,
+            _ => crate::finddb::Form::Miopen2024,
+        };
+        let job = crate::finddb::UserFindDbJob {
+            basename: run.basename,
+            arch: run.arch,
+            user_dir: run.dir,
+            suffix: &suffix,
+            find_db: source.as_deref(),
+            form,
+            max_entries: USER_FIND_DB_ENTRIES,
+            dry_run: run.dry_run,
+        };
+        let o = crate::finddb::update_user_find_db(&job, run.problems)?;
+        let w = &o.written;
+        let verb = if run.dry_run { "would add" } else { "added" };
+        Ok(Some(format!(
+            "user find-db {}: {verb} {} record(s), kept {} already there; {} problem(s) in the system find-db (MIOpen's measured record stands), {} left to MIOpen's Find (the ranking puts a dynamic solver first), {} in a class where records do not beat Find on validation, {} with no record of their class (ranked from {}){}",
+            o.path.display(),
+            w.added,
+            w.kept,
+            o.plan_in_system,
+            o.plan_find_is_better,
+            o.plan_class_refused,
+            o.plan_unranked,
+            o.ranked_from.display(),
+            w.backup
+                .as_ref()
+                .map(|b| format!("; previous version kept as {}", b.display()))
+                .unwrap_or_default()
+        )))
+    }
+}
+
+/// Entries a user find-db record lists: the ranking's first ones (MIOpen runs the first that
+/// applies and whose workspace fits).
+const USER_FIND_DB_ENTRIES: usize = 4;

@@ -396,7 +396,7 @@ pub fn geometry_key(p: &ConvProblem) -> String {
 }
 
 /// A number in [0, 1) fixed by (seed, geometry): the side of the split.
-fn geometry_draw(seed: u64, p: &ConvProblem) -> f64 {
+pub fn geometry_draw(seed: u64, p: &ConvProblem) -> f64 {
     let mut h = Sha256::new();
     h.update(&seed.to_le_bytes());
     h.update(geometry_key(p).as_bytes());
