@@ -6,6 +6,7 @@
 mod common;
 
 mod bad_models;
+mod finddb;
 mod methods;
 mod models_search;
 mod neighbour_cells;

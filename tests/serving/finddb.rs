@@ -2,7 +2,7 @@
 //! problems of ../shared/miopen/finddb, the user find-db writer (checked by a transcription of
 //! MIOpen's reader), and `tuneinfer find`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
