@@ -1,7 +1,6 @@
 //! composable_kernel solvers: catalogues, rules of both MIOpen versions, constraints, models.
 //! One test binary per area (issue 52 item 6): each file of tests/ck/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 

@@ -1,7 +1,6 @@
 //! The doors: the command line, the C ABI, ONNX networks, the layering of src/, fuzzed parsers, faults and concurrency.
 //! One test binary per area (issue 52 item 6): each file of tests/frontends/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 

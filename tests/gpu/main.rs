@@ -1,7 +1,6 @@
 //! The GPU engine: every WGSL kernel against its CPU twin, the resident searches, GPU == CPU on the shipped models (lavapipe in CI; "skipped: no GPU adapter" without one).
 //! One test binary per area (issue 52 item 6): each file of tests/gpu/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 

@@ -1,7 +1,6 @@
 //! What is answered and written: models found, figures, --method, userdb (names, merges, versions, system db), shipped models and data.
 //! One test binary per area (issue 52 item 6): each file of tests/serving/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 

@@ -1,7 +1,6 @@
 //! The solvers' rules, applicability, defaults and MIOpen's expectations, on hand-derived cases and the shared perf dbs.
 //! One test binary per area (issue 52 item 6): each file of tests/solvers/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 

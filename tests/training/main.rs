@@ -1,7 +1,6 @@
 //! train and eval end to end on small models.
 //! One test binary per area (issue 52 item 6): each file of tests/training/ is a module.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
 
